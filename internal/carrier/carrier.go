@@ -1,0 +1,64 @@
+// Package carrier defines the gateway through which Switchboard hands messages to
+// an SMS/MMS carrier and receives delivery receipts and inbound texts back.
+package carrier
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// ErrUnavailable reports that the carrier refused the message or could not be
+// reached. The message was not accepted and must not be charged.
+var ErrUnavailable = errors.New("carrier: unavailable")
+
+// Message is one outbound message as handed to the carrier: one text (or MMS)
+// addressed to one recipient or to a group thread.
+type Message struct {
+	// ID is Switchboard's message id; drivers pass it back in receipts so a
+	// receipt can be matched without trusting carrier references.
+	ID    int64
+	From  string   // normalized line number, digits only
+	To    []string // normalized destinations, digits only
+	Text  string
+	Media []string // public URLs of hosted attachments, in order
+}
+
+// Accepted is the carrier's answer to a message it took responsibility for.
+type Accepted struct {
+	// Ref is the carrier's own reference, if it gave one.
+	Ref string
+}
+
+// Receipt is a delivery report for a message Switchboard sent.
+type Receipt struct {
+	MessageID int64
+	Status    string // the carrier's own status word, passed through unmapped
+	Error     string // carrier failure detail; empty on success
+	At        time.Time
+}
+
+// Inbound is a text someone sent to one of the account's lines.
+type Inbound struct {
+	From  string // sender, normalized digits
+	To    string // the line that received it, normalized digits
+	Text  string
+	Media []string
+	// Participants lists every number on a group thread (including From);
+	// empty for a one-to-one text.
+	Participants []string
+	At           time.Time
+}
+
+// Sink receives what the carrier reports back. Implementations must be safe for
+// concurrent use and durable: when they return nil the event is stored.
+type Sink interface {
+	Receipt(ctx context.Context, r Receipt) error
+	Inbound(ctx context.Context, in Inbound) error
+}
+
+// Carrier sends messages. Send returns nil error only when the carrier accepted
+// the message; any error means it was not accepted (wrap ErrUnavailable).
+type Carrier interface {
+	Send(ctx context.Context, m Message) (Accepted, error)
+}
