@@ -1,0 +1,83 @@
+package phone
+
+import (
+	"unicode"
+
+	"github.com/nyaruka/phonenumbers"
+)
+
+// E.164 caps a number at 15 digits; nothing real is shorter than 8 once the
+// country code is included, so both bounds reject input before the
+// comparatively expensive libphonenumber parse.
+const (
+	minDigits = 8
+	maxDigits = 15
+)
+
+// Normalize strips formatting from s and returns the bare digits with a
+// country code, reporting false if s is not a phone number.
+//
+// Only formatting is removed: spaces (any Unicode space separator, so pasted
+// non-breaking spaces work), '-', '.', '(', ')', '/', and one '+' before the
+// first digit. Anything else, including letters (vanity numbers) and
+// non-ASCII digits, is rejected rather than guessed at. A 10-digit result is
+// a North American number written without its country code and gets a
+// leading 1; every other length is taken to already include one.
+func Normalize(s string) (string, bool) {
+	// Digits are ASCII, so the result is never longer than s; sizing the
+	// buffer up front keeps this to a single allocation.
+	buf := make([]byte, 0, len(s)+1)
+	buf = append(buf, '1') // dropped below unless the number has 10 digits
+	plus := false
+	for _, r := range s {
+		switch {
+		case '0' <= r && r <= '9':
+			buf = append(buf, byte(r))
+		case r == '+':
+			// A plus only means "international prefix" in front of the
+			// number; a second one, or one among the digits, is not
+			// formatting.
+			if plus || len(buf) > 1 {
+				return "", false
+			}
+			plus = true
+		case r == '-', r == '.', r == '(', r == ')', r == '/', unicode.Is(unicode.Zs, r):
+		default:
+			return "", false
+		}
+	}
+	digits := buf[1:]
+	switch len(digits) {
+	case 0:
+		return "", false
+	case 10:
+		return string(buf), true
+	}
+	return string(digits), true
+}
+
+// Dialable reports whether digits, a number as returned by Normalize, is a
+// valid number according to libphonenumber's metadata for its country.
+//
+// The number must also be valid exactly as written: libphonenumber quietly
+// repairs some input (it drops a national trunk prefix, so +44 0 20... parses
+// as +44 20...), but the digits are what gets dialled and de-duplicated, so
+// a number that only validates after such a repair is rejected.
+func Dialable(digits string) bool {
+	if len(digits) < minDigits || len(digits) > maxDigits {
+		return false
+	}
+	for i := 0; i < len(digits); i++ {
+		if digits[i] < '0' || digits[i] > '9' {
+			return false
+		}
+	}
+	// The leading '+' makes libphonenumber read the country code from the
+	// number itself, so no default region is involved.
+	num, err := phonenumbers.Parse("+"+digits, "")
+	if err != nil {
+		return false
+	}
+	return phonenumbers.IsValidNumber(num) &&
+		phonenumbers.Format(num, phonenumbers.E164) == "+"+digits
+}

@@ -1,0 +1,113 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"switchboard/internal/domain"
+)
+
+// CreateLine adds a phone number to an account. A number belongs to at most one
+// account (inbound texts are routed by it); assigned users must be the account's.
+func (s *Store) CreateLine(ctx context.Context, l *domain.Line) error {
+	if l.Number == "" {
+		return domain.Errorf(domain.Invalid, "line number is required")
+	}
+	return s.write(ctx, func(tx *Tx) error {
+		if err := accountExists(ctx, tx, l.AccountID); err != nil {
+			return err
+		}
+		id, err := tx.insert(ctx, `INSERT INTO lines (account_id, number, name, bulk_enabled, sms_enabled, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
+			l.AccountID, l.Number, l.Name, l.BulkEnabled, l.SMSEnabled, tx.now)
+		if isUniqueViolation(err) {
+			return domain.Errorf(domain.Conflict, "number %s is already a line", l.Number)
+		}
+		if err != nil {
+			return fmt.Errorf("store: create line: %w", err)
+		}
+		for _, uid := range l.UserIDs {
+			var n int
+			if err := tx.queryRow(ctx, `SELECT COUNT(*) FROM users WHERE id = ? AND account_id = ?`, uid, l.AccountID).Scan(&n); err != nil {
+				return fmt.Errorf("store: find user: %w", err)
+			}
+			if n == 0 {
+				return domain.Errorf(domain.NotFound, "user %d not found in account %d", uid, l.AccountID)
+			}
+			if _, err := tx.exec(ctx, `INSERT INTO line_users (line_id, user_id) VALUES (?, ?) ON CONFLICT DO NOTHING`, id, uid); err != nil {
+				return fmt.Errorf("store: assign line: %w", err)
+			}
+		}
+		l.ID = id
+		return nil
+	})
+}
+
+const lineColumns = `id, account_id, number, name, bulk_enabled, sms_enabled`
+
+// Lines lists the account's lines by number; smsOnly keeps the SMS-capable ones.
+func (s *Store) Lines(ctx context.Context, accountID int64, smsOnly bool) ([]domain.Line, error) {
+	q := `SELECT ` + lineColumns + ` FROM lines WHERE account_id = ?`
+	if smsOnly {
+		q += ` AND sms_enabled`
+	}
+	rows, err := s.r.QueryContext(ctx, s.q(q+` ORDER BY number`), accountID)
+	if err != nil {
+		return nil, fmt.Errorf("store: lines: %w", err)
+	}
+	defer rows.Close()
+	out := []domain.Line{}
+	byID := map[int64]int{}
+	for rows.Next() {
+		var l domain.Line
+		if err := rows.Scan(&l.ID, &l.AccountID, &l.Number, &l.Name, &l.BulkEnabled, &l.SMSEnabled); err != nil {
+			return nil, fmt.Errorf("store: lines: %w", err)
+		}
+		l.UserIDs = []int64{}
+		byID[l.ID] = len(out)
+		out = append(out, l)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: lines: %w", err)
+	}
+	rows.Close()
+
+	urows, err := s.r.QueryContext(ctx, s.q(`SELECT lu.line_id, lu.user_id FROM line_users lu JOIN lines l ON l.id = lu.line_id WHERE l.account_id = ? ORDER BY lu.line_id, lu.user_id`), accountID)
+	if err != nil {
+		return nil, fmt.Errorf("store: line users: %w", err)
+	}
+	defer urows.Close()
+	for urows.Next() {
+		var lineID, userID int64
+		if err := urows.Scan(&lineID, &userID); err != nil {
+			return nil, fmt.Errorf("store: line users: %w", err)
+		}
+		if i, ok := byID[lineID]; ok {
+			out[i].UserIDs = append(out[i].UserIDs, userID)
+		}
+	}
+	return out, urows.Err()
+}
+
+// LineByNumber finds the line with number, in any account (for routing inbound texts).
+func (s *Store) LineByNumber(ctx context.Context, number string) (domain.Line, error) {
+	var l domain.Line
+	err := s.r.QueryRowContext(ctx, s.q(`SELECT `+lineColumns+` FROM lines WHERE number = ?`), number).
+		Scan(&l.ID, &l.AccountID, &l.Number, &l.Name, &l.BulkEnabled, &l.SMSEnabled)
+	if err != nil {
+		return l, fmt.Errorf("store: line: %w", notFound(err, "line"))
+	}
+	rows, err := s.r.QueryContext(ctx, s.q(`SELECT user_id FROM line_users WHERE line_id = ? ORDER BY user_id`), l.ID)
+	if err != nil {
+		return l, fmt.Errorf("store: line users: %w", err)
+	}
+	defer rows.Close()
+	l.UserIDs = []int64{}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return l, fmt.Errorf("store: line users: %w", err)
+		}
+		l.UserIDs = append(l.UserIDs, id)
+	}
+	return l, rows.Err()
+}

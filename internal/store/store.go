@@ -1,0 +1,246 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"switchboard/internal/domain"
+)
+
+//go:embed migrations
+var migrationFS embed.FS
+
+// Engine names a database engine.
+type Engine string
+
+// The supported engines.
+const (
+	SQLite   Engine = "sqlite"
+	Postgres Engine = "postgres"
+)
+
+// Store is the database. It is safe for concurrent use.
+type Store struct {
+	engine Engine
+	w      *sql.DB // the one writer on SQLite; the pool on PostgreSQL
+	r      *sql.DB // readers; the same pool as w on PostgreSQL
+	now    func() time.Time
+
+	batch   chan *writeReq // SQLite group commit; nil on PostgreSQL
+	stop    chan struct{}
+	stopped sync.WaitGroup
+
+	rebound sync.Map // query text with ? → PostgreSQL $n text
+}
+
+// Open connects to the database named by dsn: postgres:// or postgresql:// URLs
+// select PostgreSQL; sqlite://PATH or a plain file path selects SQLite.
+func Open(ctx context.Context, dsn string) (*Store, error) {
+	s := &Store{now: func() time.Time { return time.Now().UTC() }}
+	switch {
+	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
+		db, err := sql.Open("pgx", dsn)
+		if err != nil {
+			return nil, fmt.Errorf("store: open postgres: %w", err)
+		}
+		db.SetMaxOpenConns(4 * runtime.GOMAXPROCS(0))
+		db.SetMaxIdleConns(4 * runtime.GOMAXPROCS(0))
+		s.engine, s.w, s.r = Postgres, db, db
+	default:
+		path := strings.TrimPrefix(dsn, "sqlite://")
+		if path == "" {
+			return nil, errors.New("store: empty SQLite path")
+		}
+		w, err := sql.Open("sqlite", sqliteDSN(path, false))
+		if err != nil {
+			return nil, fmt.Errorf("store: open sqlite: %w", err)
+		}
+		// One writer connection: SQLite serializes writers anyway, and one
+		// connection lets us batch many requests into one commit.
+		w.SetMaxOpenConns(1)
+		w.SetMaxIdleConns(1)
+		w.SetConnMaxLifetime(0)
+		r, err := sql.Open("sqlite", sqliteDSN(path, true))
+		if err != nil {
+			w.Close()
+			return nil, fmt.Errorf("store: open sqlite readers: %w", err)
+		}
+		n := max(4, 2*runtime.GOMAXPROCS(0))
+		r.SetMaxOpenConns(n)
+		r.SetMaxIdleConns(n)
+		s.engine, s.w, s.r = SQLite, w, r
+		s.batch = make(chan *writeReq, 1024)
+		s.stop = make(chan struct{})
+		s.stopped.Add(1)
+		go s.committer()
+	}
+	if err := s.w.PingContext(ctx); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("store: connect: %w", err)
+	}
+	return s, nil
+}
+
+func sqliteDSN(path string, readOnly bool) string {
+	q := url.Values{}
+	for _, p := range []string{
+		"journal_mode(WAL)",
+		"foreign_keys(1)",
+		"busy_timeout(10000)",
+		// FULL: an acknowledged write (a charge) survives power loss.
+		"synchronous(FULL)",
+	} {
+		q.Add("_pragma", p)
+	}
+	if readOnly {
+		q.Add("_pragma", "query_only(1)")
+	} else {
+		q.Set("_txlock", "immediate")
+	}
+	return "file:" + path + "?" + q.Encode()
+}
+
+// Engine reports which database engine the store runs on.
+func (s *Store) Engine() Engine { return s.engine }
+
+// Ping checks that the database answers.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.r.PingContext(ctx); err != nil {
+		return fmt.Errorf("store: ping: %w", err)
+	}
+	return nil
+}
+
+// Close stops the committer and closes the connections.
+func (s *Store) Close() error {
+	if s.stop != nil {
+		close(s.stop)
+		s.stopped.Wait()
+		s.stop = nil
+	}
+	err := s.w.Close()
+	if s.r != s.w {
+		err = errors.Join(err, s.r.Close())
+	}
+	return err
+}
+
+// SetClock fixes the store's notion of now; tests use it for deterministic times.
+func (s *Store) SetClock(now func() time.Time) { s.now = now }
+
+// q returns query with ? placeholders rewritten for the engine.
+func (s *Store) q(query string) string {
+	if s.engine != Postgres {
+		return query
+	}
+	if v, ok := s.rebound.Load(query); ok {
+		return v.(string)
+	}
+	var b strings.Builder
+	n := 0
+	for _, c := range query {
+		if c == '?' {
+			n++
+			fmt.Fprintf(&b, "$%d", n)
+			continue
+		}
+		b.WriteRune(c)
+	}
+	s.rebound.Store(query, b.String())
+	return b.String()
+}
+
+// Migrate applies the embedded migrations that have not run yet, each in its own
+// transaction. On PostgreSQL an advisory lock keeps concurrent nodes from racing.
+func (s *Store) Migrate(ctx context.Context) error {
+	dir := "migrations/" + string(s.engine)
+	entries, err := fs.ReadDir(migrationFS, dir)
+	if err != nil {
+		return fmt.Errorf("store: read migrations: %w", err)
+	}
+	sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
+	if _, err := s.w.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version TEXT PRIMARY KEY, applied_at BIGINT NOT NULL)`); err != nil {
+		return fmt.Errorf("store: create schema_migrations: %w", err)
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if !strings.HasSuffix(name, ".sql") {
+			continue
+		}
+		body, err := fs.ReadFile(migrationFS, dir+"/"+name)
+		if err != nil {
+			return err
+		}
+		if err := s.migrateOne(ctx, name, string(body)); err != nil {
+			return fmt.Errorf("store: migration %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+func (s *Store) migrateOne(ctx context.Context, version, body string) error {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if s.engine == Postgres {
+		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(7301)`); err != nil {
+			return err
+		}
+	}
+	var n int
+	if err := tx.QueryRowContext(ctx, s.q(`SELECT COUNT(*) FROM schema_migrations WHERE version = ?`), version).Scan(&n); err != nil {
+		return err
+	}
+	if n > 0 {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, body); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)`), version, s.now().UnixMicro()); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// isUniqueViolation reports whether err is a unique-constraint failure on either engine.
+func isUniqueViolation(err error) bool {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return pgErr.Code == "23505"
+	}
+	var sqErr *sqlite.Error
+	if errors.As(err, &sqErr) {
+		return sqErr.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE || sqErr.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY
+	}
+	return false
+}
+
+// notFound turns sql.ErrNoRows into the domain's not_found error.
+func notFound(err error, what string) error {
+	if errors.Is(err, sql.ErrNoRows) {
+		return domain.Errorf(domain.NotFound, "%s not found", what)
+	}
+	return err
+}
+
+func micros(t time.Time) int64 { return t.UnixMicro() }
+
+func fromMicros(us int64) time.Time { return time.UnixMicro(us).UTC() }

@@ -1,0 +1,169 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+)
+
+// Tx is the transaction a write function runs in. On SQLite several write
+// functions may share one database transaction, each inside its own savepoint,
+// so a function must not keep Tx after it returns.
+type Tx struct {
+	tx  *sql.Tx
+	s   *Store
+	now int64 // unix micros, fixed once per write
+}
+
+func (t *Tx) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return t.tx.ExecContext(ctx, t.s.q(query), args...)
+}
+
+func (t *Tx) queryRow(ctx context.Context, query string, args ...any) *sql.Row {
+	return t.tx.QueryRowContext(ctx, t.s.q(query), args...)
+}
+
+func (t *Tx) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	return t.tx.QueryContext(ctx, t.s.q(query), args...)
+}
+
+// insert runs an INSERT … RETURNING id and returns the id.
+func (t *Tx) insert(ctx context.Context, query string, args ...any) (int64, error) {
+	var id int64
+	err := t.queryRow(ctx, query+" RETURNING id", args...).Scan(&id)
+	return id, err
+}
+
+type writeReq struct {
+	ctx  context.Context
+	fn   func(*Tx) error
+	done chan error
+}
+
+// maxBatch bounds how many write functions share one SQLite commit.
+const maxBatch = 256
+
+// write runs fn in a transaction and returns once it is durably committed (or
+// rolled back because fn failed). On PostgreSQL each call is its own
+// transaction. On SQLite the call joins the next group commit.
+func (s *Store) write(ctx context.Context, fn func(*Tx) error) error {
+	if s.batch == nil {
+		return s.writeAlone(ctx, fn)
+	}
+	req := &writeReq{ctx: ctx, fn: fn, done: make(chan error, 1)}
+	select {
+	case s.batch <- req:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	// Once queued, wait for the outcome even if ctx ends: the committer decides
+	// whether the write happened, and the caller must learn which.
+	return <-req.done
+}
+
+func (s *Store) writeAlone(ctx context.Context, fn func(*Tx) error) error {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: begin: %w", err)
+	}
+	defer tx.Rollback()
+	if err := runFn(&Tx{tx: tx, s: s, now: micros(s.now())}, fn); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store: commit: %w", err)
+	}
+	return nil
+}
+
+// runFn calls fn, turning a panic into an error so one bad write cannot take
+// the whole batch (or the committer) down.
+func runFn(tx *Tx, fn func(*Tx) error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("store: write panicked: %v", p)
+		}
+	}()
+	return fn(tx)
+}
+
+// committer is SQLite's single writer. It takes whatever write requests are
+// waiting (the ones that arrived while the previous commit was syncing), runs
+// each inside its own savepoint of one transaction, and commits them together.
+func (s *Store) committer() {
+	defer s.stopped.Done()
+	for {
+		var first *writeReq
+		select {
+		case first = <-s.batch:
+		case <-s.stop:
+			return
+		}
+		reqs := []*writeReq{first}
+	drain:
+		for len(reqs) < maxBatch {
+			select {
+			case r := <-s.batch:
+				reqs = append(reqs, r)
+			default:
+				break drain
+			}
+		}
+		s.commitBatch(reqs)
+	}
+}
+
+func (s *Store) commitBatch(reqs []*writeReq) {
+	ctx := context.Background()
+	finish := func(err error) {
+		for _, r := range reqs {
+			if r != nil {
+				r.done <- err
+			}
+		}
+	}
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		finish(fmt.Errorf("store: begin: %w", err))
+		return
+	}
+	t := &Tx{tx: tx, s: s, now: micros(s.now())}
+	results := make([]error, len(reqs))
+	applied := 0
+	for i, r := range reqs {
+		if err := r.ctx.Err(); err != nil {
+			results[i] = err
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, "SAVEPOINT w"); err != nil {
+			results[i] = fmt.Errorf("store: savepoint: %w", err)
+			continue
+		}
+		if err := runFn(t, r.fn); err != nil {
+			results[i] = err
+			if _, rbErr := tx.ExecContext(ctx, "ROLLBACK TO w"); rbErr != nil {
+				// The transaction is in an unknown state: fail everything.
+				tx.Rollback()
+				finish(errors.Join(err, fmt.Errorf("store: rollback to savepoint: %w", rbErr)))
+				return
+			}
+		} else {
+			applied++
+		}
+		if _, err := tx.ExecContext(ctx, "RELEASE w"); err != nil {
+			tx.Rollback()
+			finish(fmt.Errorf("store: release savepoint: %w", err))
+			return
+		}
+	}
+	if applied == 0 {
+		tx.Rollback()
+	} else if err := tx.Commit(); err != nil {
+		finish(fmt.Errorf("store: commit: %w", err))
+		return
+	}
+	for i, r := range reqs {
+		r.done <- results[i]
+	}
+}
