@@ -133,7 +133,7 @@ func startCeiling(size, status int) (*ceilingProc, error) {
 	cmd := exec.Command(exe, serveCeilingArg,
 		"-ceiling-bytes", strconv.Itoa(size),
 		"-status", strconv.Itoa(status),
-		)
+		"-watch-stdin")
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

@@ -117,7 +117,7 @@ func TestTransport(t *testing.T) {
 		{"401 without challenge", "GET", srv.URL + "/api/public/v1/sms/lines?case=401-no-challenge", "WWW-Authenticate"},
 		{"401 with challenge", "GET", srv.URL + "/api/public/v1/sms/lines?case=401", ""},
 		{"send result", "POST", srv.URL + "/api/public/v1/sms/messages?case=sent", ""},
-		{"closed enum", "POST", srv.URL + "/api/public/v1/sms/messages?case=bad-skip-reason", "blocked"},
+		{"closed enum", "POST", srv.URL + "/api/public/v1/sms/messages?case=bad-skip-reason", "/data/skipped/0/reason"},
 		{"missing X-Request-Id", "GET", srv.URL + "/api/public/v1/users?case=no-request-id", "X-Request-Id"},
 		{"unknown route, plain text", "GET", srv.URL + "/api/public/v1/nope?case=plain-404", "Content-Type"},
 		{"unknown route, JSON 404", "GET", srv.URL + "/api/public/v1/nope?case=json-404", ""},
@@ -226,3 +226,39 @@ func TestServedDocumentValidates(t *testing.T) {
 }
 
 var apiJSON = api.JSON
+
+// TestConcurrentUse checks that one validator serves parallel tests safely
+// (run with -race).
+func TestConcurrentUse(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(fakeAPI))
+	defer srv.Close()
+	rec := &recorder{TB: t}
+	client := &http.Client{Transport: Transport(rec, nil)}
+	var wg sync.WaitGroup
+	for i := range 16 {
+		wg.Go(func() {
+			method, url := "GET", srv.URL+"/api/public/v1/users?case=valid"
+			if i%2 == 1 {
+				method, url = "POST", srv.URL+"/api/public/v1/sms/messages?case=sent"
+			}
+			for range 20 {
+				req, err := http.NewRequest(method, url, strings.NewReader(`{}`))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				resp, err := client.Do(req)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+		})
+	}
+	wg.Wait()
+	if got := rec.take(); len(got) > 0 {
+		t.Errorf("valid responses reported as invalid: %q", got)
+	}
+}

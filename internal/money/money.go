@@ -10,8 +10,8 @@ import (
 // Micros is an amount in millionths of a US dollar.
 type Micros int64
 
-// perDollar is the number of Micros in one dollar; six fraction digits cover
-// every carrier rate we bill (they are quoted to at most four).
+// perDollar is the number of Micros in one dollar, so an amount has at most
+// six fraction digits.
 const (
 	perDollar = 1_000_000
 	fracLen   = 6
@@ -137,9 +137,9 @@ func (m *Micros) UnmarshalJSON(data []byte) error {
 
 // truncate bounds how much of a hostile request body ends up in an error.
 func truncate(data []byte) string {
-	const max = 40
-	if len(data) > max {
-		return string(data[:max]) + "…"
+	const limit = 40
+	if len(data) > limit {
+		return string(data[:limit]) + "…"
 	}
 	return string(data)
 }

@@ -20,9 +20,9 @@ const (
 // Only formatting is removed: spaces (any Unicode space separator, so pasted
 // non-breaking spaces work), '-', '.', '(', ')', '/', and one '+' before the
 // first digit. Anything else, including letters (vanity numbers) and
-// non-ASCII digits, is rejected rather than guessed at. A 10-digit result is
-// a North American number written without its country code and gets a
-// leading 1; every other length is taken to already include one.
+// non-ASCII digits, is rejected rather than guessed at. A 10-digit result
+// without a '+' is a North American number written without its country code
+// and gets a leading 1; every other number is taken to already include one.
 func Normalize(s string) (string, bool) {
 	// Digits are ASCII, so the result is never longer than s; sizing the
 	// buffer up front keeps this to a single allocation.
@@ -51,7 +51,12 @@ func Normalize(s string) (string, bool) {
 	case 0:
 		return "", false
 	case 10:
-		return string(buf), true
+		// With a '+' the writer declared an international number, which the
+		// spec says is used as given; only a bare 10-digit number is North
+		// American without its country code.
+		if !plus {
+			return string(buf), true
+		}
 	}
 	return string(digits), true
 }

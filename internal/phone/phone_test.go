@@ -41,7 +41,7 @@ func TestNormalize(t *testing.T) {
 		{"one digit", "5", "5", true},
 		{"very long", "1234567890123456789", "1234567890123456789", true},
 		// The 10-digit rule is applied to the digits regardless of a '+'.
-		{"plus with 10 digits", "+4155550123", "14155550123", true},
+		{"plus with 10 digits is international, as given", "+4930123456", "4930123456", true},
 
 		// Not phone numbers.
 		{"empty", "", "", false},

@@ -1,0 +1,322 @@
+package httpapi_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+
+	"switchboard/internal/apitest"
+	"switchboard/internal/auth"
+	"switchboard/internal/domain"
+	"switchboard/internal/httpapi"
+	"switchboard/internal/store"
+	"switchboard/internal/store/storetest"
+)
+
+var ctx = context.Background()
+
+// fixture is a running server over a real store with two accounts.
+type fixture struct {
+	url    string
+	client *http.Client
+	st     *store.Store
+	keys   map[string]string // name → secret
+	users  map[string]domain.User
+}
+
+func setup(t *testing.T, engine store.Engine) *fixture {
+	t.Helper()
+	st := storetest.Open(t, engine)
+	f := &fixture{st: st, keys: map[string]string{}, users: map[string]domain.User{}}
+
+	acme := domain.Account{Name: "Acme Corp"}
+	beta := domain.Account{Name: "Beta LLC"}
+	must(t, st.CreateAccount(ctx, &acme))
+	must(t, st.CreateAccount(ctx, &beta))
+
+	for _, u := range []domain.User{
+		{AccountID: acme.ID, FirstName: "Alice", LastName: "Smith", Username: "alice", Email: "alice@acme.test", TimeZone: "America/New_York", Extension: "101", Extensions: []string{"101"}},
+		{AccountID: acme.ID, FirstName: "Bob", LastName: "Jones", Company: "Jones Consulting", Numbers: []string{"14155550101"}},
+		{AccountID: acme.ID, FirstName: "Carol", LastName: "Adams"},
+		{AccountID: beta.ID, FirstName: "Dave", LastName: "Other"},
+	} {
+		must(t, st.CreateUser(ctx, &u))
+		f.users[u.FirstName] = u
+	}
+	for _, l := range []domain.Line{
+		{AccountID: acme.ID, Number: "14155550101", Name: "Bob's line", UserIDs: []int64{f.users["Bob"].ID}, SMSEnabled: true, BulkEnabled: true},
+		{AccountID: acme.ID, Number: "14155550100", Name: "Main", SMSEnabled: true},
+		{AccountID: acme.ID, Number: "14155550102", Name: "Fax", SMSEnabled: false},
+		{AccountID: beta.ID, Number: "12125550100", SMSEnabled: true},
+	} {
+		must(t, st.CreateLine(ctx, &l))
+	}
+	for name, k := range map[string]struct {
+		account int64
+		scopes  []auth.Scope
+	}{
+		"acme":     {acme.ID, auth.AllScopes},
+		"acme-sms": {acme.ID, []auth.Scope{auth.SMSRead}},
+		"beta":     {beta.ID, auth.AllScopes},
+		"revoked":  {acme.ID, auth.AllScopes},
+	} {
+		secret, key, err := auth.NewAPIKey(ctx, st, k.account, name, k.scopes)
+		must(t, err)
+		f.keys[name] = secret
+		if name == "revoked" {
+			must(t, st.RevokeAPIKey(ctx, acme.ID, key.ID))
+		}
+	}
+
+	srv := httptest.NewServer(httpapi.New(httpapi.Config{
+		Store: st,
+		Auth:  &auth.Authenticator{Store: st},
+		Log:   slog.New(slog.NewTextHandler(io.Discard, nil)),
+	}))
+	t.Cleanup(srv.Close)
+	f.url = srv.URL
+	f.client = apitest.Client(t)
+	return f
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// do sends a request with an optional bearer key and returns status, headers and body.
+func (f *fixture) do(t *testing.T, method, path, key, body string) (int, http.Header, []byte) {
+	t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, f.url+path, rd)
+	must(t, err)
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := f.client.Do(req)
+	must(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	must(t, err)
+	return resp.StatusCode, resp.Header, b
+}
+
+type errorEnvelope struct {
+	Error struct {
+		Type    string `json:"type"`
+		Message string `json:"message"`
+		Scope   string `json:"scope"`
+	} `json:"error"`
+}
+
+func decodeInto[T any](t *testing.T, b []byte) T {
+	t.Helper()
+	var v T
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatalf("decode %s: %v", b, err)
+	}
+	return v
+}
+
+func forEachEngine(t *testing.T, fn func(t *testing.T, f *fixture)) {
+	for _, e := range storetest.Engines(t) {
+		t.Run(string(e), func(t *testing.T) {
+			t.Parallel()
+			fn(t, setup(t, e))
+		})
+	}
+}
+
+func TestListUsers(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, f *fixture) {
+		status, _, body := f.do(t, "GET", "/api/public/v1/users", f.keys["acme"], "")
+		if status != 200 {
+			t.Fatalf("status %d: %s", status, body)
+		}
+		got := decodeInto[struct {
+			Data []map[string]any `json:"data"`
+		}](t, body).Data
+		var names, companies []string
+		for _, u := range got {
+			names = append(names, u["lastName"].(string))
+			companies = append(companies, u["company"].(string))
+		}
+		if want := []string{"Adams", "Jones", "Smith"}; !slices.Equal(names, want) {
+			t.Errorf("order = %v, want %v", names, want)
+		}
+		if want := []string{"Acme Corp", "Jones Consulting", "Acme Corp"}; !slices.Equal(companies, want) {
+			t.Errorf("companies = %v, want %v", companies, want)
+		}
+		alice := got[2]
+		if alice["username"] != "alice" || alice["email"] != "alice@acme.test" || alice["timeZone"] != "America/New_York" {
+			t.Errorf("alice = %v", alice)
+		}
+		if exts, _ := alice["extensions"].([]any); len(exts) != 1 || exts[0] != "101" {
+			t.Errorf("alice extensions = %v, want [101]", alice["extensions"])
+		}
+
+		// The other account sees only its own user.
+		_, _, body = f.do(t, "GET", "/api/public/v1/users", f.keys["beta"], "")
+		beta := decodeInto[struct {
+			Data []map[string]any `json:"data"`
+		}](t, body).Data
+		if len(beta) != 1 || beta[0]["firstName"] != "Dave" || beta[0]["company"] != "Beta LLC" {
+			t.Errorf("beta users = %v", beta)
+		}
+	})
+}
+
+func TestListLines(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, f *fixture) {
+		status, _, body := f.do(t, "GET", "/api/public/v1/sms/lines", f.keys["acme-sms"], "")
+		if status != 200 {
+			t.Fatalf("status %d: %s", status, body)
+		}
+		type line struct {
+			Number      string  `json:"number"`
+			Name        string  `json:"name"`
+			UserIDs     []int64 `json:"userIds"`
+			BulkEnabled bool    `json:"bulkEnabled"`
+		}
+		got := decodeInto[struct{ Data []line }](t, body).Data
+		want := []line{
+			{Number: "14155550100", Name: "Main", UserIDs: []int64{}},
+			{Number: "14155550101", Name: "Bob's line", UserIDs: []int64{f.users["Bob"].ID}, BulkEnabled: true},
+		}
+		if len(got) != len(want) {
+			t.Fatalf("lines = %+v, want %+v", got, want)
+		}
+		for i := range want {
+			if got[i].Number != want[i].Number || got[i].Name != want[i].Name || !slices.Equal(got[i].UserIDs, want[i].UserIDs) || got[i].BulkEnabled != want[i].BulkEnabled {
+				t.Errorf("line %d = %+v, want %+v", i, got[i], want[i])
+			}
+		}
+		if !strings.Contains(string(body), `"userIds":[]`) {
+			t.Errorf("unassigned line must report userIds as [], body %s", body)
+		}
+	})
+}
+
+func TestAuthErrors(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, f *fixture) {
+		for _, tc := range []struct {
+			name, path, header, wantType, wantScope string
+			wantStatus                              int
+		}{
+			{"no credential", "/users", "", "unauthenticated", "", 401},
+			{"basic scheme", "/users", "Basic YWxhZGRpbjpvcGVuc2VzYW1l", "unauthenticated", "", 401},
+			{"empty bearer", "/users", "Bearer ", "unauthenticated", "", 401},
+			{"unknown key", "/users", "Bearer sbk_nottherightkeyatall", "unauthenticated", "", 401},
+			{"garbage token", "/sms/lines", "Bearer abc.def", "unauthenticated", "", 401},
+			{"revoked key", "/users", "Bearer " + f.keys["revoked"], "unauthenticated", "", 401},
+			{"lowercase scheme works", "/users", "bearer " + f.keys["acme"], "", "", 200},
+			{"missing scope", "/users", "Bearer " + f.keys["acme-sms"], "insufficient_scope", "users:read", 403},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				req, _ := http.NewRequest("GET", f.url+"/api/public/v1"+tc.path, nil)
+				if tc.header != "" {
+					req.Header.Set("Authorization", tc.header)
+				}
+				resp, err := f.client.Do(req)
+				must(t, err)
+				body, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != tc.wantStatus {
+					t.Fatalf("status = %d, want %d (%s)", resp.StatusCode, tc.wantStatus, body)
+				}
+				if tc.wantStatus == 200 {
+					return
+				}
+				e := decodeInto[errorEnvelope](t, body)
+				if e.Error.Type != tc.wantType || e.Error.Message == "" || e.Error.Scope != tc.wantScope {
+					t.Errorf("error = %+v, want type %s scope %q", e.Error, tc.wantType, tc.wantScope)
+				}
+				if tc.wantStatus == 401 {
+					wantScope := "users:read"
+					if tc.path == "/sms/lines" {
+						wantScope = "sms:read"
+					}
+					ch := resp.Header.Get("WWW-Authenticate")
+					for _, part := range []string{`Bearer realm="switchboard"`, `error="invalid_token"`, `scope="` + wantScope + `"`} {
+						if !strings.Contains(ch, part) {
+							t.Errorf("WWW-Authenticate = %q, missing %s", ch, part)
+						}
+					}
+				}
+			})
+		}
+	})
+}
+
+func TestUnknownRoutesAndMethods(t *testing.T) {
+	f := setup(t, store.SQLite)
+	status, h, body := f.do(t, "GET", "/api/public/v1/nope", f.keys["acme"], "")
+	if e := decodeInto[errorEnvelope](t, body); status != 404 || e.Error.Type != "not_found" {
+		t.Errorf("unknown route: %d %s", status, body)
+	}
+	status, h, body = f.do(t, "DELETE", "/api/public/v1/users", f.keys["acme"], "")
+	if e := decodeInto[errorEnvelope](t, body); status != 405 || e.Error.Type != "invalid_request" || !strings.Contains(h.Get("Allow"), "GET") {
+		t.Errorf("wrong method: %d %v %s", status, h.Get("Allow"), body)
+	}
+	status, _, body = f.do(t, "POST", "/api/public/v1/sms/lines", "", `{}`)
+	if status != 405 {
+		t.Errorf("wrong method without credential: %d %s", status, body)
+	}
+}
+
+func TestRequestID(t *testing.T) {
+	f := setup(t, store.SQLite)
+	req, _ := http.NewRequest("GET", f.url+"/api/public/v1/users", nil)
+	req.Header.Set("X-Request-Id", "trace-123")
+	resp, err := f.client.Do(req)
+	must(t, err)
+	resp.Body.Close()
+	if got := resp.Header.Get("X-Request-Id"); got != "trace-123" {
+		t.Errorf("request id = %q, want the caller's trace-123", got)
+	}
+	req.Header.Set("X-Request-Id", "bad id with spaces")
+	resp, err = f.client.Do(req)
+	must(t, err)
+	resp.Body.Close()
+	if got := resp.Header.Get("X-Request-Id"); got == "" || strings.Contains(got, " ") {
+		t.Errorf("request id = %q, want a generated one", got)
+	}
+}
+
+func TestOpenAPIServedAndOperations(t *testing.T) {
+	f := setup(t, store.SQLite)
+	status, _, body := f.do(t, "GET", "/api/public/v1/openapi.json", "", "")
+	doc := decodeInto[map[string]any](t, body)
+	if status != 200 || doc["openapi"] != "3.0.3" {
+		t.Fatalf("openapi.json: %d %.200s", status, body)
+	}
+	for _, path := range []string{"/healthz", "/readyz"} {
+		resp, err := http.Get(f.url + path)
+		must(t, err)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Errorf("%s = %d", path, resp.StatusCode)
+		}
+	}
+	resp, err := http.Get(f.url + "/metrics")
+	must(t, err)
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(b), `switchboard_http_requests_total{route="GET /api/public/v1/openapi.json",status="200"} 1`) {
+		t.Errorf("metrics missing request count:\n%s", b)
+	}
+}

@@ -1,0 +1,28 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"switchboard/internal/sms"
+)
+
+// lineJSON is the public API's SMSLine.
+type lineJSON struct {
+	Number      string  `json:"number"`
+	Name        string  `json:"name"`
+	UserIDs     []int64 `json:"userIds"`
+	BulkEnabled bool    `json:"bulkEnabled"`
+}
+
+func (s *Server) listLines(w http.ResponseWriter, r *http.Request) error {
+	lines, err := sms.Lines(r.Context(), s.store, principal(r))
+	if err != nil {
+		return err
+	}
+	out := make([]lineJSON, len(lines))
+	for i, l := range lines {
+		out[i] = lineJSON{Number: l.Number, Name: l.Name, UserIDs: nonNil(l.UserIDs), BulkEnabled: l.BulkEnabled}
+	}
+	writeData(w, http.StatusOK, out)
+	return nil
+}

@@ -1,0 +1,161 @@
+package httpapi
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"switchboard/internal/auth"
+	"switchboard/internal/domain"
+)
+
+// RequestIDHeader carries the request id on every response (and is honoured
+// on requests, so a caller's id follows the request through the logs).
+const RequestIDHeader = "X-Request-Id"
+
+type requestIDKey struct{}
+
+func requestID(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey{}).(string)
+	return id
+}
+
+func (s *Server) withRequestID(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.Header.Get(RequestIDHeader)
+		if !validRequestID(id) {
+			var b [12]byte
+			rand.Read(b[:])
+			id = hex.EncodeToString(b[:])
+		}
+		w.Header().Set(RequestIDHeader, id)
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id)))
+	})
+}
+
+func validRequestID(id string) bool {
+	if id == "" || len(id) > 64 {
+		return false
+	}
+	for _, c := range id {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// withRecover turns a panic into a logged 500 in the error envelope.
+func (s *Server) withRecover(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				writeError(w, r, s.log, fmt.Errorf("panic: %v", p))
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// statusWriter remembers the status code for logs and metrics.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+	bytes  int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	n, err := w.ResponseWriter.Write(b)
+	w.bytes += n
+	return n, err
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// withAccessLog logs one line per request. The query string is left out: it
+// may carry numbers, and nothing secret belongs in logs.
+func (s *Server) withAccessLog(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w}
+		next.ServeHTTP(sw, r)
+		s.log.LogAttrs(r.Context(), levelFor(sw.status), "http",
+			slogStr("method", r.Method), slogStr("path", r.URL.Path), slogInt("status", sw.status),
+			slogInt("bytes", sw.bytes), slogDur("duration", time.Since(start)), slogStr("request_id", requestID(r.Context())))
+	})
+}
+
+// handlerFunc is a handler that returns its error for the one error writer.
+type handlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+// route registers pattern with metrics and error writing.
+func (s *Server) route(pattern string, h handlerFunc) {
+	s.mux.Handle(pattern, s.metrics.wrap(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := h(w, r); err != nil {
+			writeError(w, r, s.log, err)
+		}
+	})))
+}
+
+// api registers an authenticated public API endpoint that needs scope. The
+// scope check happens before the handler runs; role permissions, which depend
+// on the object addressed, are checked by the domain code.
+func (s *Server) api(pattern string, scope auth.Scope, h handlerFunc) {
+	method, path, _ := strings.Cut(pattern, " ")
+	s.route(method+" "+Prefix+path, func(w http.ResponseWriter, r *http.Request) error {
+		p, err := s.authenticate(r, scope)
+		if err != nil {
+			return err
+		}
+		if err := p.Require(scope); err != nil {
+			return err
+		}
+		return h(w, r.WithContext(auth.NewContext(r.Context(), p)))
+	})
+}
+
+func (s *Server) authenticate(r *http.Request, scope auth.Scope) (auth.Principal, error) {
+	token, ok := bearer(r)
+	if !ok {
+		return auth.Principal{}, &domain.Error{Code: domain.Unauthenticated, Message: "a bearer credential is required", Scope: string(scope)}
+	}
+	p, err := s.auth.Authenticate(r.Context(), token)
+	if e, ok := err.(*domain.Error); ok && e.Code == domain.Unauthenticated {
+		e.Scope = string(scope)
+	}
+	return p, err
+}
+
+// bearer extracts the token of an "Authorization: Bearer <token>" header. The
+// scheme is case-insensitive (RFC 7235); the token must be non-empty.
+func bearer(r *http.Request) (string, bool) {
+	h := r.Header.Get("Authorization")
+	scheme, token, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	token = strings.TrimSpace(token)
+	return token, token != ""
+}
+
+func principal(r *http.Request) auth.Principal {
+	p, _ := auth.FromContext(r.Context())
+	return p
+}

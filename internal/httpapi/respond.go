@@ -1,0 +1,100 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"switchboard/internal/domain"
+)
+
+// writeData writes the success envelope {"data": v}.
+func writeData(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.Encode(struct {
+		Data any `json:"data"`
+	}{v})
+}
+
+type errorBody struct {
+	Type    domain.Code `json:"type"`
+	Message string      `json:"message"`
+	Scope   string      `json:"scope,omitempty"`
+}
+
+var statusOf = map[domain.Code]int{
+	domain.Invalid:           http.StatusBadRequest,
+	domain.Unauthenticated:   http.StatusUnauthorized,
+	domain.InsufficientScope: http.StatusForbidden,
+	domain.PermissionDenied:  http.StatusForbidden,
+	domain.NotFound:          http.StatusNotFound,
+	domain.Conflict:          http.StatusConflict,
+	domain.Unsupported:       http.StatusBadRequest,
+	domain.RateLimited:       http.StatusTooManyRequests,
+	domain.Unavailable:       http.StatusServiceUnavailable,
+	domain.Internal:          http.StatusInternalServerError,
+}
+
+// realm names the protection space in WWW-Authenticate challenges.
+const realm = "switchboard"
+
+// writeError is the one place errors become HTTP responses. Anything that is
+// not a *domain.Error is logged with its cause and answered with a generic 500.
+func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
+	var e *domain.Error
+	if !errors.As(err, &e) {
+		log.ErrorContext(r.Context(), "request failed", "err", err, "method", r.Method, "path", r.URL.Path, "request_id", requestID(r.Context()))
+		e = &domain.Error{Code: domain.Internal, Message: "internal error; nothing was created or charged"}
+	}
+	status := e.Status
+	if status == 0 {
+		status = statusOf[e.Code]
+	}
+	if status == 0 {
+		status = http.StatusInternalServerError
+	}
+	body := errorBody{Type: e.Code, Message: e.Message}
+	switch e.Code {
+	case domain.Unauthenticated:
+		w.Header().Set("WWW-Authenticate", challenge("invalid_token", e.Message, e.Scope))
+	case domain.InsufficientScope:
+		body.Scope = e.Scope
+		w.Header().Set("WWW-Authenticate", challenge("insufficient_scope", e.Message, e.Scope))
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.Encode(struct {
+		Error errorBody `json:"error"`
+	}{body})
+}
+
+// challenge formats an RFC 6750 Bearer challenge.
+func challenge(code, description, scope string) string {
+	var b strings.Builder
+	b.WriteString(`Bearer realm="` + realm + `", error="` + code + `"`)
+	if description != "" {
+		b.WriteString(`, error_description="` + quoteSafe(description) + `"`)
+	}
+	if scope != "" {
+		b.WriteString(`, scope="` + quoteSafe(scope) + `"`)
+	}
+	return b.String()
+}
+
+// quoteSafe drops characters RFC 6750 does not allow inside quoted values.
+func quoteSafe(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '"' || r == '\\' || r < 0x20 || r > 0x7e {
+			return -1
+		}
+		return r
+	}, s)
+}

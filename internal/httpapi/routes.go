@@ -1,0 +1,40 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"switchboard/internal/auth"
+)
+
+// routes is the route table: every endpoint Switchboard serves, in one place.
+func (s *Server) routes() {
+	// Operations.
+	s.route("GET /healthz", s.healthz)
+	s.route("GET /readyz", s.readyz)
+
+	// Public API.
+	s.route("GET "+Prefix+"/openapi.json", s.openapi)
+	s.api("GET /users", auth.UsersRead, s.listUsers)
+	s.api("GET /sms/lines", auth.SMSRead, s.listLines)
+
+	// Everything else gets the error envelope: 404, or 405 with Allow.
+	s.route("/", s.unmatched)
+}
+
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) error {
+	w.Header().Set("Content-Type", "application/json")
+	w.Write([]byte(`{"status":"ok"}` + "\n"))
+	return nil
+}
+
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
+	w.Header().Set("Content-Type", "application/json")
+	if err := s.store.Ping(r.Context()); err != nil {
+		s.log.WarnContext(r.Context(), "not ready", "err", err)
+		w.WriteHeader(http.StatusServiceUnavailable)
+		w.Write([]byte(`{"status":"unavailable"}` + "\n"))
+		return nil
+	}
+	w.Write([]byte(`{"status":"ready"}` + "\n"))
+	return nil
+}

@@ -1,0 +1,78 @@
+package httpapi
+
+import (
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"switchboard/internal/auth"
+	"switchboard/internal/store"
+)
+
+// Prefix is where the public API lives.
+const Prefix = "/api/public/v1"
+
+// Config is what the HTTP layer needs from the rest of the program.
+type Config struct {
+	Store *store.Store
+	Auth  *auth.Authenticator
+	Log   *slog.Logger
+	// Registry receives the HTTP metrics; nil makes a private one.
+	Registry *prometheus.Registry
+}
+
+// Server routes requests to handlers.
+type Server struct {
+	store   *store.Store
+	auth    *auth.Authenticator
+	log     *slog.Logger
+	mux     *http.ServeMux
+	metrics *metrics
+	handler http.Handler
+}
+
+// New builds the server and its route table.
+func New(cfg Config) *Server {
+	reg := cfg.Registry
+	if reg == nil {
+		reg = prometheus.NewRegistry()
+	}
+	s := &Server{
+		store:   cfg.Store,
+		auth:    cfg.Auth,
+		log:     cfg.Log,
+		mux:     http.NewServeMux(),
+		metrics: newMetrics(reg),
+	}
+	s.routes()
+	s.mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	s.handler = s.withRequestID(s.withRecover(s.withAccessLog(s.mux)))
+	return s
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+
+// unmatched answers every request no route claimed, in the error envelope:
+// 405 with Allow when the path exists under another method, 404 otherwise.
+func (s *Server) unmatched(w http.ResponseWriter, r *http.Request) error {
+	var allowed []string
+	for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+		if m == r.Method {
+			continue
+		}
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		if _, pattern := s.mux.Handler(probe); pattern != "/" && pattern != "" {
+			allowed = append(allowed, m)
+		}
+	}
+	if len(allowed) > 0 {
+		w.Header().Set("Allow", strings.Join(allowed, ", "))
+		return errMethod(r.Method, allowed)
+	}
+	return errRoute(r)
+}

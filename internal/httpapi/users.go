@@ -1,0 +1,54 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"switchboard/internal/domain"
+	"switchboard/internal/users"
+)
+
+// userJSON is the public API's User.
+type userJSON struct {
+	ID         int64    `json:"id"`
+	Username   string   `json:"username"`
+	FirstName  string   `json:"firstName"`
+	LastName   string   `json:"lastName"`
+	Title      string   `json:"title"`
+	Email      string   `json:"email"`
+	Mobile     string   `json:"mobile"`
+	Company    string   `json:"company"`
+	TimeZone   string   `json:"timeZone"`
+	Extension  string   `json:"extension"`
+	Extensions []string `json:"extensions"`
+	Lines      []string `json:"lines"`
+	Numbers    []string `json:"numbers"`
+	Voicemails []string `json:"voicemails"`
+}
+
+func toUserJSON(u domain.User) userJSON {
+	return userJSON{
+		ID: u.ID, Username: u.Username, FirstName: u.FirstName, LastName: u.LastName, Title: u.Title,
+		Email: u.Email, Mobile: u.Mobile, Company: u.Company, TimeZone: u.TimeZone, Extension: u.Extension,
+		Extensions: nonNil(u.Extensions), Lines: nonNil(u.Lines), Numbers: nonNil(u.Numbers), Voicemails: nonNil(u.Voicemails),
+	}
+}
+
+func (s *Server) listUsers(w http.ResponseWriter, r *http.Request) error {
+	list, err := users.List(r.Context(), s.store, principal(r))
+	if err != nil {
+		return err
+	}
+	out := make([]userJSON, len(list))
+	for i, u := range list {
+		out[i] = toUserJSON(u)
+	}
+	writeData(w, http.StatusOK, out)
+	return nil
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}

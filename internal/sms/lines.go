@@ -1,0 +1,28 @@
+package sms
+
+import (
+	"context"
+
+	"switchboard/internal/auth"
+	"switchboard/internal/domain"
+	"switchboard/internal/store"
+)
+
+// Lines returns the account's SMS-capable lines that p may use: every one for
+// an API key, those the person's role grants for an OAuth token.
+func Lines(ctx context.Context, st *store.Store, p auth.Principal) ([]domain.Line, error) {
+	if err := p.RequireNumbers(); err != nil {
+		return nil, err
+	}
+	all, err := st.Lines(ctx, p.AccountID, true)
+	if err != nil {
+		return nil, err
+	}
+	out := all[:0]
+	for _, l := range all {
+		if p.CanUseLine(l) {
+			out = append(out, l)
+		}
+	}
+	return out, nil
+}
