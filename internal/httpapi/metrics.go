@@ -50,6 +50,6 @@ func levelFor(status int) slog.Level {
 	return slog.LevelInfo
 }
 
-func slogStr(k, v string) slog.Attr                { return slog.String(k, v) }
-func slogInt(k string, v int) slog.Attr            { return slog.Int(k, v) }
+func slogStr(k, v string) slog.Attr               { return slog.String(k, v) }
+func slogInt(k string, v int) slog.Attr           { return slog.Int(k, v) }
 func slogDur(k string, v time.Duration) slog.Attr { return slog.Duration(k, v) }

@@ -6,11 +6,14 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"switchboard/internal/auth"
 	"switchboard/internal/domain"
+	"switchboard/internal/store"
 )
 
 // RequestIDHeader carries the request id on every response (and is honoured
@@ -28,13 +31,26 @@ func (s *Server) withRequestID(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.Header.Get(RequestIDHeader)
 		if !validRequestID(id) {
-			var b [12]byte
-			rand.Read(b[:])
-			id = hex.EncodeToString(b[:])
+			id = newRequestID()
 		}
 		w.Header().Set(RequestIDHeader, id)
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id)))
 	})
+}
+
+// requestIDs are a random per-process prefix and a counter: unique across
+// nodes and restarts without a random read per request.
+var (
+	requestIDPrefix = func() string {
+		var b [6]byte
+		rand.Read(b[:])
+		return hex.EncodeToString(b[:])
+	}()
+	requestIDSeq atomic.Uint64
+)
+
+func newRequestID() string {
+	return requestIDPrefix + "-" + strconv.FormatUint(requestIDSeq.Add(1), 36)
 }
 
 func validRequestID(id string) bool {
@@ -120,6 +136,7 @@ func (s *Server) route(pattern string, h handlerFunc) {
 func (s *Server) api(pattern string, scope auth.Scope, h handlerFunc) {
 	method, path, _ := strings.Cut(pattern, " ")
 	s.route(method+" "+Prefix+path, func(w http.ResponseWriter, r *http.Request) error {
+		r = r.WithContext(store.WithReadScope(r.Context()))
 		p, err := s.authenticate(r, scope)
 		if err != nil {
 			return err

@@ -1,10 +1,12 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"switchboard/internal/domain"
@@ -12,13 +14,31 @@ import (
 
 // writeData writes the success envelope {"data": v}.
 func writeData(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
+	body, err := encodeData(v)
+	if err != nil {
+		// Only unencodable types get here: a programming error.
+		panic(err)
+	}
+	writeEncoded(w, status, body)
+}
+
+// encodeData encodes the success envelope {"data": v}.
+func encodeData(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
-	enc.Encode(struct {
+	err := enc.Encode(struct {
 		Data any `json:"data"`
 	}{v})
+	return b.Bytes(), err
+}
+
+// writeEncoded writes an already encoded JSON body.
+func writeEncoded(w http.ResponseWriter, status int, body []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	w.Write(body)
 }
 
 type errorBody struct {

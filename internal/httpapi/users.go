@@ -1,9 +1,11 @@
 package httpapi
 
 import (
+	"fmt"
 	"net/http"
 
 	"switchboard/internal/domain"
+	"switchboard/internal/store"
 	"switchboard/internal/users"
 )
 
@@ -33,16 +35,29 @@ func toUserJSON(u domain.User) userJSON {
 	}
 }
 
+// listUsers keeps the encoded response until the database changes: the list
+// is read far more often than users change, and encoding it is most of the cost.
 func (s *Server) listUsers(w http.ResponseWriter, r *http.Request) error {
-	list, err := users.List(r.Context(), s.store, principal(r))
+	p := principal(r)
+	view := "all"
+	if p.IsUser() && p.Permissions.Users != domain.UsersAll {
+		view = fmt.Sprintf("%s:%d", p.Permissions.Users, p.UserID)
+	}
+	body, err := store.Memo(r.Context(), s.store, fmt.Sprintf("GET /users:%d:%s", p.AccountID, view), func() ([]byte, error) {
+		list, err := users.List(r.Context(), s.store, p)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]userJSON, len(list))
+		for i, u := range list {
+			out[i] = toUserJSON(u)
+		}
+		return encodeData(out)
+	})
 	if err != nil {
 		return err
 	}
-	out := make([]userJSON, len(list))
-	for i, u := range list {
-		out[i] = toUserJSON(u)
-	}
-	writeData(w, http.StatusOK, out)
+	writeEncoded(w, http.StatusOK, body)
 	return nil
 }
 

@@ -18,7 +18,7 @@ func Lines(ctx context.Context, st *store.Store, p auth.Principal) ([]domain.Lin
 	if err != nil {
 		return nil, err
 	}
-	out := all[:0]
+	out := make([]domain.Line, 0, len(all)) // all is the store's shared copy
 	for _, l := range all {
 		if p.CanUseLine(l) {
 			out = append(out, l)

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"switchboard/internal/domain"
@@ -26,6 +27,10 @@ func (s *Store) CreateAccount(ctx context.Context, a *domain.Account) error {
 
 // Account returns the account with id.
 func (s *Store) Account(ctx context.Context, id int64) (domain.Account, error) {
+	return cached(ctx, s, "account:"+strconv.FormatInt(id, 10), func() (domain.Account, error) { return s.account(ctx, id) })
+}
+
+func (s *Store) account(ctx context.Context, id int64) (domain.Account, error) {
 	var a domain.Account
 	var created int64
 	err := s.r.QueryRowContext(ctx, s.q(`SELECT id, name, restrict_sms_delete, sensitive_reverify, created_at FROM accounts WHERE id = ?`), id).

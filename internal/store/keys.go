@@ -46,6 +46,10 @@ func scanKey(sc interface{ Scan(...any) error }) (domain.APIKey, error) {
 
 // APIKeyByHash finds a key by the hash of its secret, revoked or not.
 func (s *Store) APIKeyByHash(ctx context.Context, hash []byte) (domain.APIKey, error) {
+	return cached(ctx, s, "key:"+string(hash), func() (domain.APIKey, error) { return s.apiKeyByHash(ctx, hash) })
+}
+
+func (s *Store) apiKeyByHash(ctx context.Context, hash []byte) (domain.APIKey, error) {
 	k, err := scanKey(s.r.QueryRowContext(ctx, s.q(`SELECT `+keyColumns+` FROM api_keys WHERE hash = ?`), hash))
 	if err != nil {
 		return k, fmt.Errorf("store: api key: %w", notFound(err, "api key"))

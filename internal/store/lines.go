@@ -45,7 +45,13 @@ func (s *Store) CreateLine(ctx context.Context, l *domain.Line) error {
 const lineColumns = `id, account_id, number, name, bulk_enabled, sms_enabled`
 
 // Lines lists the account's lines by number; smsOnly keeps the SMS-capable ones.
+// The result is shared: callers must not modify it.
 func (s *Store) Lines(ctx context.Context, accountID int64, smsOnly bool) ([]domain.Line, error) {
+	key := fmt.Sprintf("lines:%d:%t", accountID, smsOnly)
+	return cached(ctx, s, key, func() ([]domain.Line, error) { return s.lines(ctx, accountID, smsOnly) })
+}
+
+func (s *Store) lines(ctx context.Context, accountID int64, smsOnly bool) ([]domain.Line, error) {
 	q := `SELECT ` + lineColumns + ` FROM lines WHERE account_id = ?`
 	if smsOnly {
 		q += ` AND sms_enabled`

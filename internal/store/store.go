@@ -41,6 +41,7 @@ type Store struct {
 	r      *sql.DB // readers; the same pool as w on PostgreSQL
 	now    func() time.Time
 
+	cache   *readCache     // SQLite only; see cache.go
 	batch   chan *writeReq // SQLite group commit; nil on PostgreSQL
 	stop    chan struct{}
 	stopped sync.WaitGroup
@@ -84,6 +85,13 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 		r.SetMaxOpenConns(n)
 		r.SetMaxIdleConns(n)
 		s.engine, s.w, s.r = SQLite, w, r
+		// One more reader connection, held by the cache for data_version.
+		r.SetMaxOpenConns(n + 1)
+		if s.cache, err = newReadCache(ctx, r); err != nil {
+			w.Close()
+			r.Close()
+			return nil, err
+		}
 		s.batch = make(chan *writeReq, 1024)
 		s.stop = make(chan struct{})
 		s.stopped.Add(1)
@@ -133,7 +141,11 @@ func (s *Store) Close() error {
 		s.stopped.Wait()
 		s.stop = nil
 	}
-	err := s.w.Close()
+	var err error
+	if s.cache != nil {
+		err = s.cache.close()
+	}
+	err = errors.Join(err, s.w.Close())
 	if s.r != s.w {
 		err = errors.Join(err, s.r.Close())
 	}

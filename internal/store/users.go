@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"switchboard/internal/domain"
@@ -95,7 +96,12 @@ func (s *Store) UserByUsername(ctx context.Context, username string) (domain.Use
 // Users lists the account's users by last name, then first name, then id.
 // Names compare case-insensitively in Go rather than in SQL so that both
 // engines (whose collations differ) give the same order.
+// The result is shared: callers must not modify it.
 func (s *Store) Users(ctx context.Context, accountID int64) ([]domain.User, error) {
+	return cached(ctx, s, "users:"+strconv.FormatInt(accountID, 10), func() ([]domain.User, error) { return s.users(ctx, accountID) })
+}
+
+func (s *Store) users(ctx context.Context, accountID int64) ([]domain.User, error) {
 	rows, err := s.r.QueryContext(ctx, s.q(`SELECT `+userColumns+` FROM users WHERE account_id = ?`), accountID)
 	if err != nil {
 		return nil, fmt.Errorf("store: users: %w", err)

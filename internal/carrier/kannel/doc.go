@@ -82,7 +82,9 @@
 // answer 400 to malformed parameters, 500 when the sink fails and 200 with an
 // empty body once the sink has stored the event. smsbox retries any answer
 // other than 200/202 only if its group sets http-request-retry (and
-// http-queue-delay); set them, or a sink failure loses the event.
+// http-queue-delay); set them, or a sink failure loses the event. One smsbox
+// thread works through the retry queue, one request per http-queue-delay,
+// and the queue lives in smsbox's memory.
 //
 // # Kannel configuration
 //

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+
+	"switchboard/internal/domain"
+	"switchboard/internal/store"
+)
+
+// cli carries the common configuration every subcommand reads.
+type cli struct {
+	stdout, stderr io.Writer
+
+	db        string
+	json      bool
+	listen    string
+	publicURL string
+	logLevel  string
+	logFormat string
+}
+
+// env returns the SWITCHBOARD_ variable for name, or def.
+func env(name, def string) string {
+	if v, ok := os.LookupEnv("SWITCHBOARD_" + name); ok {
+		return v
+	}
+	return def
+}
+
+func (c *cli) commonFlags(fs *flag.FlagSet) {
+	fs.StringVar(&c.db, "db", env("DB", "./switchboard.db"), "database: a file path or sqlite://PATH for SQLite, postgres://… for PostgreSQL (SWITCHBOARD_DB)")
+	fs.BoolVar(&c.json, "json", env("JSON", "") == "true", "print one JSON object instead of text (SWITCHBOARD_JSON)")
+	fs.StringVar(&c.listen, "listen", env("LISTEN", "127.0.0.1:8080"), "address to serve on (SWITCHBOARD_LISTEN)")
+	fs.StringVar(&c.publicURL, "public-url", env("PUBLIC_URL", ""), "public base URL of this server, e.g. https://sb.example.com; default http://LISTEN (SWITCHBOARD_PUBLIC_URL)")
+	fs.StringVar(&c.logLevel, "log-level", env("LOG_LEVEL", "info"), "log level: debug, info, warn, error (SWITCHBOARD_LOG_LEVEL)")
+	fs.StringVar(&c.logFormat, "log-format", env("LOG_FORMAT", "text"), "log format: text or json (SWITCHBOARD_LOG_FORMAT)")
+}
+
+// parse parses args with the common flags plus the command's own (added by
+// define), and rejects stray positional arguments.
+func (c *cli) parse(name string, args []string, define func(fs *flag.FlagSet)) error {
+	fs := flag.NewFlagSet("switchboard "+name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	c.commonFlags(fs)
+	if define != nil {
+		define(fs)
+	}
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			fs.SetOutput(c.stdout)
+			fmt.Fprintf(c.stdout, "usage: switchboard %s [flags]\n", name)
+			fs.PrintDefaults()
+			return err
+		}
+		return usageError{err.Error()}
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
+	}
+	return nil
+}
+
+// open opens and migrates the configured database.
+func (c *cli) open(ctx context.Context) (*store.Store, error) {
+	st, err := store.Open(ctx, c.db)
+	if err != nil {
+		return nil, err
+	}
+	if err := st.Migrate(ctx); err != nil {
+		st.Close()
+		return nil, err
+	}
+	return st, nil
+}
+
+func (c *cli) logger() (*slog.Logger, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(c.logLevel)); err != nil {
+		return nil, usageError{fmt.Sprintf("invalid --log-level %q", c.logLevel)}
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	switch c.logFormat {
+	case "text":
+		return slog.New(slog.NewTextHandler(c.stderr, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(c.stderr, opts)), nil
+	}
+	return nil, usageError{fmt.Sprintf("invalid --log-format %q (want text or json)", c.logFormat)}
+}
+
+// print writes v as one JSON object with --json, else the text.
+func (c *cli) print(v any, text string) {
+	if c.json {
+		enc := json.NewEncoder(c.stdout)
+		enc.SetEscapeHTML(false)
+		enc.Encode(v)
+		return
+	}
+	fmt.Fprint(c.stdout, text)
+	if !strings.HasSuffix(text, "\n") {
+		fmt.Fprintln(c.stdout)
+	}
+}
+
+func joinArgs(args []string) string { return strings.Join(args, " ") }
+
+// oneLine keeps an error message to one line: no stack traces, ever.
+// A domain error shows its client-safe message without the layers' prefixes.
+func oneLine(err error) string {
+	msg := err.Error()
+	var de *domain.Error
+	if errors.As(err, &de) {
+		msg = de.Message
+	}
+	return strings.ReplaceAll(msg, "\n", "; ")
+}

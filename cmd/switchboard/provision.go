@@ -1,0 +1,426 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"switchboard/internal/auth"
+	"switchboard/internal/domain"
+	"switchboard/internal/phone"
+)
+
+func cmdMigrate(ctx context.Context, c *cli, args []string) error {
+	if err := c.parse("migrate", args, nil); err != nil {
+		return err
+	}
+	st, err := c.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	c.print(map[string]any{"migrated": true, "engine": st.Engine()}, "migrations applied")
+	return nil
+}
+
+func cmdAccountCreate(ctx context.Context, c *cli, args []string) error {
+	var name string
+	if err := c.parse("account create", args, func(fs *flag.FlagSet) {
+		fs.StringVar(&name, "name", "", "account name (required)")
+	}); err != nil {
+		return err
+	}
+	if strings.TrimSpace(name) == "" {
+		return usageError{"--name is required"}
+	}
+	st, err := c.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	a := domain.Account{Name: name}
+	if err := st.CreateAccount(ctx, &a); err != nil {
+		return err
+	}
+	c.print(map[string]any{"id": a.ID, "name": a.Name}, fmt.Sprintf("account %d created: %s", a.ID, a.Name))
+	return nil
+}
+
+func cmdAccountList(ctx context.Context, c *cli, args []string) error {
+	if err := c.parse("account list", args, nil); err != nil {
+		return err
+	}
+	st, err := c.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	all, err := st.Accounts(ctx)
+	if err != nil {
+		return err
+	}
+	type row struct {
+		ID                int64  `json:"id"`
+		Name              string `json:"name"`
+		RestrictSMSDelete bool   `json:"restrictSmsDelete"`
+		SensitiveReverify bool   `json:"sensitiveReverify"`
+	}
+	rows := []row{}
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tNAME\tRESTRICT SMS DELETE\tSENSITIVE REVERIFY")
+	for _, a := range all {
+		rows = append(rows, row{a.ID, a.Name, a.RestrictSMSDelete, a.SensitiveReverify})
+		fmt.Fprintf(tw, "%d\t%s\t%t\t%t\n", a.ID, a.Name, a.RestrictSMSDelete, a.SensitiveReverify)
+	}
+	tw.Flush()
+	c.print(map[string]any{"accounts": rows}, b.String())
+	return nil
+}
+
+func cmdAccountSet(ctx context.Context, c *cli, args []string) error {
+	var id int64
+	var restrict, reverify optionalBool
+	if err := c.parse("account set", args, func(fs *flag.FlagSet) {
+		fs.Int64Var(&id, "account", 0, "account id (required)")
+		fs.Var(&restrict, "restrict-sms-delete", "forbid deleting single messages over the API (true/false)")
+		fs.Var(&reverify, "sensitive-reverify", "sensitive-content re-verification: recordings unavailable over the API (true/false)")
+	}); err != nil {
+		return err
+	}
+	if id <= 0 {
+		return usageError{"--account is required"}
+	}
+	st, err := c.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	a, err := st.Account(ctx, id)
+	if err != nil {
+		return err
+	}
+	restrict.apply(&a.RestrictSMSDelete)
+	reverify.apply(&a.SensitiveReverify)
+	if err := st.UpdateAccountSettings(ctx, a); err != nil {
+		return err
+	}
+	c.print(map[string]any{"id": a.ID, "restrictSmsDelete": a.RestrictSMSDelete, "sensitiveReverify": a.SensitiveReverify},
+		fmt.Sprintf("account %d: restrict-sms-delete=%t sensitive-reverify=%t", a.ID, a.RestrictSMSDelete, a.SensitiveReverify))
+	return nil
+}
+
+func cmdRoleCreate(ctx context.Context, c *cli, args []string) error {
+	var account int64
+	var name, perms string
+	if err := c.parse("role create", args, func(fs *flag.FlagSet) {
+		fs.Int64Var(&account, "account", 0, "account id (required)")
+		fs.StringVar(&name, "name", "", "role name (required)")
+		fs.StringVar(&perms, "permissions", "", "comma-separated: users:all|users:self, numbers:all|numbers:assigned, reports, recordings, or all")
+	}); err != nil {
+		return err
+	}
+	if account <= 0 || strings.TrimSpace(name) == "" {
+		return usageError{"--account and --name are required"}
+	}
+	p, err := domain.ParsePermissions(perms)
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	st, err := c.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	r := domain.Role{AccountID: account, Name: name, Permissions: p}
+	if err := st.CreateRole(ctx, &r); err != nil {
+		return err
+	}
+	c.print(map[string]any{"id": r.ID, "account": account, "name": r.Name, "permissions": p.String()},
+		fmt.Sprintf("role %d created: %s (%s)", r.ID, r.Name, p))
+	return nil
+}
+
+func cmdUserCreate(ctx context.Context, c *cli, args []string) error {
+	var account int64
+	var u domain.User
+	var password, role, exts, lines, numbers, voicemails string
+	if err := c.parse("user create", args, func(fs *flag.FlagSet) {
+		fs.Int64Var(&account, "account", 0, "account id (required)")
+		fs.StringVar(&u.FirstName, "first", "", "first name (required)")
+		fs.StringVar(&u.LastName, "last", "", "last name (required)")
+		fs.StringVar(&u.Username, "username", "", "portal username (sign-in); unique across accounts")
+		fs.StringVar(&password, "password", "", "portal password (needs --username)")
+		fs.StringVar(&role, "role", "", "role name")
+		fs.StringVar(&u.Title, "title", "", "job title")
+		fs.StringVar(&u.Email, "email", "", "email address")
+		fs.StringVar(&u.Mobile, "mobile", "", "personal cell number")
+		fs.StringVar(&u.Company, "company", "", "company override (default: the account name)")
+		fs.StringVar(&u.TimeZone, "timezone", "", "IANA time zone, e.g. America/Chicago")
+		fs.StringVar(&u.Extension, "extension", "", "dial-by-name extension")
+		fs.StringVar(&exts, "extensions", "", "comma-separated PBX extensions")
+		fs.StringVar(&lines, "lines", "", "comma-separated SIP lines")
+		fs.StringVar(&numbers, "numbers", "", "comma-separated DIDs owned")
+		fs.StringVar(&voicemails, "voicemails", "", "comma-separated mailbox names")
+	}); err != nil {
+		return err
+	}
+	if account <= 0 || strings.TrimSpace(u.FirstName) == "" || strings.TrimSpace(u.LastName) == "" {
+		return usageError{"--account, --first and --last are required"}
+	}
+	if password != "" && u.Username == "" {
+		return usageError{"--password needs --username"}
+	}
+	if u.TimeZone != "" && !validTimeZone(u.TimeZone) {
+		return usageError{fmt.Sprintf("unknown time zone %q", u.TimeZone)}
+	}
+	u.AccountID = account
+	u.Extensions, u.Lines, u.Voicemails = splitList(exts), splitList(lines), splitList(voicemails)
+	for _, n := range splitList(numbers) {
+		norm, ok := phone.Normalize(n)
+		if !ok {
+			return usageError{fmt.Sprintf("--numbers: %q is not a phone number", n)}
+		}
+		u.Numbers = append(u.Numbers, norm)
+	}
+	st, err := c.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if role != "" {
+		r, err := st.RoleByName(ctx, account, role)
+		if err != nil {
+			return fmt.Errorf("role %q: %w", role, err)
+		}
+		u.RoleID = r.ID
+	}
+	if password != "" {
+		if u.PasswordHash, err = auth.HashPassword(password); err != nil {
+			return err
+		}
+	}
+	if err := st.CreateUser(ctx, &u); err != nil {
+		return err
+	}
+	c.print(map[string]any{"id": u.ID, "account": account, "username": u.Username, "firstName": u.FirstName, "lastName": u.LastName, "role": role},
+		fmt.Sprintf("user %d created: %s %s", u.ID, u.FirstName, u.LastName))
+	return nil
+}
+
+func cmdUserList(ctx context.Context, c *cli, args []string) error {
+	var account int64
+	if err := c.parse("user list", args, func(fs *flag.FlagSet) {
+		fs.Int64Var(&account, "account", 0, "account id (required)")
+	}); err != nil {
+		return err
+	}
+	if account <= 0 {
+		return usageError{"--account is required"}
+	}
+	st, err := c.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	all, err := st.Users(ctx, account)
+	if err != nil {
+		return err
+	}
+	type row struct {
+		ID        int64  `json:"id"`
+		Username  string `json:"username"`
+		FirstName string `json:"firstName"`
+		LastName  string `json:"lastName"`
+		RoleID    int64  `json:"roleId,omitempty"`
+	}
+	rows := []row{}
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tUSERNAME\tNAME\tROLE")
+	for _, u := range all {
+		rows = append(rows, row{u.ID, u.Username, u.FirstName, u.LastName, u.RoleID})
+		fmt.Fprintf(tw, "%d\t%s\t%s %s\t%d\n", u.ID, u.Username, u.FirstName, u.LastName, u.RoleID)
+	}
+	tw.Flush()
+	c.print(map[string]any{"users": rows}, b.String())
+	return nil
+}
+
+func cmdLineCreate(ctx context.Context, c *cli, args []string) error {
+	var account int64
+	var number, name, users string
+	var bulk, noSMS bool
+	if err := c.parse("line create", args, func(fs *flag.FlagSet) {
+		fs.Int64Var(&account, "account", 0, "account id (required)")
+		fs.StringVar(&number, "number", "", "phone number (required); formatting is stripped, 10 digits get a leading 1")
+		fs.StringVar(&name, "name", "", "caller-ID name")
+		fs.StringVar(&users, "users", "", "comma-separated user ids the line is assigned to (empty: every user)")
+		fs.BoolVar(&bulk, "bulk", false, "10DLC bulk registration (reported only)")
+		fs.BoolVar(&noSMS, "no-sms", false, "the line cannot send or receive texts")
+	}); err != nil {
+		return err
+	}
+	if account <= 0 || number == "" {
+		return usageError{"--account and --number are required"}
+	}
+	norm, ok := phone.Normalize(number)
+	if !ok {
+		return usageError{fmt.Sprintf("--number: %q is not a phone number", number)}
+	}
+	l := domain.Line{AccountID: account, Number: norm, Name: name, BulkEnabled: bulk, SMSEnabled: !noSMS}
+	for _, s := range splitList(users) {
+		id, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || id <= 0 {
+			return usageError{fmt.Sprintf("--users: %q is not a user id", s)}
+		}
+		l.UserIDs = append(l.UserIDs, id)
+	}
+	st, err := c.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if err := st.CreateLine(ctx, &l); err != nil {
+		return err
+	}
+	c.print(map[string]any{"id": l.ID, "account": account, "number": l.Number, "name": l.Name, "userIds": nonNilIDs(l.UserIDs), "bulkEnabled": bulk, "smsEnabled": !noSMS},
+		fmt.Sprintf("line %d created: %s", l.ID, l.Number))
+	return nil
+}
+
+func cmdLineList(ctx context.Context, c *cli, args []string) error {
+	var account int64
+	if err := c.parse("line list", args, func(fs *flag.FlagSet) {
+		fs.Int64Var(&account, "account", 0, "account id (required)")
+	}); err != nil {
+		return err
+	}
+	if account <= 0 {
+		return usageError{"--account is required"}
+	}
+	st, err := c.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	all, err := st.Lines(ctx, account, false)
+	if err != nil {
+		return err
+	}
+	type row struct {
+		ID          int64   `json:"id"`
+		Number      string  `json:"number"`
+		Name        string  `json:"name"`
+		UserIDs     []int64 `json:"userIds"`
+		BulkEnabled bool    `json:"bulkEnabled"`
+		SMSEnabled  bool    `json:"smsEnabled"`
+	}
+	rows := []row{}
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tNUMBER\tNAME\tUSERS\tBULK\tSMS")
+	for _, l := range all {
+		rows = append(rows, row{l.ID, l.Number, l.Name, l.UserIDs, l.BulkEnabled, l.SMSEnabled})
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%v\t%t\t%t\n", l.ID, l.Number, l.Name, l.UserIDs, l.BulkEnabled, l.SMSEnabled)
+	}
+	tw.Flush()
+	c.print(map[string]any{"lines": rows}, b.String())
+	return nil
+}
+
+func cmdKeyCreate(ctx context.Context, c *cli, args []string) error {
+	var account int64
+	var name, scopeList string
+	if err := c.parse("key create", args, func(fs *flag.FlagSet) {
+		fs.Int64Var(&account, "account", 0, "account id (required)")
+		fs.StringVar(&name, "name", "", "a name to tell keys apart (required)")
+		fs.StringVar(&scopeList, "scopes", "", "comma-separated scopes, or all (required)")
+	}); err != nil {
+		return err
+	}
+	if account <= 0 || strings.TrimSpace(name) == "" {
+		return usageError{"--account, --name and --scopes are required"}
+	}
+	scopes, err := auth.ParseScopes(scopeList)
+	if err != nil {
+		return usageError{"--scopes: " + err.Error()}
+	}
+	st, err := c.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	secret, k, err := auth.NewAPIKey(ctx, st, account, name, scopes)
+	if err != nil {
+		return err
+	}
+	c.print(map[string]any{"id": k.ID, "account": account, "name": k.Name, "scopes": k.Scopes, "key": secret},
+		fmt.Sprintf("key %d created (shown once, store it now):\n%s", k.ID, secret))
+	return nil
+}
+
+func cmdKeyList(ctx context.Context, c *cli, args []string) error {
+	var account int64
+	if err := c.parse("key list", args, func(fs *flag.FlagSet) {
+		fs.Int64Var(&account, "account", 0, "account id (required)")
+	}); err != nil {
+		return err
+	}
+	if account <= 0 {
+		return usageError{"--account is required"}
+	}
+	st, err := c.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	keys, err := st.APIKeys(ctx, account)
+	if err != nil {
+		return err
+	}
+	type row struct {
+		ID      int64    `json:"id"`
+		Name    string   `json:"name"`
+		Prefix  string   `json:"prefix"`
+		Scopes  []string `json:"scopes"`
+		Revoked bool     `json:"revoked"`
+	}
+	rows := []row{}
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tNAME\tPREFIX\tSCOPES\tREVOKED")
+	for _, k := range keys {
+		rows = append(rows, row{k.ID, k.Name, k.Prefix, k.Scopes, k.RevokedAt != nil})
+		fmt.Fprintf(tw, "%d\t%s\t%s…\t%s\t%t\n", k.ID, k.Name, k.Prefix, strings.Join(k.Scopes, ","), k.RevokedAt != nil)
+	}
+	tw.Flush()
+	c.print(map[string]any{"keys": rows}, b.String())
+	return nil
+}
+
+func cmdKeyRevoke(ctx context.Context, c *cli, args []string) error {
+	var account, id int64
+	if err := c.parse("key revoke", args, func(fs *flag.FlagSet) {
+		fs.Int64Var(&account, "account", 0, "account id (required)")
+		fs.Int64Var(&id, "id", 0, "key id (required)")
+	}); err != nil {
+		return err
+	}
+	if account <= 0 || id <= 0 {
+		return usageError{"--account and --id are required"}
+	}
+	st, err := c.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if err := st.RevokeAPIKey(ctx, account, id); err != nil {
+		return err
+	}
+	c.print(map[string]any{"id": id, "revoked": true}, fmt.Sprintf("key %d revoked", id))
+	return nil
+}

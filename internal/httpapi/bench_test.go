@@ -1,0 +1,50 @@
+package httpapi_test
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"switchboard/internal/auth"
+	"switchboard/internal/domain"
+	"switchboard/internal/httpapi"
+	"switchboard/internal/store"
+	"switchboard/internal/store/storetest"
+)
+
+// BenchmarkListUsers measures GET /users with 50 users through the router,
+// authentication and a real SQLite store (no network).
+func BenchmarkListUsers(b *testing.B) {
+	st := storetest.Open(b, store.SQLite)
+	a := domain.Account{Name: "Bench"}
+	if err := st.CreateAccount(ctx, &a); err != nil {
+		b.Fatal(err)
+	}
+	for i := range 50 {
+		u := domain.User{AccountID: a.ID, FirstName: fmt.Sprint("F", i), LastName: fmt.Sprint("L", i%17), Username: fmt.Sprint("u", i),
+			Email: fmt.Sprintf("u%d@bench.example", i), TimeZone: "America/Chicago", Extensions: []string{fmt.Sprint(100 + i)}}
+		if err := st.CreateUser(ctx, &u); err != nil {
+			b.Fatal(err)
+		}
+	}
+	key, _, err := auth.NewAPIKey(ctx, st, a.ID, "bench", []auth.Scope{auth.UsersRead})
+	if err != nil {
+		b.Fatal(err)
+	}
+	h := httpapi.New(httpapi.Config{Store: st, Auth: &auth.Authenticator{Store: st}, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			req := httptest.NewRequest("GET", "/api/public/v1/users", nil)
+			req.Header.Set("Authorization", "Bearer "+key)
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, req)
+			if w.Code != http.StatusOK {
+				b.Fatalf("status %d", w.Code)
+			}
+		}
+	})
+}

@@ -1,0 +1,111 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sync"
+)
+
+// readCache keeps the results of hot reads (API key lookups, users, lines)
+// for as long as the database has not changed. It is exact, not time-based:
+// on SQLite, PRAGMA data_version on a dedicated connection changes whenever
+// any other connection (our writer, or another process such as the CLI)
+// commits, and the whole cache is dropped when it does. PostgreSQL has no
+// equally cheap signal across nodes, so there the cache is off.
+type readCache struct {
+	mu      sync.Mutex
+	conn    *sql.Conn // dedicated to PRAGMA data_version
+	version int64
+	entries map[string]any
+}
+
+func newReadCache(ctx context.Context, db *sql.DB) (*readCache, error) {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("store: cache connection: %w", err)
+	}
+	return &readCache{conn: conn, version: -1, entries: map[string]any{}}, nil
+}
+
+func (c *readCache) close() error { return c.conn.Close() }
+
+// current checks the data version and drops every entry if it moved. It
+// returns the version to tag new entries with.
+func (c *readCache) current(ctx context.Context) (int64, error) {
+	var v int64
+	if err := c.conn.QueryRowContext(ctx, "PRAGMA data_version").Scan(&v); err != nil {
+		return 0, fmt.Errorf("store: data_version: %w", err)
+	}
+	if v != c.version {
+		c.version = v
+		clear(c.entries)
+	}
+	return v, nil
+}
+
+// scope remembers, for one request, the version already checked, so a request
+// that makes several cached reads pays for one data_version query and sees
+// one consistent snapshot.
+type scope struct{ version int64 }
+
+type scopeKey struct{}
+
+// WithReadScope marks ctx as one request: cached reads made with it check the
+// database version once.
+func WithReadScope(ctx context.Context) context.Context {
+	return context.WithValue(ctx, scopeKey{}, &scope{version: -1})
+}
+
+// checked returns the current version, querying it only once per read scope.
+// c.mu must be held.
+func (c *readCache) checked(ctx context.Context) (int64, error) {
+	sc, _ := ctx.Value(scopeKey{}).(*scope)
+	if sc != nil && sc.version >= 0 && sc.version == c.version {
+		return sc.version, nil
+	}
+	v, err := c.current(ctx)
+	if err == nil && sc != nil {
+		sc.version = v
+	}
+	return v, err
+}
+
+// cached returns the cached value for key or loads it. The version is read
+// before loading, so a value loaded during a concurrent commit is tagged with
+// the older version and dropped at the next check: never stale.
+// Callers must treat returned values as read-only.
+func cached[T any](ctx context.Context, s *Store, key string, load func() (T, error)) (T, error) {
+	c := s.cache
+	if c == nil {
+		return load()
+	}
+	c.mu.Lock()
+	v, err := c.checked(ctx)
+	if err != nil {
+		c.mu.Unlock()
+		return load()
+	}
+	if e, ok := c.entries[key]; ok {
+		c.mu.Unlock()
+		return e.(T), nil
+	}
+	c.mu.Unlock()
+	val, err := load()
+	if err != nil {
+		return val, err
+	}
+	c.mu.Lock()
+	if c.version == v {
+		c.entries[key] = val
+	}
+	c.mu.Unlock()
+	return val, nil
+}
+
+// Memo caches a value derived from the database (an encoded response, say)
+// under key until the database changes, with the same exactness as the
+// store's own cached reads. load must depend only on the database and key.
+func Memo[T any](ctx context.Context, s *Store, key string, load func() (T, error)) (T, error) {
+	return cached(ctx, s, "memo:"+key, load)
+}
