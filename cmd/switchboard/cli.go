@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"time"
 
 	"switchboard/internal/domain"
 	"switchboard/internal/store"
@@ -25,6 +26,15 @@ type cli struct {
 	publicURL string
 	logLevel  string
 	logFormat string
+
+	media          string
+	carrier        string
+	sim            string
+	kannelSendURL  string
+	kannelUser     string
+	kannelPassword string
+	kannelSecret   string
+	reconcileAfter time.Duration
 }
 
 // env returns the SWITCHBOARD_ variable for name, or def.
@@ -42,6 +52,22 @@ func (c *cli) commonFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.publicURL, "public-url", env("PUBLIC_URL", ""), "public base URL of this server, e.g. https://sb.example.com; default http://LISTEN (SWITCHBOARD_PUBLIC_URL)")
 	fs.StringVar(&c.logLevel, "log-level", env("LOG_LEVEL", "info"), "log level: debug, info, warn, error (SWITCHBOARD_LOG_LEVEL)")
 	fs.StringVar(&c.logFormat, "log-format", env("LOG_FORMAT", "text"), "log format: text or json (SWITCHBOARD_LOG_FORMAT)")
+}
+
+// serveFlags are the flags of the commands that run the server.
+func (c *cli) serveFlags(fs *flag.FlagSet) {
+	fs.StringVar(&c.media, "media", env("MEDIA", ""), "blob store for attachments: file:///abs/dir or s3://bucket?region=…; default file://<cwd>/switchboard-media (SWITCHBOARD_MEDIA)")
+	fs.StringVar(&c.carrier, "carrier", env("CARRIER", "sim"), "carrier gateway: sim or kannel (SWITCHBOARD_CARRIER)")
+	fs.StringVar(&c.sim, "sim", env("SIM", ""), "sim carrier script, e.g. receipt-delay=2s,latency=0,down=false,fail=1999,undeliverable=1555 (SWITCHBOARD_SIM)")
+	fs.StringVar(&c.kannelSendURL, "kannel-send-url", env("KANNEL_SEND_URL", "http://127.0.0.1:13013/cgi-bin/sendsms"), "Kannel sendsms URL (SWITCHBOARD_KANNEL_SEND_URL)")
+	fs.StringVar(&c.kannelUser, "kannel-user", env("KANNEL_USER", ""), "Kannel sendsms username (SWITCHBOARD_KANNEL_USER)")
+	fs.StringVar(&c.kannelPassword, "kannel-password", env("KANNEL_PASSWORD", ""), "Kannel sendsms password (SWITCHBOARD_KANNEL_PASSWORD)")
+	fs.StringVar(&c.kannelSecret, "kannel-secret", env("KANNEL_SECRET", ""), "secret Kannel's dlr-url and get-url carry, at least 16 characters (SWITCHBOARD_KANNEL_SECRET)")
+	d, err := time.ParseDuration(env("RECONCILE_AFTER", "2m"))
+	if err != nil {
+		d = 2 * time.Minute
+	}
+	fs.DurationVar(&c.reconcileAfter, "reconcile-after", d, "abandon a send still unanswered after this long (SWITCHBOARD_RECONCILE_AFTER)")
 }
 
 // parse parses args with the common flags plus the command's own (added by

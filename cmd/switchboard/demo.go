@@ -11,7 +11,7 @@ import (
 )
 
 func cmdDemo(ctx context.Context, c *cli, args []string) error {
-	if err := c.parse("demo", args, nil); err != nil {
+	if err := c.parse("demo", args, c.serveFlags); err != nil {
 		return err
 	}
 	log, err := c.logger()
@@ -24,6 +24,9 @@ func cmdDemo(ctx context.Context, c *cli, args []string) error {
 		return err
 	}
 	c.db = "sqlite://" + filepath.Join(dir, "demo.db")
+	if c.media == "" {
+		c.media = "file://" + filepath.ToSlash(filepath.Join(dir, "media"))
+	}
 	st, err := c.open(ctx)
 	if err != nil {
 		return err
@@ -33,8 +36,8 @@ func cmdDemo(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return fmt.Errorf("seed demo data: %w", err)
 	}
-	return serve(ctx, c, st, log, func(publicURL string) {
-		base := publicURL + "/api/public/v1"
+	return serve(ctx, c, st, log, func(a *app) {
+		base := a.publicURL + "/api/public/v1"
 		if c.json {
 			c.print(map[string]any{"baseUrl": base, "key": seed.Key, "readOnlyKey": seed.ReadOnlyKey, "database": c.db, "accountId": seed.AccountID}, "")
 			return
@@ -47,7 +50,11 @@ func cmdDemo(ctx context.Context, c *cli, args []string) error {
 		fmt.Fprintf(&b, "Try:\n\n")
 		fmt.Fprintf(&b, "  curl -s -H 'Authorization: Bearer %s' %s/users\n\n", seed.Key, base)
 		fmt.Fprintf(&b, "  curl -s -H 'Authorization: Bearer %s' %s/sms/lines\n\n", seed.Key, base)
-		fmt.Fprintf(&b, "  curl -s %s/openapi.json\n\n", base)
+		fmt.Fprintf(&b, "  curl -s -H 'Authorization: Bearer %s' -H 'Content-Type: application/json' \\\n", seed.Key)
+		fmt.Fprintf(&b, "       -d '{\"from\":\"%s\",\"to\":[\"+1 (212) 555-0100\"],\"message\":\"Your cleaning is tomorrow at 9:00. Reply STOP to opt out.\"}' \\\n", seed.Lines[0])
+		fmt.Fprintf(&b, "       %s/sms/messages\n\n", base)
+		fmt.Fprintf(&b, "  Rates: US/Canada (1) sms 0.0079 mms 0.02; UK (44) sms 0.04 mms 0.1; Germany (49) sms 0.075 mms 0.15.\n")
+		fmt.Fprintf(&b, "  OpenAPI: %s/openapi.json\n\n", base)
 		fmt.Fprintf(&b, "Press Ctrl-C to stop.\n")
 		c.print(nil, b.String())
 	})

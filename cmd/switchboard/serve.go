@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -14,12 +15,17 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"switchboard/internal/auth"
+	"switchboard/internal/blob"
+	"switchboard/internal/carrier"
+	"switchboard/internal/carrier/kannel"
+	"switchboard/internal/carrier/sim"
 	"switchboard/internal/httpapi"
+	"switchboard/internal/sms"
 	"switchboard/internal/store"
 )
 
 func cmdServe(ctx context.Context, c *cli, args []string) error {
-	if err := c.parse("serve", args, nil); err != nil {
+	if err := c.parse("serve", args, c.serveFlags); err != nil {
 		return err
 	}
 	log, err := c.logger()
@@ -35,8 +41,8 @@ func cmdServe(ctx context.Context, c *cli, args []string) error {
 }
 
 // serve listens on c.listen and serves until ctx ends, then drains in-flight
-// requests. ready, when set, is called with the public URL once listening.
-func serve(ctx context.Context, c *cli, st *store.Store, log *slog.Logger, ready func(publicURL string)) error {
+// requests. ready, when set, is called with the running app once listening.
+func serve(ctx context.Context, c *cli, st *store.Store, log *slog.Logger, ready func(a *app)) error {
 	ln, err := net.Listen("tcp", c.listen)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", c.listen, err)
@@ -45,16 +51,15 @@ func serve(ctx context.Context, c *cli, st *store.Store, log *slog.Logger, ready
 	if publicURL == "" {
 		publicURL = "http://" + ln.Addr().String()
 	}
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	handler := httpapi.New(httpapi.Config{
-		Store:    st,
-		Auth:     &auth.Authenticator{Store: st},
-		Log:      log,
-		Registry: reg,
-	})
+	a, err := newApp(ctx, c, st, log, publicURL)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer a.close()
+
 	srv := &http.Server{
-		Handler:           handler,
+		Handler:           a.handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       2 * time.Minute, // sends may carry 50 MB of attachments
 		WriteTimeout:      2 * time.Minute,
@@ -64,9 +69,13 @@ func serve(ctx context.Context, c *cli, st *store.Store, log *slog.Logger, ready
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	log.Info("serving", "addr", ln.Addr().String(), "public_url", publicURL, "engine", st.Engine())
+	workCtx, stopWork := context.WithCancel(context.Background())
+	defer stopWork()
+	go a.sms.RunReconciler(workCtx, c.reconcileAfter, min(c.reconcileAfter/4+time.Second, time.Minute))
+
+	log.Info("serving", "addr", ln.Addr().String(), "public_url", publicURL, "engine", st.Engine(), "carrier", c.carrier)
 	if ready != nil {
-		ready(publicURL)
+		ready(a)
 	}
 	select {
 	case err := <-errc:
@@ -82,3 +91,87 @@ func serve(ctx context.Context, c *cli, st *store.Store, log *slog.Logger, ready
 	log.Info("stopped")
 	return nil
 }
+
+// app is the running server's parts.
+type app struct {
+	publicURL string
+	handler   http.Handler
+	sms       *sms.Service
+	sim       *sim.Sim // nil unless the sim carrier is used
+	media     *blob.Store
+}
+
+func newApp(ctx context.Context, c *cli, st *store.Store, log *slog.Logger, publicURL string) (*app, error) {
+	a := &app{publicURL: publicURL}
+	mediaURL := c.media
+	if mediaURL == "" {
+		dir, err := filepath.Abs("switchboard-media")
+		if err != nil {
+			return nil, err
+		}
+		mediaURL = "file://" + filepath.ToSlash(dir)
+	}
+	media, err := blob.Open(ctx, mediaURL)
+	if err != nil {
+		return nil, err
+	}
+	a.media = media
+
+	var (
+		gw    carrier.Carrier
+		hooks http.Handler
+	)
+	a.sms = &sms.Service{
+		Store:    st,
+		Media:    media,
+		MediaURL: func(name string) string { return media.URL(publicURL+"/media/", name) },
+		Log:      log,
+	}
+	switch c.carrier {
+	case "sim":
+		s := sim.New(sim.Config{ReceiptDelay: sim.DefaultReceiptDelay, Logger: log})
+		if c.sim != "" {
+			if err := s.Configure(c.sim); err != nil {
+				media.Close()
+				return nil, usageError{"--sim: " + err.Error()}
+			}
+		}
+		s.Attach(a.sms)
+		gw, a.sim = s, s
+	case "kannel":
+		d, err := kannel.New(kannel.Config{
+			SendURL: c.kannelSendURL, Username: c.kannelUser, Password: c.kannelPassword,
+			CallbackURL: publicURL + "/carrier/kannel", Secret: c.kannelSecret, Logger: log,
+		})
+		if err != nil {
+			media.Close()
+			return nil, usageError{err.Error()}
+		}
+		gw, hooks = d, http.StripPrefix("/carrier/kannel", d.Handler(a.sms))
+	default:
+		media.Close()
+		return nil, usageError{fmt.Sprintf("unknown --carrier %q (want sim or kannel)", c.carrier)}
+	}
+	a.sms.Carrier = gw
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	a.handler = httpapi.New(httpapi.Config{
+		Store:        st,
+		Auth:         &auth.Authenticator{Store: st},
+		Log:          log,
+		Registry:     reg,
+		SMS:          a.sms,
+		Media:        media.Handler(),
+		CarrierHooks: hooks,
+	})
+	return a, nil
+}
+
+func (a *app) close() {
+	if a.sim != nil {
+		a.sim.Close()
+	}
+	a.media.Close()
+}
+

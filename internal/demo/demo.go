@@ -8,6 +8,7 @@ import (
 
 	"switchboard/internal/auth"
 	"switchboard/internal/domain"
+	"switchboard/internal/money"
 	"switchboard/internal/store"
 )
 
@@ -103,6 +104,23 @@ func Seed(ctx context.Context, st *store.Store) (Result, error) {
 	}
 	if res.ReadOnlyKey, _, err = auth.NewAPIKey(ctx, st, acct.ID, "demo (read only)", []auth.Scope{auth.SMSRead, auth.UsersRead}); err != nil {
 		return res, fmt.Errorf("demo key: %w", err)
+	}
+
+	for _, r := range []struct{ prefix, sms, mms string }{
+		{"1", "0.0079", "0.02"},
+		{"44", "0.04", "0.1"},
+		{"49", "0.075", "0.15"},
+	} {
+		rate := domain.Rate{AccountID: acct.ID, Prefix: r.prefix}
+		if rate.SMS, err = money.Parse(r.sms); err != nil {
+			return res, err
+		}
+		if rate.MMS, err = money.Parse(r.mms); err != nil {
+			return res, err
+		}
+		if err := st.SetRate(ctx, &rate); err != nil {
+			return res, err
+		}
 	}
 
 	// A second account shows isolation: its objects never appear above.

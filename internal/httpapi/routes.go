@@ -16,6 +16,17 @@ func (s *Server) routes() {
 	s.route("GET "+Prefix+"/openapi.json", s.openapi)
 	s.api("GET /users", auth.UsersRead, s.listUsers)
 	s.api("GET /sms/lines", auth.SMSRead, s.listLines)
+	s.api("POST /sms/messages", auth.SMSSend, s.idempotent(sendBodyLimit, s.sendMessage))
+
+	// Hosted attachments: public, unguessable names.
+	if s.media != nil {
+		s.mux.Handle("GET /media/", http.StripPrefix("/media", s.media))
+	}
+
+	// Carrier callbacks (delivery reports, inbound texts), authenticated by the driver.
+	if s.carrierHooks != nil {
+		s.mux.Handle("/carrier/", s.carrierHooks)
+	}
 
 	// Everything else gets the error envelope: 404, or 405 with Allow.
 	s.route("/", s.unmatched)

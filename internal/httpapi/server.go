@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"switchboard/internal/auth"
+	"switchboard/internal/sms"
 	"switchboard/internal/store"
 )
 
@@ -22,6 +23,11 @@ type Config struct {
 	Log   *slog.Logger
 	// Registry receives the HTTP metrics; nil makes a private one.
 	Registry *prometheus.Registry
+	SMS      *sms.Service
+	// Media serves hosted attachments under /media/.
+	Media http.Handler
+	// CarrierHooks serves the carrier driver's callbacks under /carrier/.
+	CarrierHooks http.Handler
 }
 
 // Server routes requests to handlers.
@@ -32,6 +38,10 @@ type Server struct {
 	mux     *http.ServeMux
 	metrics *metrics
 	handler http.Handler
+
+	sms          *sms.Service
+	media        http.Handler
+	carrierHooks http.Handler
 }
 
 // New builds the server and its route table.
@@ -46,6 +56,10 @@ func New(cfg Config) *Server {
 		log:     cfg.Log,
 		mux:     http.NewServeMux(),
 		metrics: newMetrics(reg),
+
+		sms:          cfg.SMS,
+		media:        cfg.Media,
+		carrierHooks: cfg.CarrierHooks,
 	}
 	s.routes()
 	s.mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))

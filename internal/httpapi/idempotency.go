@@ -1,0 +1,90 @@
+package httpapi
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"io"
+	"net/http"
+
+	"switchboard/internal/domain"
+)
+
+// IdempotencyHeader is the optional request header that makes a retried
+// send safe (beyond the spec; see docs/decisions.md).
+const IdempotencyHeader = "Idempotency-Key"
+
+type idempotencyKeyCtx struct{}
+
+// idempotent wraps a POST handler: with an Idempotency-Key, the same key and
+// body replay the stored first response without running the handler again;
+// a different body is 422; a request still running is 409. Responses other
+// than 5xx are stored; a 5xx releases the key so that a retry runs again.
+func (s *Server) idempotent(limit int64, h handlerFunc) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		key := r.Header.Get(IdempotencyHeader)
+		if key == "" {
+			return h(w, r)
+		}
+		if !validIdempotencyKey(key) {
+			return domain.Errorf(domain.Invalid, "%s must be 1 to 255 printable ASCII characters", IdempotencyHeader)
+		}
+		raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+		if err != nil {
+			return decodeError(err)
+		}
+		p := principal(r)
+		hash := sha256.Sum256(raw)
+		replay, err := s.store.BeginIdempotent(r.Context(), p.AccountID, key, hash[:])
+		if err != nil {
+			return err
+		}
+		if replay != nil {
+			w.Header().Set("Idempotent-Replayed", "true")
+			writeEncoded(w, replay.Status, replay.Body)
+			return nil
+		}
+		r.Body = io.NopCloser(bytes.NewReader(raw))
+		tee := &teeWriter{ResponseWriter: w}
+		if err := h(tee, r); err != nil {
+			writeError(tee, r, s.log, err)
+		}
+		if err := s.store.FinishIdempotent(r.Context(), p.AccountID, key, tee.status, tee.body.Bytes()); err != nil {
+			s.log.ErrorContext(r.Context(), "store idempotent response", "err", err, "request_id", requestID(r.Context()))
+		}
+		return nil
+	}
+}
+
+func validIdempotencyKey(k string) bool {
+	if len(k) == 0 || len(k) > 255 {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		if k[i] < 0x20 || k[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// teeWriter keeps a copy of the response for the idempotency record.
+type teeWriter struct {
+	http.ResponseWriter
+	status int
+	body   bytes.Buffer
+}
+
+func (t *teeWriter) WriteHeader(code int) {
+	if t.status == 0 {
+		t.status = code
+	}
+	t.ResponseWriter.WriteHeader(code)
+}
+
+func (t *teeWriter) Write(b []byte) (int, error) {
+	if t.status == 0 {
+		t.status = http.StatusOK
+	}
+	t.body.Write(b)
+	return t.ResponseWriter.Write(b)
+}

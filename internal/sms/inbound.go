@@ -1,0 +1,117 @@
+package sms
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"time"
+
+	"switchboard/internal/carrier"
+	"switchboard/internal/domain"
+	"switchboard/internal/phone"
+	"switchboard/internal/store"
+)
+
+// The opt-out keywords (CTIA): a text consisting of one of them opts the
+// sender out of the line; START or UNSTOP opts them back in.
+var (
+	stopWords  = map[string]bool{"STOP": true, "STOPALL": true, "UNSUBSCRIBE": true, "CANCEL": true, "END": true, "QUIT": true}
+	startWords = map[string]bool{"START": true, "UNSTOP": true}
+)
+
+func keyword(text string) string {
+	return strings.ToUpper(strings.TrimRight(strings.TrimSpace(text), ".!"))
+}
+
+// Receipt implements carrier.Sink: it stores a delivery report. A report for
+// an unknown message is dropped (returning an error would make the carrier
+// retry forever).
+func (s *Service) Receipt(ctx context.Context, r carrier.Receipt) error {
+	at := r.At
+	if at.IsZero() {
+		at = time.Now()
+	}
+	err := s.Store.ApplyReceipt(ctx, r.MessageID, r.Status, r.Error, at)
+	if domain.IsNotFound(err) {
+		s.Log.Warn("receipt for unknown message dropped", "message_id", r.MessageID)
+		return nil
+	}
+	return err
+}
+
+// Inbound implements carrier.Sink: it stores a text someone sent to a line,
+// applying STOP/START keywords.
+func (s *Service) Inbound(ctx context.Context, in carrier.Inbound) error {
+	to, ok := phone.Normalize(in.To)
+	from, ok2 := phone.Normalize(in.From)
+	if !ok || !ok2 {
+		s.Log.Warn("inbound text with unusable numbers dropped")
+		return nil
+	}
+	line, err := s.Store.LineByNumber(ctx, to)
+	if domain.IsNotFound(err) || (err == nil && !line.SMSEnabled) {
+		s.Log.Warn("inbound text for a number that is not an SMS line dropped")
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	// The conversation is keyed by every party but the line itself.
+	participants := []string{from}
+	for _, p := range in.Participants {
+		if n, ok := phone.Normalize(p); ok && n != line.Number && !slices.Contains(participants, n) {
+			participants = append(participants, n)
+		}
+	}
+	slices.Sort(participants)
+	kw := keyword(in.Text)
+	at := in.At
+	if at.IsZero() {
+		at = time.Now()
+	}
+	_, err = s.Store.StoreInbound(ctx, store.Inbound{
+		Line: line, From: from, Participants: participants, Body: in.Text, Media: in.Media, At: at,
+		OptOut: stopWords[kw], OptIn: startWords[kw],
+	})
+	return err
+}
+
+// Reconcile resolves outbound messages left pending longer than age (the
+// process stopped between writing the intent and recording the carrier's
+// answer). With no evidence that the carrier accepted them they are
+// abandoned, uncharged; a receipt arriving later still marks them sent and
+// charges them, because the receipt proves acceptance.
+func (s *Service) Reconcile(ctx context.Context, age time.Duration) (int, error) {
+	ids, err := s.Store.PendingBefore(ctx, time.Now().Add(-age))
+	if err != nil {
+		return 0, err
+	}
+	for _, id := range ids {
+		if err := s.Store.MarkUnsent(ctx, id, domain.StatusAbandoned); err != nil {
+			return 0, err
+		}
+	}
+	if len(ids) > 0 {
+		s.Log.Warn("abandoned messages left pending by an interrupted send", "count", len(ids))
+	}
+	return len(ids), nil
+}
+
+// RunReconciler calls Reconcile every interval until ctx ends.
+func (s *Service) RunReconciler(ctx context.Context, age, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		if _, err := s.Reconcile(ctx, age); err != nil && ctx.Err() == nil {
+			s.Log.Error("reconcile pending messages", "err", err)
+		}
+		if err := s.Store.PruneIdempotency(ctx); err != nil && ctx.Err() == nil {
+			s.Log.Error("prune idempotency keys", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}

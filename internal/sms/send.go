@@ -1,0 +1,450 @@
+package sms
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"path"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"switchboard/internal/auth"
+	"switchboard/internal/carrier"
+	"switchboard/internal/domain"
+	"switchboard/internal/money"
+	"switchboard/internal/phone"
+	"switchboard/internal/segment"
+	"switchboard/internal/store"
+)
+
+// Limits of POST /sms/messages.
+const (
+	MaxRecipients    = 20  // distinct, after normalization and de-duplication
+	MaxToEntries     = 100 // raw entries, duplicates included: bounds the work per request
+	MaxMessageBytes  = 2000
+	MaxAttachments   = 10
+	MaxAttachmentLen = 5 << 20 // decoded bytes
+)
+
+// carrierTimeout bounds one carrier call; the send outlives the client's
+// request so that its outcome is always recorded.
+const carrierTimeout = 30 * time.Second
+
+var contentTypes = map[string]bool{"image/jpeg": true, "image/png": true, "image/bmp": true, "image/gif": true}
+
+// SendRequest is the body of POST /sms/messages.
+type SendRequest struct {
+	From        string       `json:"from"`
+	To          []string     `json:"to"`
+	Message     string       `json:"message"`
+	Attachments []Attachment `json:"attachments"`
+}
+
+// Attachment is one uploaded file of a send.
+type Attachment struct {
+	Filename    string `json:"filename"`
+	ContentType string `json:"contentType"`
+	Content     string `json:"content"`
+}
+
+// SendResult is the data of a POST /sms/messages response.
+type SendResult struct {
+	From     string        `json:"from"`
+	Billing  Billing       `json:"billing"`
+	Messages []SentMessage `json:"messages"`
+	Skipped  []Skipped     `json:"skipped"`
+}
+
+// Billing is SendResult.billing.
+type Billing struct {
+	Billed         bool         `json:"billed"`
+	Currency       string       `json:"currency"`
+	Type           string       `json:"type"`
+	Units          int          `json:"units"`
+	TotalPrice     money.Micros `json:"totalPrice"`
+	RecipientCount int          `json:"recipientCount"`
+	SkippedCount   int          `json:"skippedCount"`
+}
+
+// SentMessage is an element of SendResult.messages.
+type SentMessage struct {
+	ID        int64        `json:"id"`
+	To        []string     `json:"to"`
+	Type      string       `json:"type"`
+	Status    string       `json:"status"`
+	Media     []string     `json:"media,omitempty"`
+	Units     int          `json:"units"`
+	UnitPrice money.Micros `json:"unitPrice"`
+	Price     money.Micros `json:"price"`
+}
+
+// Skipped is an element of SendResult.skipped.
+type Skipped struct {
+	To     string `json:"to"`
+	Reason string `json:"reason"`
+}
+
+// Skip reasons.
+const (
+	SkipOptedOut  = "opted_out"
+	SkipDuplicate = "duplicate"
+	SkipInvalid   = "invalid"
+)
+
+// Idempotency links a send to its Idempotency-Key so that the success
+// response is stored with the intent (see store.IdempotencyLink).
+type Idempotency struct {
+	Key    string
+	Encode func(*SendResult) ([]byte, error) // the response body for a result
+}
+
+// MediaStore keeps uploaded attachments and gives them public URLs.
+type MediaStore interface {
+	Put(ctx context.Context, data []byte, contentType, ext string) (string, error)
+	Delete(ctx context.Context, name string) error
+}
+
+// Service sends messages and receives what the carrier reports back.
+type Service struct {
+	Store   *store.Store
+	Carrier carrier.Carrier
+	Media   MediaStore
+	// MediaURL turns a stored attachment's name into its public URL.
+	MediaURL func(name string) string
+	Log      *slog.Logger
+	// Fault, when set, is called at each step of a send; tests use it to inject
+	// failures ("before-intent", "after-intent", "after-carrier").
+	Fault func(step string) error
+}
+
+// Send validates, prices and sends one request. The returned status is 201
+// when a message was sent and 200 when every recipient was skipped. Errors
+// mean nothing was sent or charged.
+//
+// The money guarantee: the intent (message pending, price fixed) is durable
+// before the carrier is called; the charge is written in the same
+// transaction that marks the message sent; a refusal marks it failed and
+// charges nothing. A crash in between leaves a pending message that a
+// receipt (evidence of acceptance) or the reconciler resolves.
+func (s *Service) Send(ctx context.Context, p auth.Principal, req SendRequest, idem *Idempotency) (int, *SendResult, error) {
+	att, err := validate(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	line, err := s.sendingLine(ctx, p, req.From)
+	if err != nil {
+		return 0, nil, err
+	}
+	res := &SendResult{From: line.Number, Messages: []SentMessage{}, Skipped: []Skipped{},
+		Billing: Billing{Billed: true, Currency: "USD", Type: domain.BillingSMS}}
+
+	to, err := s.recipients(ctx, line, req.To, res)
+	if err != nil {
+		return 0, nil, err
+	}
+	mms := len(to) > 1 || len(att) > 0
+	if mms {
+		res.Billing.Type = domain.BillingMMS
+	}
+	res.Billing.SkippedCount = len(res.Skipped)
+	if len(to) == 0 {
+		return http.StatusOK, res, nil
+	}
+
+	msg, err := s.price(ctx, p.AccountID, to, req.Message, mms)
+	if err != nil {
+		return 0, nil, err
+	}
+	if err := s.fault("before-intent"); err != nil {
+		return 0, nil, err
+	}
+	names, err := s.upload(ctx, att)
+	if err != nil {
+		return 0, nil, err
+	}
+	for _, n := range names {
+		msg.Media = append(msg.Media, s.MediaURL(n))
+	}
+	res.Messages = append(res.Messages, msg)
+	res.Billing.Units, res.Billing.TotalPrice, res.Billing.RecipientCount = msg.Units, msg.Price, len(to)
+
+	// From here on the send runs to completion even if the client goes away:
+	// its outcome must be recorded either way.
+	ctx = context.WithoutCancel(ctx)
+	out := &store.Outbound{
+		AccountID: p.AccountID, LineID: line.ID, From: line.Number, To: to, Participants: strings.Join(sortedCopy(to), ","),
+		Body: req.Message, Media: names, Type: msg.Type, Units: msg.Units,
+		UnitPrice: int64(msg.UnitPrice), Price: int64(msg.Price), SentBy: p.UserID,
+	}
+	if idem != nil {
+		out.Idempotency = &store.IdempotencyLink{Key: idem.Key, Response: func(id int64) (int, []byte, error) {
+			res.Messages[0].ID = id
+			body, err := idem.Encode(res)
+			return http.StatusCreated, body, err
+		}}
+	}
+	id, err := s.Store.CreateOutbound(ctx, out)
+	if err != nil {
+		s.discard(names)
+		return 0, nil, err
+	}
+	res.Messages[0].ID = id
+	if err := s.fault("after-intent"); err != nil {
+		return 0, nil, err // the reconciler resolves the pending message
+	}
+
+	cctx, cancel := context.WithTimeout(ctx, carrierTimeout)
+	acc, sendErr := s.Carrier.Send(cctx, carrier.Message{ID: id, From: line.Number, To: to, Text: req.Message, Media: msg.Media})
+	cancel()
+	if sendErr != nil {
+		s.Log.Warn("carrier refused message", "message_id", id, "err", sendErr)
+		if err := s.Store.MarkUnsent(ctx, id, domain.StatusFailed); err != nil {
+			// Left pending: the reconciler will abandon it. Still nothing charged.
+			s.Log.Error("record carrier refusal", "message_id", id, "err", err)
+		}
+		return 0, nil, domain.Errorf(domain.Unavailable, "the carrier did not accept the message; nothing was sent or charged")
+	}
+	if err := s.fault("after-carrier"); err != nil {
+		return 0, nil, err
+	}
+	if err := s.Store.MarkSent(ctx, id, acc.Ref); err != nil {
+		// The carrier has the message but the charge is not recorded: the
+		// message stays pending and the next receipt records it. Answering 5xx
+		// here would break "5xx means nothing sent", so report success.
+		s.Log.Error("record carrier acceptance; left for reconciliation", "message_id", id, "err", err)
+	}
+	return http.StatusCreated, res, nil
+}
+
+func (s *Service) fault(step string) error {
+	if s.Fault == nil {
+		return nil
+	}
+	return s.Fault(step)
+}
+
+// upload is a decoded, validated attachment.
+type upload struct {
+	data        []byte
+	contentType string
+	ext         string
+}
+
+// validate checks the request's shape and decodes attachments.
+func validate(req SendRequest) ([]upload, error) {
+	if req.From == "" {
+		return nil, domain.Errorf(domain.Invalid, "from is required")
+	}
+	if len(req.To) == 0 {
+		return nil, domain.Errorf(domain.Invalid, "to is required: 1 to %d recipients", MaxRecipients)
+	}
+	if len(req.To) > MaxToEntries {
+		return nil, domain.Errorf(domain.Invalid, "to has %d entries; at most %d distinct recipients are allowed", len(req.To), MaxRecipients)
+	}
+	if len(req.Message) > MaxMessageBytes {
+		return nil, domain.Errorf(domain.Invalid, "message is %d bytes; at most %d are allowed", len(req.Message), MaxMessageBytes)
+	}
+	if !utf8.ValidString(req.Message) {
+		return nil, domain.Errorf(domain.Invalid, "message is not valid UTF-8")
+	}
+	if len(req.Attachments) == 0 && strings.TrimSpace(req.Message) == "" {
+		if req.Message == "" {
+			return nil, domain.Errorf(domain.Invalid, "message is required unless attachments are sent")
+		}
+		return nil, domain.Errorf(domain.Invalid, "message is only whitespace")
+	}
+	if len(req.Attachments) > MaxAttachments {
+		return nil, domain.Errorf(domain.Invalid, "attachments has %d items; at most %d are allowed", len(req.Attachments), MaxAttachments)
+	}
+	out := make([]upload, len(req.Attachments))
+	for i, a := range req.Attachments {
+		field := fmt.Sprintf("attachments[%d]", i)
+		if a.Filename == "" {
+			return nil, domain.Errorf(domain.Invalid, "%s.filename is required", field)
+		}
+		if extension(a.Filename) == "" {
+			return nil, domain.Errorf(domain.Invalid, "%s.filename must have an extension, such as photo.jpg", field)
+		}
+		if a.ContentType == "" {
+			return nil, domain.Errorf(domain.Invalid, "%s.contentType is required", field)
+		}
+		if !contentTypes[a.ContentType] {
+			return nil, domain.Errorf(domain.Invalid, "%s.contentType %q is not allowed; use image/jpeg, image/png, image/bmp or image/gif", field, a.ContentType)
+		}
+		if a.Content == "" {
+			return nil, domain.Errorf(domain.Invalid, "%s.content is required", field)
+		}
+		if base64.StdEncoding.DecodedLen(len(a.Content)) > MaxAttachmentLen+3 {
+			return nil, domain.Errorf(domain.Invalid, "%s.content is larger than %d bytes decoded", field, MaxAttachmentLen)
+		}
+		data, err := base64.StdEncoding.Strict().DecodeString(a.Content)
+		if err != nil {
+			return nil, domain.Errorf(domain.Invalid, "%s.content is not standard base64", field)
+		}
+		if len(data) > MaxAttachmentLen {
+			return nil, domain.Errorf(domain.Invalid, "%s.content is %d bytes decoded; at most %d are allowed", field, len(data), MaxAttachmentLen)
+		}
+		if len(data) == 0 {
+			return nil, domain.Errorf(domain.Invalid, "%s.content is empty", field)
+		}
+		out[i] = upload{data: data, contentType: a.ContentType, ext: extension(a.Filename)}
+	}
+	return out, nil
+}
+
+// extension returns the lowercased extension of a plain file name ("" when
+// it has none or the name is not a plain file name).
+func extension(name string) string {
+	if strings.ContainsAny(name, `/\`) || strings.HasPrefix(name, ".") {
+		return ""
+	}
+	ext := strings.ToLower(strings.TrimPrefix(path.Ext(name), "."))
+	if ext == "" || len(ext) > 10 {
+		return ""
+	}
+	for _, c := range ext {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9') {
+			return ""
+		}
+	}
+	return ext
+}
+
+// sendingLine resolves from to one of the account's SMS lines the principal
+// may send from; anything else is 403, never a guess.
+func (s *Service) sendingLine(ctx context.Context, p auth.Principal, from string) (domain.Line, error) {
+	number, ok := phone.Normalize(from)
+	if !ok {
+		return domain.Line{}, domain.Errorf(domain.PermissionDenied, "from %q is not one of your SMS lines (see GET /sms/lines)", from)
+	}
+	lines, err := Lines(ctx, s.Store, p)
+	if err != nil {
+		return domain.Line{}, err
+	}
+	for _, l := range lines {
+		if l.Number == number {
+			return l, nil
+		}
+	}
+	return domain.Line{}, domain.Errorf(domain.PermissionDenied, "from %s is not one of your SMS lines (see GET /sms/lines)", number)
+}
+
+// recipients normalizes and de-duplicates to, recording each dropped entry in
+// res.Skipped, and returns the numbers to dial in the order given.
+func (s *Service) recipients(ctx context.Context, line domain.Line, raw []string, res *SendResult) ([]string, error) {
+	seen := map[string]bool{}
+	var keep []string
+	var keepRaw []string
+	for _, r := range raw {
+		n, ok := phone.Normalize(r)
+		if !ok || !phone.Dialable(n) {
+			res.Skipped = append(res.Skipped, Skipped{To: r, Reason: SkipInvalid})
+			continue
+		}
+		if seen[n] {
+			res.Skipped = append(res.Skipped, Skipped{To: r, Reason: SkipDuplicate})
+			continue
+		}
+		seen[n] = true
+		keep, keepRaw = append(keep, n), append(keepRaw, r)
+	}
+	if len(keep) > MaxRecipients {
+		return nil, domain.Errorf(domain.Invalid, "to has %d distinct recipients; at most %d are allowed", len(keep), MaxRecipients)
+	}
+	opted, err := s.Store.OptedOut(ctx, line.ID, keep)
+	if err != nil {
+		return nil, err
+	}
+	out := keep[:0:0]
+	for i, n := range keep {
+		if opted[n] {
+			res.Skipped = append(res.Skipped, Skipped{To: keepRaw[i], Reason: SkipOptedOut})
+			continue
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// price applies the account's rate card: sms is per segment at the
+// destination's rate; mms is once, at the highest mms rate among the
+// recipients, whatever their number.
+func (s *Service) price(ctx context.Context, accountID int64, to []string, text string, mms bool) (SentMessage, error) {
+	rates, err := s.Store.Rates(ctx, accountID)
+	if err != nil {
+		return SentMessage{}, err
+	}
+	msg := SentMessage{To: to, Type: domain.BillingSMS, Status: domain.StatusSent, Units: 1}
+	if mms {
+		msg.Type = domain.BillingMMS
+	} else {
+		msg.Units = segment.Of(text).Segments
+	}
+	for _, n := range to {
+		r, ok := RateFor(rates, n)
+		if !ok {
+			return SentMessage{}, &domain.Error{Code: domain.Invalid, Status: http.StatusUnprocessableEntity,
+				Message: fmt.Sprintf("no active rate applies to destination %s; nothing was sent", n)}
+		}
+		unit := r.SMS
+		if mms {
+			unit = r.MMS
+		}
+		msg.UnitPrice = max(msg.UnitPrice, unit)
+	}
+	msg.Price, err = msg.UnitPrice.Mul(msg.Units)
+	if err != nil {
+		return SentMessage{}, fmt.Errorf("sms: price: %w", err)
+	}
+	return msg, nil
+}
+
+// RateFor returns the rate with the longest prefix matching number.
+func RateFor(rates []domain.Rate, number string) (domain.Rate, bool) {
+	var best domain.Rate
+	found := false
+	for _, r := range rates {
+		if strings.HasPrefix(number, r.Prefix) && (!found || len(r.Prefix) > len(best.Prefix)) {
+			best, found = r, true
+		}
+	}
+	return best, found
+}
+
+// upload stores the attachments, in order, and returns their names.
+func (s *Service) upload(ctx context.Context, att []upload) ([]string, error) {
+	var names []string
+	for _, a := range att {
+		if s.Media == nil {
+			return nil, errNoMedia
+		}
+		name, err := s.Media.Put(ctx, a.data, a.contentType, a.ext)
+		if err != nil {
+			s.discard(names)
+			return nil, fmt.Errorf("sms: store attachment: %w", err)
+		}
+		names = append(names, name)
+	}
+	return names, nil
+}
+
+func (s *Service) discard(names []string) {
+	for _, n := range names {
+		if err := s.Media.Delete(context.Background(), n); err != nil {
+			s.Log.Warn("delete unused attachment", "err", err)
+		}
+	}
+}
+
+func sortedCopy(s []string) []string {
+	c := slices.Clone(s)
+	slices.Sort(c)
+	return c
+}
+
+var errNoMedia = errors.New("sms: no media store configured")

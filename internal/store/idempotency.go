@@ -1,0 +1,96 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"switchboard/internal/domain"
+)
+
+// Idempotency-Key records are kept at least this long.
+const IdempotencyTTL = 24 * time.Hour
+
+// idempotencyLease is how long a running request owns its key. A record still
+// running after that, with no message linked, belongs to a process that
+// stopped before writing anything, so a retry may take it over.
+const idempotencyLease = 2 * time.Minute
+
+// Replay is a stored response to repeat.
+type Replay struct {
+	Status int
+	Body   []byte
+}
+
+// BeginIdempotent claims key for a request whose body hashes to hash. It
+// returns a Replay when the same request already completed, a conflict while
+// it is still running, invalid_request (422) when the key was used with a
+// different body, or nil when the caller should proceed (the key is now
+// claimed as running).
+func (s *Store) BeginIdempotent(ctx context.Context, accountID int64, key string, hash []byte) (*Replay, error) {
+	var replay *Replay
+	err := s.write(ctx, func(tx *Tx) error {
+		var (
+			storedHash []byte
+			state      string
+			status     int
+			response   []byte
+			messageID  sql.NullInt64
+			created    int64
+		)
+		err := tx.queryRow(ctx, `SELECT request_hash, state, status, response, message_id, created_at FROM idempotency_keys WHERE account_id = ? AND key = ?`, accountID, key).
+			Scan(&storedHash, &state, &status, &response, &messageID, &created)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+		case err != nil:
+			return fmt.Errorf("store: idempotency: %w", err)
+		case tx.now-created > IdempotencyTTL.Microseconds():
+			// Expired: forget it and start over.
+		case !bytes.Equal(storedHash, hash):
+			return &domain.Error{Code: domain.Invalid, Status: http.StatusUnprocessableEntity,
+				Message: "Idempotency-Key was already used with a different request body"}
+		case state == "done":
+			replay = &Replay{Status: status, Body: response}
+			return nil
+		case messageID.Valid || tx.now-created < idempotencyLease.Microseconds():
+			return domain.Errorf(domain.Conflict, "a request with this Idempotency-Key is still in progress; retry later")
+		}
+		_, err = tx.exec(ctx, `INSERT INTO idempotency_keys (account_id, key, request_hash, state, created_at) VALUES (?, ?, ?, 'running', ?)
+			ON CONFLICT (account_id, key) DO UPDATE SET request_hash = excluded.request_hash, state = 'running', status = 0, response = NULL, message_id = NULL, created_at = excluded.created_at`,
+			accountID, key, hash, tx.now)
+		if err != nil {
+			return fmt.Errorf("store: idempotency: %w", err)
+		}
+		return nil
+	})
+	return replay, err
+}
+
+// FinishIdempotent stores the final response for key. A 5xx response (nothing
+// happened) releases the key instead, so the client's retry runs again.
+func (s *Store) FinishIdempotent(ctx context.Context, accountID int64, key string, status int, body []byte) error {
+	return s.write(ctx, func(tx *Tx) error {
+		var err error
+		if status >= 500 {
+			_, err = tx.exec(ctx, `DELETE FROM idempotency_keys WHERE account_id = ? AND key = ? AND state = 'running'`, accountID, key)
+		} else {
+			_, err = tx.exec(ctx, `UPDATE idempotency_keys SET state = 'done', status = ?, response = ? WHERE account_id = ? AND key = ?`, status, body, accountID, key)
+		}
+		if err != nil {
+			return fmt.Errorf("store: idempotency: %w", err)
+		}
+		return nil
+	})
+}
+
+// PruneIdempotency deletes records older than the TTL.
+func (s *Store) PruneIdempotency(ctx context.Context) error {
+	return s.write(ctx, func(tx *Tx) error {
+		_, err := tx.exec(ctx, `DELETE FROM idempotency_keys WHERE created_at < ? AND state = 'done'`, tx.now-IdempotencyTTL.Microseconds())
+		return err
+	})
+}

@@ -1,0 +1,362 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"switchboard/internal/domain"
+)
+
+// Outbound is the intent to send one message, written before the carrier is called.
+type Outbound struct {
+	AccountID    int64
+	LineID       int64
+	From         string
+	To           []string
+	Participants string // sorted, comma-joined To: the conversation key
+	Body         string
+	Media        []string
+	Type         string
+	Units        int
+	UnitPrice    int64
+	Price        int64
+	SentBy       int64
+	// Idempotency links the intent to an Idempotency-Key record, whose stored
+	// response is the success body (made by Response from the new message
+	// id) so that a crash after the carrier accepted still replays correctly.
+	Idempotency *IdempotencyLink
+}
+
+// IdempotencyLink ties a send to its Idempotency-Key record.
+type IdempotencyLink struct {
+	Key      string
+	Response func(messageID int64) (status int, body []byte, err error)
+}
+
+// CreateOutbound writes the intent: the conversation (created if new) and the
+// message in status pending. Nothing is charged yet.
+func (s *Store) CreateOutbound(ctx context.Context, o *Outbound) (int64, error) {
+	to, err := json.Marshal(o.To)
+	if err != nil {
+		return 0, err
+	}
+	media, err := json.Marshal(nonNilStrings(o.Media))
+	if err != nil {
+		return 0, err
+	}
+	var id int64
+	err = s.write(ctx, func(tx *Tx) error {
+		convID, err := upsertConversation(ctx, tx, o.AccountID, o.LineID, o.Participants)
+		if err != nil {
+			return err
+		}
+		var sentBy any
+		if o.SentBy != 0 {
+			sentBy = o.SentBy
+		}
+		id, err = tx.insert(ctx, `INSERT INTO messages (account_id, conversation_id, line_id, direction, from_number, to_numbers, body, media, type, status, units, unit_price, price, sent_by, created_at)
+			VALUES (?, ?, ?, 'out', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			o.AccountID, convID, o.LineID, o.From, string(to), o.Body, string(media), o.Type, domain.StatusPending, o.Units, o.UnitPrice, o.Price, sentBy, tx.now)
+		if err != nil {
+			return fmt.Errorf("store: create message: %w", err)
+		}
+		if o.Idempotency != nil {
+			status, body, err := o.Idempotency.Response(id)
+			if err != nil {
+				return err
+			}
+			if _, err := tx.exec(ctx, `UPDATE idempotency_keys SET message_id = ?, status = ?, response = ? WHERE account_id = ? AND key = ?`,
+				id, status, body, o.AccountID, o.Idempotency.Key); err != nil {
+				return fmt.Errorf("store: link idempotency key: %w", err)
+			}
+		}
+		return nil
+	})
+	return id, err
+}
+
+func upsertConversation(ctx context.Context, tx *Tx, accountID, lineID int64, participants string) (int64, error) {
+	var id int64
+	err := tx.queryRow(ctx, `INSERT INTO conversations (account_id, line_id, participants, created_at) VALUES (?, ?, ?, ?)
+		ON CONFLICT (line_id, participants) DO UPDATE SET account_id = excluded.account_id RETURNING id`,
+		accountID, lineID, participants, tx.now).Scan(&id)
+	if err != nil {
+		return 0, fmt.Errorf("store: upsert conversation: %w", err)
+	}
+	return id, nil
+}
+
+// MarkSent records that the carrier accepted message id: status sent, the
+// charge in the ledger, the AccountSMS event and the conversation's newest
+// message, all in one transaction. It is idempotent, and it also accepts a
+// message that was abandoned (evidence of acceptance arrived late).
+func (s *Store) MarkSent(ctx context.Context, id int64, ref string) error {
+	return s.write(ctx, func(tx *Tx) error { return markSent(ctx, tx, id, ref) })
+}
+
+func markSent(ctx context.Context, tx *Tx, id int64, ref string) error {
+	var m struct {
+		account, conv, price int64
+		status, typ, from    string
+		to                   string
+	}
+	err := tx.queryRow(ctx, `SELECT account_id, conversation_id, price, status, type, from_number, to_numbers FROM messages WHERE id = ? AND direction = 'out'`, id).
+		Scan(&m.account, &m.conv, &m.price, &m.status, &m.typ, &m.from, &m.to)
+	if err != nil {
+		return fmt.Errorf("store: mark sent: %w", notFound(err, "message"))
+	}
+	if m.status != domain.StatusPending && m.status != domain.StatusAbandoned {
+		return nil // already sent, or refused (never charged)
+	}
+	if _, err := tx.exec(ctx, `UPDATE messages SET status = ?, carrier_ref = ? WHERE id = ?`, domain.StatusSent, ref, id); err != nil {
+		return fmt.Errorf("store: mark sent: %w", err)
+	}
+	if _, err := tx.exec(ctx, `INSERT INTO ledger (account_id, message_id, amount, currency, description, created_at) VALUES (?, ?, ?, 'USD', ?, ?)`,
+		m.account, id, m.price, m.typ+" from "+m.from, tx.now); err != nil {
+		return fmt.Errorf("store: charge: %w", err)
+	}
+	if _, err := tx.exec(ctx, `UPDATE conversations SET last_message_id = ?, last_message_at = ? WHERE id = ?`, id, tx.now, m.conv); err != nil {
+		return fmt.Errorf("store: conversation: %w", err)
+	}
+	if _, err := tx.exec(ctx, `UPDATE idempotency_keys SET state = 'done' WHERE message_id = ?`, id); err != nil {
+		return fmt.Errorf("store: idempotency: %w", err)
+	}
+	var to []string
+	json.Unmarshal([]byte(m.to), &to)
+	return addEvent(ctx, tx, m.account, "AccountSMS", smsEvent{Event: "message.sent", MessageID: id, Direction: "out", Line: m.from, Numbers: to, Status: domain.StatusSent})
+}
+
+// MarkUnsent records that message id was not accepted: failed when the
+// carrier refused (the client was told nothing was sent), abandoned when the
+// process stopped mid-send. A linked Idempotency-Key record is dropped so a
+// retry can send. Only pending messages change.
+func (s *Store) MarkUnsent(ctx context.Context, id int64, status string) error {
+	return s.write(ctx, func(tx *Tx) error {
+		res, err := tx.exec(ctx, `UPDATE messages SET status = ? WHERE id = ? AND status = ?`, status, id, domain.StatusPending)
+		if err != nil {
+			return fmt.Errorf("store: mark %s: %w", status, err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return nil
+		}
+		if _, err := tx.exec(ctx, `DELETE FROM idempotency_keys WHERE message_id = ?`, id); err != nil {
+			return fmt.Errorf("store: idempotency: %w", err)
+		}
+		return nil
+	})
+}
+
+// PendingSince lists outbound messages still pending that were created before t.
+func (s *Store) PendingBefore(ctx context.Context, t time.Time) ([]int64, error) {
+	rows, err := s.r.QueryContext(ctx, s.q(`SELECT id FROM messages WHERE status = ? AND created_at < ? ORDER BY id LIMIT 1000`), domain.StatusPending, micros(t))
+	if err != nil {
+		return nil, fmt.Errorf("store: pending: %w", err)
+	}
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}
+
+// finalDelivery lists the carrier words that end a message's delivery; a
+// later intermediate report (Kannel may deliver "smsc_submit" after
+// "delivered") must not overwrite them.
+var intermediateDelivery = map[string]bool{
+	"buffered": true, "smsc_submit": true, "queued": true, "accepted": true, "enroute": true, "sent": true, "sending": true,
+}
+
+// ApplyReceipt stores a carrier delivery report on message id. A report for a
+// message still pending or abandoned is evidence the carrier accepted it, so
+// the message is marked sent and charged first (this is how a crash between
+// the carrier call and recording its answer is reconciled).
+func (s *Store) ApplyReceipt(ctx context.Context, id int64, status, errText string, at time.Time) error {
+	return s.write(ctx, func(tx *Tx) error {
+		var cur sql.NullString
+		var msgStatus string
+		err := tx.queryRow(ctx, `SELECT status, delivery_status FROM messages WHERE id = ? AND direction = 'out'`, id).Scan(&msgStatus, &cur)
+		if errors.Is(err, sql.ErrNoRows) {
+			return domain.Errorf(domain.NotFound, "message %d not found", id)
+		}
+		if err != nil {
+			return fmt.Errorf("store: receipt: %w", err)
+		}
+		if msgStatus == domain.StatusFailed {
+			// The client was told nothing was sent; never charge it. The
+			// report is kept for the operator.
+			_, err := tx.exec(ctx, `UPDATE messages SET delivery_status = ?, delivery_error = ?, delivery_at = ? WHERE id = ?`, status, errText, micros(at), id)
+			return err
+		}
+		if msgStatus == domain.StatusPending || msgStatus == domain.StatusAbandoned {
+			if err := markSent(ctx, tx, id, ""); err != nil {
+				return err
+			}
+		}
+		if cur.Valid && !intermediateDelivery[cur.String] && intermediateDelivery[status] {
+			return nil
+		}
+		if _, err := tx.exec(ctx, `UPDATE messages SET delivery_status = ?, delivery_error = ?, delivery_at = ? WHERE id = ?`, status, errText, micros(at), id); err != nil {
+			return fmt.Errorf("store: receipt: %w", err)
+		}
+		var account int64
+		var from, to string
+		if err := tx.queryRow(ctx, `SELECT account_id, from_number, to_numbers FROM messages WHERE id = ?`, id).Scan(&account, &from, &to); err != nil {
+			return err
+		}
+		var numbers []string
+		json.Unmarshal([]byte(to), &numbers)
+		return addEvent(ctx, tx, account, "AccountSMS", smsEvent{Event: "message.delivery", MessageID: id, Direction: "out", Line: from, Numbers: numbers,
+			Delivery: &deliveryJSON{Status: status, Error: errText, At: at.UTC().Format(time.RFC3339)}})
+	})
+}
+
+// Inbound is a received text to store.
+type Inbound struct {
+	Line         domain.Line
+	From         string
+	Participants []string // every other party on a group thread, sorted; just From for 1:1
+	Body         string
+	Media        []string
+	At           time.Time
+	// OptOut and OptIn apply the STOP/START keywords in the same transaction.
+	OptOut, OptIn bool
+}
+
+// StoreInbound stores an inbound text in its conversation, applies an opt-out
+// or opt-in keyword, and writes the AccountSMS event, in one transaction.
+func (s *Store) StoreInbound(ctx context.Context, in Inbound) (int64, error) {
+	to, _ := json.Marshal([]string{in.Line.Number})
+	media, _ := json.Marshal(nonNilStrings(in.Media))
+	typ := domain.BillingSMS
+	if len(in.Media) > 0 || len(in.Participants) > 1 {
+		typ = domain.BillingMMS
+	}
+	var id int64
+	err := s.write(ctx, func(tx *Tx) error {
+		participants := strings.Join(in.Participants, ",")
+		convID, err := upsertConversation(ctx, tx, in.Line.AccountID, in.Line.ID, participants)
+		if err != nil {
+			return err
+		}
+		id, err = tx.insert(ctx, `INSERT INTO messages (account_id, conversation_id, line_id, direction, from_number, to_numbers, body, media, type, status, created_at)
+			VALUES (?, ?, ?, 'in', ?, ?, ?, ?, ?, ?, ?)`,
+			in.Line.AccountID, convID, in.Line.ID, in.From, string(to), in.Body, string(media), typ, domain.StatusReceived, tx.now)
+		if err != nil {
+			return fmt.Errorf("store: inbound: %w", err)
+		}
+		if _, err := tx.exec(ctx, `UPDATE conversations SET last_message_id = ?, last_message_at = ? WHERE id = ?`, id, tx.now, convID); err != nil {
+			return fmt.Errorf("store: conversation: %w", err)
+		}
+		switch {
+		case in.OptOut:
+			_, err = tx.exec(ctx, `INSERT INTO opt_outs (line_id, number, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`, in.Line.ID, in.From, tx.now)
+		case in.OptIn:
+			_, err = tx.exec(ctx, `DELETE FROM opt_outs WHERE line_id = ? AND number = ?`, in.Line.ID, in.From)
+		}
+		if err != nil {
+			return fmt.Errorf("store: opt-out: %w", err)
+		}
+		ev := smsEvent{Event: "message.received", MessageID: id, Direction: "in", Line: in.Line.Number, Numbers: []string{in.From}}
+		if len(in.Participants) > 1 {
+			ev.GroupParticipants = in.Participants
+		}
+		return addEvent(ctx, tx, in.Line.AccountID, "AccountSMS", ev)
+	})
+	return id, err
+}
+
+// OptedOut returns which of numbers have opted out of line.
+func (s *Store) OptedOut(ctx context.Context, lineID int64, numbers []string) (map[string]bool, error) {
+	out := map[string]bool{}
+	if len(numbers) == 0 {
+		return out, nil
+	}
+	args := []any{lineID}
+	for _, n := range numbers {
+		args = append(args, n)
+	}
+	rows, err := s.r.QueryContext(ctx, s.q(`SELECT number FROM opt_outs WHERE line_id = ? AND number IN (?`+strings.Repeat(", ?", len(numbers)-1)+`)`), args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: opt-outs: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			return nil, err
+		}
+		out[n] = true
+	}
+	return out, rows.Err()
+}
+
+const messageColumns = `id, account_id, conversation_id, line_id, direction, from_number, to_numbers, body, media, type, status, units, unit_price, price, sent_by, carrier_ref, delivery_status, delivery_error, delivery_at, created_at`
+
+// Message returns the account's message id.
+func (s *Store) Message(ctx context.Context, accountID, id int64) (domain.Message, error) {
+	var m domain.Message
+	var to, media string
+	var sentBy, deliveryAt sql.NullInt64
+	var dStatus, dErr sql.NullString
+	var created int64
+	err := s.r.QueryRowContext(ctx, s.q(`SELECT `+messageColumns+` FROM messages WHERE account_id = ? AND id = ?`), accountID, id).Scan(
+		&m.ID, &m.AccountID, &m.ConversationID, &m.LineID, &m.Direction, &m.From, &to, &m.Body, &media, &m.Type, &m.Status,
+		&m.Units, &m.UnitPrice, &m.Price, &sentBy, &m.CarrierRef, &dStatus, &dErr, &deliveryAt, &created)
+	if err != nil {
+		return m, fmt.Errorf("store: message: %w", notFound(err, "message"))
+	}
+	json.Unmarshal([]byte(to), &m.To)
+	json.Unmarshal([]byte(media), &m.Media)
+	m.SentBy, m.DeliveryStatus, m.DeliveryError = sentBy.Int64, dStatus.String, dErr.String
+	if deliveryAt.Valid {
+		t := fromMicros(deliveryAt.Int64)
+		m.DeliveryAt = &t
+	}
+	m.CreatedAt = fromMicros(created)
+	return m, nil
+}
+
+// Ledger lists the account's charges, newest first, at most limit.
+func (s *Store) Ledger(ctx context.Context, accountID int64, limit int) ([]domain.LedgerEntry, error) {
+	rows, err := s.r.QueryContext(ctx, s.q(`SELECT id, message_id, amount, currency, description, created_at FROM ledger WHERE account_id = ? ORDER BY id DESC LIMIT ?`), accountID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("store: ledger: %w", err)
+	}
+	defer rows.Close()
+	out := []domain.LedgerEntry{}
+	for rows.Next() {
+		e := domain.LedgerEntry{AccountID: accountID}
+		var created int64
+		if err := rows.Scan(&e.ID, &e.MessageID, &e.Amount, &e.Currency, &e.Description, &created); err != nil {
+			return nil, fmt.Errorf("store: ledger: %w", err)
+		}
+		e.CreatedAt = fromMicros(created)
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// LedgerTotal sums the account's charges.
+func (s *Store) LedgerTotal(ctx context.Context, accountID int64) (int64, int, error) {
+	var total sql.NullInt64
+	var n int
+	err := s.r.QueryRowContext(ctx, s.q(`SELECT COALESCE(SUM(amount), 0), COUNT(*) FROM ledger WHERE account_id = ?`), accountID).Scan(&total, &n)
+	return total.Int64, n, err
+}
+
+func nonNilStrings(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
