@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -33,6 +34,15 @@ const (
 func TestMain(m *testing.M) { os.Exit(buildAndRun(m)) }
 
 func buildAndRun(m *testing.M) int {
+	// The tests spend their time waiting for child processes, not computing:
+	// unless -test.parallel was given, run more of them at once than the
+	// default GOMAXPROCS.
+	flag.Parse()
+	explicit := false
+	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "test.parallel" })
+	if !explicit {
+		flag.Set("test.parallel", "8")
+	}
 	root, err := moduleRoot()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
@@ -89,8 +99,15 @@ func childEnv(extra ...string) []string {
 // and its exit status.
 func run(t *testing.T, args ...string) (stdout, stderr string, exit int) {
 	t.Helper()
+	return runEnv(t, childEnv(), args...)
+}
+
+// runEnv is run with the environment env.
+func runEnv(t *testing.T, env []string, args ...string) (stdout, stderr string, exit int) {
+	t.Helper()
 	cmd := exec.Command(binary, args...)
-	cmd.Env = childEnv()
+	cmd.Env = env
+	cmd.Dir = t.TempDir() // whatever it writes next to itself stays out of the source tree
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	if err := cmd.Start(); err != nil {
@@ -244,6 +261,7 @@ func start(t *testing.T, env []string, args ...string) *process {
 		done:   make(chan struct{}),
 	}
 	p.cmd.Env = env
+	p.cmd.Dir = t.TempDir() // serve keeps media in ./switchboard-media by default
 	p.cmd.Stdout, p.cmd.Stderr = p.stdout, p.stderr
 	if err := p.cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", p.name, err)
@@ -278,7 +296,7 @@ func (p *process) waitLine(w *lineWriter, what string, match func(string) bool) 
 			}
 			p.t.Fatalf("%s exited (%v) before printing %s", p.name, p.err, what)
 		case <-deadline.C:
-			p.t.Fatalf("%s: no %s within %v", p.name, what, startTimeout)
+			p.t.Fatalf("%s: %s did not appear within %v", p.name, what, startTimeout)
 		}
 	}
 }

@@ -52,6 +52,10 @@ var commands = []command{
 	{"key create", "create an API key (printed once): --account ID --name NAME --scopes a,b,c", cmdKeyCreate},
 	{"key list", "list an account's API keys: --account ID", cmdKeyList},
 	{"key revoke", "revoke an API key: --account ID --id KEYID", cmdKeyRevoke},
+	{"rate set", "set a rate: --account ID --prefix P --sms X --mms Y (USD)", cmdRateSet},
+	{"rate list", "list an account's rate card: --account ID", cmdRateList},
+	{"rate delete", "delete a rate: --account ID --prefix P", cmdRateDelete},
+	{"ledger list", "list an account's charges, newest first: --account ID [--limit N]", cmdLedgerList},
 }
 
 // usageError is a bad invocation: exit status 2.

@@ -174,4 +174,3 @@ func (a *app) close() {
 	}
 	a.media.Close()
 }
-

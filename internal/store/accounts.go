@@ -33,7 +33,7 @@ func (s *Store) Account(ctx context.Context, id int64) (domain.Account, error) {
 func (s *Store) account(ctx context.Context, id int64) (domain.Account, error) {
 	var a domain.Account
 	var created int64
-	err := s.r.QueryRowContext(ctx, s.q(`SELECT id, name, restrict_sms_delete, sensitive_reverify, created_at FROM accounts WHERE id = ?`), id).
+	err := s.queryRow(ctx, `SELECT id, name, restrict_sms_delete, sensitive_reverify, created_at FROM accounts WHERE id = ?`, id).
 		Scan(&a.ID, &a.Name, &a.RestrictSMSDelete, &a.SensitiveReverify, &created)
 	if err != nil {
 		return a, fmt.Errorf("store: account: %w", notFound(err, "account"))
@@ -44,7 +44,7 @@ func (s *Store) account(ctx context.Context, id int64) (domain.Account, error) {
 
 // Accounts lists every account, oldest first.
 func (s *Store) Accounts(ctx context.Context) ([]domain.Account, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT id, name, restrict_sms_delete, sensitive_reverify, created_at FROM accounts ORDER BY id`)
+	rows, err := s.query(ctx, `SELECT id, name, restrict_sms_delete, sensitive_reverify, created_at FROM accounts ORDER BY id`)
 	if err != nil {
 		return nil, fmt.Errorf("store: accounts: %w", err)
 	}
@@ -112,7 +112,7 @@ func scanRole(sc interface{ Scan(...any) error }) (domain.Role, error) {
 
 // Role returns the account's role with id.
 func (s *Store) Role(ctx context.Context, accountID, id int64) (domain.Role, error) {
-	r, err := scanRole(s.r.QueryRowContext(ctx, s.q(`SELECT `+roleColumns+` FROM roles WHERE account_id = ? AND id = ?`), accountID, id))
+	r, err := scanRole(s.queryRow(ctx, `SELECT `+roleColumns+` FROM roles WHERE account_id = ? AND id = ?`, accountID, id))
 	if err != nil {
 		return r, fmt.Errorf("store: role: %w", notFound(err, "role"))
 	}
@@ -121,7 +121,7 @@ func (s *Store) Role(ctx context.Context, accountID, id int64) (domain.Role, err
 
 // RoleByName returns the account's role called name.
 func (s *Store) RoleByName(ctx context.Context, accountID int64, name string) (domain.Role, error) {
-	r, err := scanRole(s.r.QueryRowContext(ctx, s.q(`SELECT `+roleColumns+` FROM roles WHERE account_id = ? AND name = ?`), accountID, name))
+	r, err := scanRole(s.queryRow(ctx, `SELECT `+roleColumns+` FROM roles WHERE account_id = ? AND name = ?`, accountID, name))
 	if err != nil {
 		return r, fmt.Errorf("store: role: %w", notFound(err, "role"))
 	}
@@ -130,7 +130,7 @@ func (s *Store) RoleByName(ctx context.Context, accountID int64, name string) (d
 
 // Roles lists the account's roles by name.
 func (s *Store) Roles(ctx context.Context, accountID int64) ([]domain.Role, error) {
-	rows, err := s.r.QueryContext(ctx, s.q(`SELECT `+roleColumns+` FROM roles WHERE account_id = ? ORDER BY name`), accountID)
+	rows, err := s.query(ctx, `SELECT `+roleColumns+` FROM roles WHERE account_id = ? ORDER BY name`, accountID)
 	if err != nil {
 		return nil, fmt.Errorf("store: roles: %w", err)
 	}

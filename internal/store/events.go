@@ -49,7 +49,7 @@ type Event struct {
 
 // Events lists the account's events after id, oldest first.
 func (s *Store) Events(ctx context.Context, accountID, after int64, limit int) ([]Event, error) {
-	rows, err := s.r.QueryContext(ctx, s.q(`SELECT id, type, payload, created_at FROM events WHERE account_id = ? AND id > ? ORDER BY id LIMIT ?`), accountID, after, limit)
+	rows, err := s.query(ctx, `SELECT id, type, payload, created_at FROM events WHERE account_id = ? AND id > ? ORDER BY id LIMIT ?`, accountID, after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("store: events: %w", err)
 	}

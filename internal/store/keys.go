@@ -50,7 +50,7 @@ func (s *Store) APIKeyByHash(ctx context.Context, hash []byte) (domain.APIKey, e
 }
 
 func (s *Store) apiKeyByHash(ctx context.Context, hash []byte) (domain.APIKey, error) {
-	k, err := scanKey(s.r.QueryRowContext(ctx, s.q(`SELECT `+keyColumns+` FROM api_keys WHERE hash = ?`), hash))
+	k, err := scanKey(s.queryRow(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE hash = ?`, hash))
 	if err != nil {
 		return k, fmt.Errorf("store: api key: %w", notFound(err, "api key"))
 	}
@@ -59,7 +59,7 @@ func (s *Store) apiKeyByHash(ctx context.Context, hash []byte) (domain.APIKey, e
 
 // APIKeys lists the account's keys, oldest first.
 func (s *Store) APIKeys(ctx context.Context, accountID int64) ([]domain.APIKey, error) {
-	rows, err := s.r.QueryContext(ctx, s.q(`SELECT `+keyColumns+` FROM api_keys WHERE account_id = ? ORDER BY id`), accountID)
+	rows, err := s.query(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE account_id = ? ORDER BY id`, accountID)
 	if err != nil {
 		return nil, fmt.Errorf("store: api keys: %w", err)
 	}

@@ -56,7 +56,7 @@ func (s *Store) lines(ctx context.Context, accountID int64, smsOnly bool) ([]dom
 	if smsOnly {
 		q += ` AND sms_enabled`
 	}
-	rows, err := s.r.QueryContext(ctx, s.q(q+` ORDER BY number`), accountID)
+	rows, err := s.query(ctx, q+` ORDER BY number`, accountID)
 	if err != nil {
 		return nil, fmt.Errorf("store: lines: %w", err)
 	}
@@ -77,7 +77,7 @@ func (s *Store) lines(ctx context.Context, accountID int64, smsOnly bool) ([]dom
 	}
 	rows.Close()
 
-	urows, err := s.r.QueryContext(ctx, s.q(`SELECT lu.line_id, lu.user_id FROM line_users lu JOIN lines l ON l.id = lu.line_id WHERE l.account_id = ? ORDER BY lu.line_id, lu.user_id`), accountID)
+	urows, err := s.query(ctx, `SELECT lu.line_id, lu.user_id FROM line_users lu JOIN lines l ON l.id = lu.line_id WHERE l.account_id = ? ORDER BY lu.line_id, lu.user_id`, accountID)
 	if err != nil {
 		return nil, fmt.Errorf("store: line users: %w", err)
 	}
@@ -97,12 +97,12 @@ func (s *Store) lines(ctx context.Context, accountID int64, smsOnly bool) ([]dom
 // LineByNumber finds the line with number, in any account (for routing inbound texts).
 func (s *Store) LineByNumber(ctx context.Context, number string) (domain.Line, error) {
 	var l domain.Line
-	err := s.r.QueryRowContext(ctx, s.q(`SELECT `+lineColumns+` FROM lines WHERE number = ?`), number).
+	err := s.queryRow(ctx, `SELECT `+lineColumns+` FROM lines WHERE number = ?`, number).
 		Scan(&l.ID, &l.AccountID, &l.Number, &l.Name, &l.BulkEnabled, &l.SMSEnabled)
 	if err != nil {
 		return l, fmt.Errorf("store: line: %w", notFound(err, "line"))
 	}
-	rows, err := s.r.QueryContext(ctx, s.q(`SELECT user_id FROM line_users WHERE line_id = ? ORDER BY user_id`), l.ID)
+	rows, err := s.query(ctx, `SELECT user_id FROM line_users WHERE line_id = ? ORDER BY user_id`, l.ID)
 	if err != nil {
 		return l, fmt.Errorf("store: line users: %w", err)
 	}

@@ -153,7 +153,7 @@ func (s *Store) MarkUnsent(ctx context.Context, id int64, status string) error {
 
 // PendingSince lists outbound messages still pending that were created before t.
 func (s *Store) PendingBefore(ctx context.Context, t time.Time) ([]int64, error) {
-	rows, err := s.r.QueryContext(ctx, s.q(`SELECT id FROM messages WHERE status = ? AND created_at < ? ORDER BY id LIMIT 1000`), domain.StatusPending, micros(t))
+	rows, err := s.query(ctx, `SELECT id FROM messages WHERE status = ? AND created_at < ? ORDER BY id LIMIT 1000`, domain.StatusPending, micros(t))
 	if err != nil {
 		return nil, fmt.Errorf("store: pending: %w", err)
 	}
@@ -285,7 +285,7 @@ func (s *Store) OptedOut(ctx context.Context, lineID int64, numbers []string) (m
 	for _, n := range numbers {
 		args = append(args, n)
 	}
-	rows, err := s.r.QueryContext(ctx, s.q(`SELECT number FROM opt_outs WHERE line_id = ? AND number IN (?`+strings.Repeat(", ?", len(numbers)-1)+`)`), args...)
+	rows, err := s.query(ctx, `SELECT number FROM opt_outs WHERE line_id = ? AND number IN (?`+strings.Repeat(", ?", len(numbers)-1)+`)`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: opt-outs: %w", err)
 	}
@@ -309,7 +309,7 @@ func (s *Store) Message(ctx context.Context, accountID, id int64) (domain.Messag
 	var sentBy, deliveryAt sql.NullInt64
 	var dStatus, dErr sql.NullString
 	var created int64
-	err := s.r.QueryRowContext(ctx, s.q(`SELECT `+messageColumns+` FROM messages WHERE account_id = ? AND id = ?`), accountID, id).Scan(
+	err := s.queryRow(ctx, `SELECT `+messageColumns+` FROM messages WHERE account_id = ? AND id = ?`, accountID, id).Scan(
 		&m.ID, &m.AccountID, &m.ConversationID, &m.LineID, &m.Direction, &m.From, &to, &m.Body, &media, &m.Type, &m.Status,
 		&m.Units, &m.UnitPrice, &m.Price, &sentBy, &m.CarrierRef, &dStatus, &dErr, &deliveryAt, &created)
 	if err != nil {
@@ -328,7 +328,7 @@ func (s *Store) Message(ctx context.Context, accountID, id int64) (domain.Messag
 
 // Ledger lists the account's charges, newest first, at most limit.
 func (s *Store) Ledger(ctx context.Context, accountID int64, limit int) ([]domain.LedgerEntry, error) {
-	rows, err := s.r.QueryContext(ctx, s.q(`SELECT id, message_id, amount, currency, description, created_at FROM ledger WHERE account_id = ? ORDER BY id DESC LIMIT ?`), accountID, limit)
+	rows, err := s.query(ctx, `SELECT id, message_id, amount, currency, description, created_at FROM ledger WHERE account_id = ? ORDER BY id DESC LIMIT ?`, accountID, limit)
 	if err != nil {
 		return nil, fmt.Errorf("store: ledger: %w", err)
 	}
@@ -350,7 +350,7 @@ func (s *Store) Ledger(ctx context.Context, accountID int64, limit int) ([]domai
 func (s *Store) LedgerTotal(ctx context.Context, accountID int64) (int64, int, error) {
 	var total sql.NullInt64
 	var n int
-	err := s.r.QueryRowContext(ctx, s.q(`SELECT COALESCE(SUM(amount), 0), COUNT(*) FROM ledger WHERE account_id = ?`), accountID).Scan(&total, &n)
+	err := s.queryRow(ctx, `SELECT COALESCE(SUM(amount), 0), COUNT(*) FROM ledger WHERE account_id = ?`, accountID).Scan(&total, &n)
 	return total.Int64, n, err
 }
 

@@ -45,7 +45,7 @@ func (s *Store) DeleteRate(ctx context.Context, accountID int64, prefix string) 
 // Rates lists the account's rates by prefix. The result is shared: do not modify it.
 func (s *Store) Rates(ctx context.Context, accountID int64) ([]domain.Rate, error) {
 	return cached(ctx, s, "rates:"+strconv.FormatInt(accountID, 10), func() ([]domain.Rate, error) {
-		rows, err := s.r.QueryContext(ctx, s.q(`SELECT prefix, sms_micros, mms_micros, created_at FROM rates WHERE account_id = ? ORDER BY prefix`), accountID)
+		rows, err := s.query(ctx, `SELECT prefix, sms_micros, mms_micros, created_at FROM rates WHERE account_id = ? ORDER BY prefix`, accountID)
 		if err != nil {
 			return nil, fmt.Errorf("store: rates: %w", err)
 		}

@@ -46,7 +46,10 @@ type Store struct {
 	stop    chan struct{}
 	stopped sync.WaitGroup
 
-	rebound sync.Map // query text with ? → PostgreSQL $n text
+	rebound sync.Map             // query text with ? → PostgreSQL $n text
+	stmts   sync.Map             // stmtKey → *sql.Stmt (SQLite only; see prepared.go)
+	wconn   *sql.Conn            // SQLite: the committer's connection
+	wstmts  map[string]*sql.Stmt // statements prepared on wconn
 }
 
 // Open connects to the database named by dsn: postgres:// or postgresql:// URLs
@@ -71,10 +74,11 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 		if err != nil {
 			return nil, fmt.Errorf("store: open sqlite: %w", err)
 		}
-		// One writer connection: SQLite serializes writers anyway, and one
-		// connection lets us batch many requests into one commit.
-		w.SetMaxOpenConns(1)
-		w.SetMaxIdleConns(1)
+		// One writer connection, held by the committer: SQLite serializes
+		// writers anyway, and one writer lets us batch many requests into one
+		// commit. The pool's second connection serves migrations.
+		w.SetMaxOpenConns(2)
+		w.SetMaxIdleConns(2)
 		w.SetConnMaxLifetime(0)
 		r, err := sql.Open("sqlite", sqliteDSN(path, true))
 		if err != nil {
@@ -92,6 +96,13 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 			r.Close()
 			return nil, err
 		}
+		if s.wconn, err = w.Conn(ctx); err != nil {
+			s.cache.close()
+			w.Close()
+			r.Close()
+			return nil, fmt.Errorf("store: writer connection: %w", err)
+		}
+		s.wstmts = map[string]*sql.Stmt{}
 		s.batch = make(chan *writeReq, 1024)
 		s.stop = make(chan struct{})
 		s.stopped.Add(1)
@@ -142,8 +153,18 @@ func (s *Store) Close() error {
 		s.stop = nil
 	}
 	var err error
+	s.stmts.Range(func(_, v any) bool {
+		v.(*sql.Stmt).Close()
+		return true
+	})
+	for _, st := range s.wstmts {
+		st.Close()
+	}
+	if s.wconn != nil {
+		err = s.wconn.Close()
+	}
 	if s.cache != nil {
-		err = s.cache.close()
+		err = errors.Join(err, s.cache.close())
 	}
 	err = errors.Join(err, s.w.Close())
 	if s.r != s.w {

@@ -77,7 +77,7 @@ func scanUser(sc interface{ Scan(...any) error }) (domain.User, error) {
 
 // User returns the account's user with id.
 func (s *Store) User(ctx context.Context, accountID, id int64) (domain.User, error) {
-	u, err := scanUser(s.r.QueryRowContext(ctx, s.q(`SELECT `+userColumns+` FROM users WHERE account_id = ? AND id = ?`), accountID, id))
+	u, err := scanUser(s.queryRow(ctx, `SELECT `+userColumns+` FROM users WHERE account_id = ? AND id = ?`, accountID, id))
 	if err != nil {
 		return u, fmt.Errorf("store: user: %w", notFound(err, "user"))
 	}
@@ -86,7 +86,7 @@ func (s *Store) User(ctx context.Context, accountID, id int64) (domain.User, err
 
 // UserByUsername finds a user by portal username, in any account.
 func (s *Store) UserByUsername(ctx context.Context, username string) (domain.User, error) {
-	u, err := scanUser(s.r.QueryRowContext(ctx, s.q(`SELECT `+userColumns+` FROM users WHERE username = ?`), username))
+	u, err := scanUser(s.queryRow(ctx, `SELECT `+userColumns+` FROM users WHERE username = ?`, username))
 	if err != nil {
 		return u, fmt.Errorf("store: user: %w", notFound(err, "user"))
 	}
@@ -102,7 +102,7 @@ func (s *Store) Users(ctx context.Context, accountID int64) ([]domain.User, erro
 }
 
 func (s *Store) users(ctx context.Context, accountID int64) ([]domain.User, error) {
-	rows, err := s.r.QueryContext(ctx, s.q(`SELECT `+userColumns+` FROM users WHERE account_id = ?`), accountID)
+	rows, err := s.query(ctx, `SELECT `+userColumns+` FROM users WHERE account_id = ?`, accountID)
 	if err != nil {
 		return nil, fmt.Errorf("store: users: %w", err)
 	}

@@ -11,21 +11,33 @@ import (
 // functions may share one database transaction, each inside its own savepoint,
 // so a function must not keep Tx after it returns.
 type Tx struct {
-	tx  *sql.Tx
-	s   *Store
-	now int64 // unix micros, fixed once per write
+	tx   *sql.Tx   // PostgreSQL
+	conn *sql.Conn // SQLite: the committer's connection, inside BEGIN … COMMIT
+	s    *Store
+	now  int64 // unix micros, fixed once per write
 }
 
 func (t *Tx) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	return t.tx.ExecContext(ctx, t.s.q(query), args...)
+	if t.conn == nil {
+		return t.tx.ExecContext(ctx, t.s.q(query), args...)
+	}
+	st, err := t.s.writerStmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.ExecContext(ctx, args...)
 }
 
 func (t *Tx) queryRow(ctx context.Context, query string, args ...any) *sql.Row {
-	return t.tx.QueryRowContext(ctx, t.s.q(query), args...)
-}
-
-func (t *Tx) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	return t.tx.QueryContext(ctx, t.s.q(query), args...)
+	if t.conn == nil {
+		return t.tx.QueryRowContext(ctx, t.s.q(query), args...)
+	}
+	st, err := t.s.writerStmt(ctx, query)
+	if err != nil {
+		// Surface the error through Row.Scan.
+		return t.conn.QueryRowContext(ctx, query, args...)
+	}
+	return st.QueryRowContext(ctx, args...)
 }
 
 // insert runs an INSERT … RETURNING id and returns the id.
@@ -118,17 +130,19 @@ func (s *Store) commitBatch(reqs []*writeReq) {
 	ctx := context.Background()
 	finish := func(err error) {
 		for _, r := range reqs {
-			if r != nil {
-				r.done <- err
-			}
+			r.done <- err
 		}
 	}
-	tx, err := s.w.BeginTx(ctx, nil)
-	if err != nil {
+	conn := s.wconn
+	// The batch runs as plain BEGIN/COMMIT statements on the committer's own
+	// connection, so that statements prepared on it are reused (database/sql
+	// would re-prepare them inside an *sql.Tx).
+	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
 		finish(fmt.Errorf("store: begin: %w", err))
 		return
 	}
-	t := &Tx{tx: tx, s: s, now: micros(s.now())}
+	tx := rawTx{conn}
+	t := &Tx{conn: conn, s: s, now: micros(s.now())}
 	results := make([]error, len(reqs))
 	applied := 0
 	for i, r := range reqs {
@@ -160,10 +174,29 @@ func (s *Store) commitBatch(reqs []*writeReq) {
 	if applied == 0 {
 		tx.Rollback()
 	} else if err := tx.Commit(); err != nil {
+		tx.Rollback()
 		finish(fmt.Errorf("store: commit: %w", err))
 		return
 	}
 	for i, r := range reqs {
 		r.done <- results[i]
 	}
+}
+
+// rawTx ends a BEGIN on the committer's connection.
+type rawTx struct{ conn *sql.Conn }
+
+// ExecContext runs a statement in the transaction.
+func (t rawTx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return t.conn.ExecContext(ctx, query, args...)
+}
+
+func (t rawTx) Commit() error {
+	_, err := t.conn.ExecContext(context.Background(), "COMMIT")
+	return err
+}
+
+func (t rawTx) Rollback() error {
+	_, err := t.conn.ExecContext(context.Background(), "ROLLBACK")
+	return err
 }

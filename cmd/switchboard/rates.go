@@ -1,0 +1,159 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"switchboard/internal/domain"
+	"switchboard/internal/money"
+)
+
+func cmdRateSet(ctx context.Context, c *cli, args []string) error {
+	var account int64
+	var prefix, smsRate, mmsRate string
+	if err := c.parse("rate set", args, func(fs *flag.FlagSet) {
+		fs.Int64Var(&account, "account", 0, "account id (required)")
+		fs.StringVar(&prefix, "prefix", "", "destination prefix, digits with country code, e.g. 1 or 4420 (required)")
+		fs.StringVar(&smsRate, "sms", "", "USD per SMS segment, e.g. 0.0079 (required)")
+		fs.StringVar(&mmsRate, "mms", "", "USD per MMS message, e.g. 0.02 (required)")
+	}); err != nil {
+		return err
+	}
+	if account <= 0 || prefix == "" || smsRate == "" || mmsRate == "" {
+		return usageError{"--account, --prefix, --sms and --mms are required"}
+	}
+	if strings.Trim(prefix, "0123456789") != "" {
+		return usageError{fmt.Sprintf("--prefix %q must be digits only", prefix)}
+	}
+	r := domain.Rate{AccountID: account, Prefix: prefix}
+	var err error
+	if r.SMS, err = money.Parse(smsRate); err != nil {
+		return usageError{fmt.Sprintf("--sms %q: want a decimal amount such as 0.0079 (at most 6 decimals)", smsRate)}
+	}
+	if r.MMS, err = money.Parse(mmsRate); err != nil {
+		return usageError{fmt.Sprintf("--mms %q: want a decimal amount such as 0.02 (at most 6 decimals)", mmsRate)}
+	}
+	st, err := c.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if err := st.SetRate(ctx, &r); err != nil {
+		return err
+	}
+	c.print(map[string]any{"account": account, "prefix": prefix, "sms": r.SMS, "mms": r.MMS},
+		fmt.Sprintf("rate for %s… in account %d: sms %s per segment, mms %s per message", prefix, account, r.SMS, r.MMS))
+	return nil
+}
+
+func cmdRateList(ctx context.Context, c *cli, args []string) error {
+	var account int64
+	if err := c.parse("rate list", args, func(fs *flag.FlagSet) {
+		fs.Int64Var(&account, "account", 0, "account id (required)")
+	}); err != nil {
+		return err
+	}
+	if account <= 0 {
+		return usageError{"--account is required"}
+	}
+	st, err := c.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	rates, err := st.Rates(ctx, account)
+	if err != nil {
+		return err
+	}
+	type row struct {
+		Prefix string       `json:"prefix"`
+		SMS    money.Micros `json:"sms"`
+		MMS    money.Micros `json:"mms"`
+	}
+	rows := []row{}
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "PREFIX\tSMS (USD/segment)\tMMS (USD/message)")
+	for _, r := range rates {
+		rows = append(rows, row{r.Prefix, r.SMS, r.MMS})
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Prefix, r.SMS, r.MMS)
+	}
+	tw.Flush()
+	c.print(map[string]any{"rates": rows}, b.String())
+	return nil
+}
+
+func cmdRateDelete(ctx context.Context, c *cli, args []string) error {
+	var account int64
+	var prefix string
+	if err := c.parse("rate delete", args, func(fs *flag.FlagSet) {
+		fs.Int64Var(&account, "account", 0, "account id (required)")
+		fs.StringVar(&prefix, "prefix", "", "destination prefix (required)")
+	}); err != nil {
+		return err
+	}
+	if account <= 0 || prefix == "" {
+		return usageError{"--account and --prefix are required"}
+	}
+	st, err := c.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if err := st.DeleteRate(ctx, account, prefix); err != nil {
+		return err
+	}
+	c.print(map[string]any{"account": account, "prefix": prefix, "deleted": true}, fmt.Sprintf("rate for %s… deleted", prefix))
+	return nil
+}
+
+func cmdLedgerList(ctx context.Context, c *cli, args []string) error {
+	var account int64
+	var limit int
+	if err := c.parse("ledger list", args, func(fs *flag.FlagSet) {
+		fs.Int64Var(&account, "account", 0, "account id (required)")
+		fs.IntVar(&limit, "limit", 100, "newest entries to show")
+	}); err != nil {
+		return err
+	}
+	if account <= 0 || limit <= 0 {
+		return usageError{"--account is required and --limit must be positive"}
+	}
+	st, err := c.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	entries, err := st.Ledger(ctx, account, limit)
+	if err != nil {
+		return err
+	}
+	total, count, err := st.LedgerTotal(ctx, account)
+	if err != nil {
+		return err
+	}
+	type row struct {
+		ID          int64        `json:"id"`
+		MessageID   int64        `json:"messageId"`
+		Amount      money.Micros `json:"amount"`
+		Currency    string       `json:"currency"`
+		Description string       `json:"description"`
+		At          string       `json:"at"`
+	}
+	rows := []row{}
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tMESSAGE\tAMOUNT\tDESCRIPTION\tAT")
+	for _, e := range entries {
+		at := e.CreatedAt.Format("2006-01-02T15:04:05Z")
+		rows = append(rows, row{e.ID, e.MessageID, e.Amount, e.Currency, e.Description, at})
+		fmt.Fprintf(tw, "%d\t%d\t%s %s\t%s\t%s\n", e.ID, e.MessageID, e.Amount, e.Currency, e.Description, at)
+	}
+	fmt.Fprintf(tw, "\ttotal (%d charges)\t%s USD\t\t\n", count, money.Micros(total))
+	tw.Flush()
+	c.print(map[string]any{"entries": rows, "total": money.Micros(total), "count": count, "currency": "USD"}, b.String())
+	return nil
+}

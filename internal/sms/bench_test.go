@@ -1,0 +1,50 @@
+package sms_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"switchboard/internal/auth"
+	"switchboard/internal/carrier/sim"
+	"switchboard/internal/domain"
+	"switchboard/internal/money"
+	"switchboard/internal/sms"
+	"switchboard/internal/store"
+	"switchboard/internal/store/storetest"
+)
+
+// BenchmarkSend measures the send path (validation, pricing, intent, sim
+// carrier, outcome) on SQLite with synchronous=FULL, many sends in parallel.
+func BenchmarkSend(b *testing.B) {
+	ctx := context.Background()
+	st := storetest.Open(b, store.SQLite)
+	a := domain.Account{Name: "Bench"}
+	if err := st.CreateAccount(ctx, &a); err != nil {
+		b.Fatal(err)
+	}
+	if err := st.CreateLine(ctx, &domain.Line{AccountID: a.ID, Number: "14155550100", SMSEnabled: true}); err != nil {
+		b.Fatal(err)
+	}
+	rate := domain.Rate{AccountID: a.ID, Prefix: "1", SMS: money.Micros(7900), MMS: money.Micros(20000)}
+	if err := st.SetRate(ctx, &rate); err != nil {
+		b.Fatal(err)
+	}
+	carrier := sim.New(sim.Config{ReceiptDelay: time.Second})
+	defer carrier.Close()
+	svc := &sms.Service{Store: st, Carrier: carrier, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	carrier.Attach(svc)
+	p := auth.Principal{AccountID: a.ID, Scopes: []auth.Scope{auth.SMSSend}}
+	req := sms.SendRequest{From: "14155550100", To: []string{"+1 (212) 555-0100"}, Message: "Your appointment is tomorrow at 9:00."}
+	b.SetParallelism(32)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if status, _, err := svc.Send(ctx, p, req, nil); err != nil || status != 201 {
+				b.Fatalf("send: %d %v", status, err)
+			}
+		}
+	})
+}
