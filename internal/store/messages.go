@@ -100,35 +100,32 @@ func (s *Store) MarkSent(ctx context.Context, id int64, ref string) error {
 }
 
 func markSent(ctx context.Context, tx *Tx, id int64, ref string) error {
-	var m struct {
-		account, conv, price int64
-		status, typ, from    string
-		to                   string
+	var account, conv, price int64
+	var typ, from, to string
+	// Only a pending or abandoned message moves to sent: a sent one was
+	// already charged, a failed one was reported unsent to the client.
+	err := tx.queryRow(ctx, `UPDATE messages SET status = ?, carrier_ref = ? WHERE id = ? AND direction = 'out' AND status IN (?, ?)
+		RETURNING account_id, conversation_id, price, type, from_number, to_numbers`,
+		domain.StatusSent, ref, id, domain.StatusPending, domain.StatusAbandoned).Scan(&account, &conv, &price, &typ, &from, &to)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
 	}
-	err := tx.queryRow(ctx, `SELECT account_id, conversation_id, price, status, type, from_number, to_numbers FROM messages WHERE id = ? AND direction = 'out'`, id).
-		Scan(&m.account, &m.conv, &m.price, &m.status, &m.typ, &m.from, &m.to)
 	if err != nil {
-		return fmt.Errorf("store: mark sent: %w", notFound(err, "message"))
-	}
-	if m.status != domain.StatusPending && m.status != domain.StatusAbandoned {
-		return nil // already sent, or refused (never charged)
-	}
-	if _, err := tx.exec(ctx, `UPDATE messages SET status = ?, carrier_ref = ? WHERE id = ?`, domain.StatusSent, ref, id); err != nil {
 		return fmt.Errorf("store: mark sent: %w", err)
 	}
 	if _, err := tx.exec(ctx, `INSERT INTO ledger (account_id, message_id, amount, currency, description, created_at) VALUES (?, ?, ?, 'USD', ?, ?)`,
-		m.account, id, m.price, m.typ+" from "+m.from, tx.now); err != nil {
+		account, id, price, typ+" from "+from, tx.now); err != nil {
 		return fmt.Errorf("store: charge: %w", err)
 	}
-	if _, err := tx.exec(ctx, `UPDATE conversations SET last_message_id = ?, last_message_at = ? WHERE id = ?`, id, tx.now, m.conv); err != nil {
+	if _, err := tx.exec(ctx, `UPDATE conversations SET last_message_id = ?, last_message_at = ? WHERE id = ?`, id, tx.now, conv); err != nil {
 		return fmt.Errorf("store: conversation: %w", err)
 	}
 	if _, err := tx.exec(ctx, `UPDATE idempotency_keys SET state = 'done' WHERE message_id = ?`, id); err != nil {
 		return fmt.Errorf("store: idempotency: %w", err)
 	}
-	var to []string
-	json.Unmarshal([]byte(m.to), &to)
-	return addEvent(ctx, tx, m.account, "AccountSMS", smsEvent{Event: "message.sent", MessageID: id, Direction: "out", Line: m.from, Numbers: to, Status: domain.StatusSent})
+	var numbers []string
+	json.Unmarshal([]byte(to), &numbers)
+	return addEvent(ctx, tx, account, "AccountSMS", smsEvent{Event: "message.sent", MessageID: id, Direction: "out", Line: from, Numbers: numbers, Status: domain.StatusSent})
 }
 
 // MarkUnsent records that message id was not accepted: failed when the
@@ -182,36 +179,33 @@ var intermediateDelivery = map[string]bool{
 // the carrier call and recording its answer is reconciled).
 func (s *Store) ApplyReceipt(ctx context.Context, id int64, status, errText string, at time.Time) error {
 	return s.write(ctx, func(tx *Tx) error {
+		var account int64
+		var msgStatus, from, to string
 		var cur sql.NullString
-		var msgStatus string
-		err := tx.queryRow(ctx, `SELECT status, delivery_status FROM messages WHERE id = ? AND direction = 'out'`, id).Scan(&msgStatus, &cur)
+		err := tx.queryRow(ctx, `SELECT account_id, status, delivery_status, from_number, to_numbers FROM messages WHERE id = ? AND direction = 'out'`, id).
+			Scan(&account, &msgStatus, &cur, &from, &to)
 		if errors.Is(err, sql.ErrNoRows) {
 			return domain.Errorf(domain.NotFound, "message %d not found", id)
 		}
 		if err != nil {
 			return fmt.Errorf("store: receipt: %w", err)
 		}
-		if msgStatus == domain.StatusFailed {
-			// The client was told nothing was sent; never charge it. The
-			// report is kept for the operator.
-			_, err := tx.exec(ctx, `UPDATE messages SET delivery_status = ?, delivery_error = ?, delivery_at = ? WHERE id = ?`, status, errText, micros(at), id)
-			return err
-		}
-		if msgStatus == domain.StatusPending || msgStatus == domain.StatusAbandoned {
+		switch msgStatus {
+		case domain.StatusPending, domain.StatusAbandoned:
 			if err := markSent(ctx, tx, id, ""); err != nil {
 				return err
 			}
+		case domain.StatusFailed:
+			// The client was told nothing was sent: never charge it. The
+			// report is kept for the operator, with no event.
+			_, err := tx.exec(ctx, `UPDATE messages SET delivery_status = ?, delivery_error = ?, delivery_at = ? WHERE id = ?`, status, errText, micros(at), id)
+			return err
 		}
 		if cur.Valid && !intermediateDelivery[cur.String] && intermediateDelivery[status] {
 			return nil
 		}
 		if _, err := tx.exec(ctx, `UPDATE messages SET delivery_status = ?, delivery_error = ?, delivery_at = ? WHERE id = ?`, status, errText, micros(at), id); err != nil {
 			return fmt.Errorf("store: receipt: %w", err)
-		}
-		var account int64
-		var from, to string
-		if err := tx.queryRow(ctx, `SELECT account_id, from_number, to_numbers FROM messages WHERE id = ?`, id).Scan(&account, &from, &to); err != nil {
-			return err
 		}
 		var numbers []string
 		json.Unmarshal([]byte(to), &numbers)

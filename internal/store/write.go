@@ -3,8 +3,10 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Tx is the transaction a write function runs in. On SQLite several write
@@ -133,16 +135,19 @@ func (s *Store) commitBatch(reqs []*writeReq) {
 			r.done <- err
 		}
 	}
-	conn := s.wconn
 	// The batch runs as plain BEGIN/COMMIT statements on the committer's own
 	// connection, so that statements prepared on it are reused (database/sql
 	// would re-prepare them inside an *sql.Tx).
-	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+	t := &Tx{conn: s.wconn, s: s, now: micros(s.now())}
+	rollback := func() {
+		if _, err := t.exec(ctx, "ROLLBACK"); err != nil {
+			s.wrecover()
+		}
+	}
+	if _, err := t.exec(ctx, "BEGIN IMMEDIATE"); err != nil {
 		finish(fmt.Errorf("store: begin: %w", err))
 		return
 	}
-	tx := rawTx{conn}
-	t := &Tx{conn: conn, s: s, now: micros(s.now())}
 	results := make([]error, len(reqs))
 	applied := 0
 	for i, r := range reqs {
@@ -150,31 +155,31 @@ func (s *Store) commitBatch(reqs []*writeReq) {
 			results[i] = err
 			continue
 		}
-		if _, err := tx.ExecContext(ctx, "SAVEPOINT w"); err != nil {
+		if _, err := t.exec(ctx, "SAVEPOINT w"); err != nil {
 			results[i] = fmt.Errorf("store: savepoint: %w", err)
 			continue
 		}
 		if err := runFn(t, r.fn); err != nil {
 			results[i] = err
-			if _, rbErr := tx.ExecContext(ctx, "ROLLBACK TO w"); rbErr != nil {
+			if _, rbErr := t.exec(ctx, "ROLLBACK TO w"); rbErr != nil {
 				// The transaction is in an unknown state: fail everything.
-				tx.Rollback()
+				rollback()
 				finish(errors.Join(err, fmt.Errorf("store: rollback to savepoint: %w", rbErr)))
 				return
 			}
 		} else {
 			applied++
 		}
-		if _, err := tx.ExecContext(ctx, "RELEASE w"); err != nil {
-			tx.Rollback()
+		if _, err := t.exec(ctx, "RELEASE w"); err != nil {
+			rollback()
 			finish(fmt.Errorf("store: release savepoint: %w", err))
 			return
 		}
 	}
 	if applied == 0 {
-		tx.Rollback()
-	} else if err := tx.Commit(); err != nil {
-		tx.Rollback()
+		rollback()
+	} else if _, err := t.exec(ctx, "COMMIT"); err != nil {
+		rollback()
 		finish(fmt.Errorf("store: commit: %w", err))
 		return
 	}
@@ -183,20 +188,21 @@ func (s *Store) commitBatch(reqs []*writeReq) {
 	}
 }
 
-// rawTx ends a BEGIN on the committer's connection.
-type rawTx struct{ conn *sql.Conn }
-
-// ExecContext runs a statement in the transaction.
-func (t rawTx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	return t.conn.ExecContext(ctx, query, args...)
-}
-
-func (t rawTx) Commit() error {
-	_, err := t.conn.ExecContext(context.Background(), "COMMIT")
-	return err
-}
-
-func (t rawTx) Rollback() error {
-	_, err := t.conn.ExecContext(context.Background(), "ROLLBACK")
-	return err
+// wrecover replaces the committer's connection after a failed ROLLBACK left
+// it in an unknown transaction state.
+func (s *Store) wrecover() {
+	for _, st := range s.wstmts {
+		st.Close()
+	}
+	clear(s.wstmts)
+	s.wconn.Raw(func(any) error { return driver.ErrBadConn })
+	s.wconn.Close()
+	for {
+		conn, err := s.w.Conn(context.Background())
+		if err == nil {
+			s.wconn = conn
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
