@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"switchboard/internal/domain"
+	"switchboard/internal/logging"
 	"switchboard/internal/store"
 )
 
@@ -107,19 +108,18 @@ func (c *cli) open(ctx context.Context) (*store.Store, error) {
 	return st, nil
 }
 
-func (c *cli) logger() (*slog.Logger, error) {
+// logger returns the configured logger on stderr and a function that
+// flushes it; call that before exiting.
+func (c *cli) logger() (*slog.Logger, func(), error) {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(c.logLevel)); err != nil {
-		return nil, usageError{fmt.Sprintf("invalid --log-level %q", c.logLevel)}
+		return nil, nil, usageError{fmt.Sprintf("invalid --log-level %q", c.logLevel)}
 	}
-	opts := &slog.HandlerOptions{Level: level}
-	switch c.logFormat {
-	case "text":
-		return slog.New(slog.NewTextHandler(c.stderr, opts)), nil
-	case "json":
-		return slog.New(slog.NewJSONHandler(c.stderr, opts)), nil
+	if c.logFormat != "text" && c.logFormat != "json" {
+		return nil, nil, usageError{fmt.Sprintf("invalid --log-format %q (want text or json)", c.logFormat)}
 	}
-	return nil, usageError{fmt.Sprintf("invalid --log-format %q (want text or json)", c.logFormat)}
+	w := logging.NewWriter(c.stderr)
+	return logging.New(w, c.logFormat == "json", level), func() { w.Close() }, nil
 }
 
 // print writes v as one JSON object with --json, else the text.

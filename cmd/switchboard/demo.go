@@ -14,10 +14,11 @@ func cmdDemo(ctx context.Context, c *cli, args []string) error {
 	if err := c.parse("demo", args, c.serveFlags); err != nil {
 		return err
 	}
-	log, err := c.logger()
+	log, flush, err := c.logger()
 	if err != nil {
 		return err
 	}
+	defer flush()
 	// Always a fresh database, so the demo never touches real data.
 	dir, err := os.MkdirTemp("", "switchboard-demo-")
 	if err != nil {

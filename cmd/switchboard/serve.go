@@ -28,10 +28,11 @@ func cmdServe(ctx context.Context, c *cli, args []string) error {
 	if err := c.parse("serve", args, c.serveFlags); err != nil {
 		return err
 	}
-	log, err := c.logger()
+	log, flush, err := c.logger()
 	if err != nil {
 		return err
 	}
+	defer flush()
 	st, err := c.open(ctx)
 	if err != nil {
 		return err
