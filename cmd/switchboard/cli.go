@@ -36,6 +36,7 @@ type cli struct {
 	kannelPassword string
 	kannelSecret   string
 	reconcileAfter time.Duration
+	debugAddr      string
 }
 
 // env returns the SWITCHBOARD_ variable for name, or def.
@@ -69,6 +70,7 @@ func (c *cli) serveFlags(fs *flag.FlagSet) {
 		d = 2 * time.Minute
 	}
 	fs.DurationVar(&c.reconcileAfter, "reconcile-after", d, "abandon a send still unanswered after this long (SWITCHBOARD_RECONCILE_AFTER)")
+	fs.StringVar(&c.debugAddr, "debug-addr", env("DEBUG_ADDR", ""), "serve Go's pprof profiles on this address, e.g. 127.0.0.1:6060; off by default (SWITCHBOARD_DEBUG_ADDR)")
 }
 
 // parse parses args with the common flags plus the command's own (added by

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"path/filepath"
 	"strings"
 	"time"
@@ -74,6 +75,16 @@ func serve(ctx context.Context, c *cli, st *store.Store, log *slog.Logger, ready
 	defer stopWork()
 	go a.sms.RunReconciler(workCtx, c.reconcileAfter, min(c.reconcileAfter/4+time.Second, time.Minute))
 
+	if c.debugAddr != "" {
+		go func() {
+			// A separate listener, so profiles are never exposed with the API.
+			mux := http.NewServeMux()
+			mux.HandleFunc("/debug/pprof/", pprof.Index)
+			mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+			mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+			log.Warn("debug server stopped", "err", http.ListenAndServe(c.debugAddr, mux))
+		}()
+	}
 	log.Info("serving", "addr", ln.Addr().String(), "public_url", publicURL, "engine", st.Engine(), "carrier", c.carrier)
 	if ready != nil {
 		ready(a)

@@ -1,12 +1,15 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 	"strings"
+	"sync"
 
 	"switchboard/internal/domain"
 )
@@ -18,8 +21,11 @@ const defaultBodyLimit = 1 << 20
 // trailing data, wrong types and unparseable JSON are 400 invalid_request, and
 // a body over limit is 413. An empty body is allowed only when optional is true.
 func decodeJSON(w http.ResponseWriter, r *http.Request, dst any, limit int64, optional bool) error {
-	body := http.MaxBytesReader(w, r.Body, limit)
-	dec := json.NewDecoder(body)
+	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	if err != nil {
+		return decodeError(err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
 		if errors.Is(err, io.EOF) {
@@ -36,7 +42,89 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, dst any, limit int64, op
 		}
 		return domain.Errorf(domain.Invalid, "request body has data after the JSON value")
 	}
+	// encoding/json matches field names case-insensitively; the API does not.
+	return exactKeys(json.NewDecoder(bytes.NewReader(raw)), reflect.TypeOf(dst), "")
+}
+
+// exactKeys walks one JSON value and rejects object keys that are not
+// exactly a json tag of the struct they decode into ("Message" is not
+// "message"). t nil means any value.
+func exactKeys(dec *json.Decoder, t reflect.Type, path string) error {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	tok, err := dec.Token()
+	if err != nil {
+		return decodeError(err)
+	}
+	switch tok {
+	case json.Delim('{'):
+		var fields map[string]reflect.Type
+		if t != nil && t.Kind() == reflect.Struct {
+			fields = jsonFields(t)
+		}
+		for dec.More() {
+			k, err := dec.Token()
+			if err != nil {
+				return decodeError(err)
+			}
+			key, _ := k.(string)
+			var ft reflect.Type
+			if fields != nil {
+				var ok bool
+				if ft, ok = fields[key]; !ok {
+					return domain.Errorf(domain.Invalid, "unknown field %q", path+key)
+				}
+			} else if t != nil && t.Kind() == reflect.Map {
+				ft = t.Elem()
+			}
+			if err := exactKeys(dec, ft, path+key+"."); err != nil {
+				return err
+			}
+		}
+		_, err = dec.Token()
+	case json.Delim('['):
+		var et reflect.Type
+		if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
+			et = t.Elem()
+		}
+		for i := 0; dec.More(); i++ {
+			if err := exactKeys(dec, et, fmt.Sprintf("%s[%d].", strings.TrimSuffix(path, "."), i)); err != nil {
+				return err
+			}
+		}
+		_, err = dec.Token()
+	}
+	if err != nil {
+		return decodeError(err)
+	}
 	return nil
+}
+
+var fieldCache sync.Map // reflect.Type → map[string]reflect.Type
+
+// jsonFields maps a struct's JSON names to field types.
+func jsonFields(t reflect.Type) map[string]reflect.Type {
+	if f, ok := fieldCache.Load(t); ok {
+		return f.(map[string]reflect.Type)
+	}
+	fields := map[string]reflect.Type{}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		fields[name] = f.Type
+	}
+	fieldCache.Store(t, fields)
+	return fields
 }
 
 func decodeError(err error) error {
@@ -48,7 +136,7 @@ func decodeError(err error) error {
 		return &domain.Error{Code: domain.Invalid, Message: fmt.Sprintf("request body exceeds %d bytes", tooBig.Limit), Status: http.StatusRequestEntityTooLarge}
 	case errors.As(err, &typeErr):
 		if typeErr.Field == "" {
-			return domain.Errorf(domain.Invalid, "request body must be a JSON %s", jsonKind(typeErr.Type.Kind().String()))
+			return domain.Errorf(domain.Invalid, "request body must be %s", jsonKind(typeErr.Type.Kind().String()))
 		}
 		return domain.Errorf(domain.Invalid, "field %s must be %s, not %s", typeErr.Field, jsonKind(typeErr.Type.Kind().String()), typeErr.Value)
 	case errors.As(err, &syntaxErr), errors.Is(err, io.ErrUnexpectedEOF):

@@ -334,36 +334,48 @@ func (s *Service) sendingLine(ctx context.Context, p auth.Principal, from string
 	return domain.Line{}, domain.Errorf(domain.PermissionDenied, "from %s is not one of your SMS lines (see GET /sms/lines)", number)
 }
 
-// recipients normalizes and de-duplicates to, recording each dropped entry in
-// res.Skipped, and returns the numbers to dial in the order given.
+// recipients normalizes and de-duplicates to and returns the numbers to dial
+// in the order given, recording each dropped entry in res.Skipped, also in
+// the order given.
 func (s *Service) recipients(ctx context.Context, line domain.Line, raw []string, res *SendResult) ([]string, error) {
+	normalized := make([]string, len(raw)) // "" for an entry that is not dialable
+	var distinct []string
 	seen := map[string]bool{}
-	var keep []string
-	var keepRaw []string
-	for _, r := range raw {
+	for i, r := range raw {
 		n, ok := phone.Normalize(r)
 		if !ok || !phone.Dialable(n) {
-			res.Skipped = append(res.Skipped, Skipped{To: r, Reason: SkipInvalid})
 			continue
 		}
-		if seen[n] {
-			res.Skipped = append(res.Skipped, Skipped{To: r, Reason: SkipDuplicate})
-			continue
+		normalized[i] = n
+		if !seen[n] {
+			seen[n] = true
+			distinct = append(distinct, n)
 		}
-		seen[n] = true
-		keep, keepRaw = append(keep, n), append(keepRaw, r)
 	}
-	if len(keep) > MaxRecipients {
-		return nil, domain.Errorf(domain.Invalid, "to has %d distinct recipients; at most %d are allowed", len(keep), MaxRecipients)
+	if len(distinct) > MaxRecipients {
+		return nil, domain.Errorf(domain.Invalid, "to has %d distinct recipients; at most %d are allowed", len(distinct), MaxRecipients)
 	}
-	opted, err := s.Store.OptedOut(ctx, line.ID, keep)
+	opted, err := s.Store.OptedOut(ctx, line.ID, distinct)
 	if err != nil {
 		return nil, err
 	}
-	out := keep[:0:0]
-	for i, n := range keep {
-		if opted[n] {
-			res.Skipped = append(res.Skipped, Skipped{To: keepRaw[i], Reason: SkipOptedOut})
+	var out []string
+	clear(seen)
+	for i, n := range normalized {
+		reason := ""
+		switch {
+		case n == "":
+			reason = SkipInvalid
+		case seen[n]:
+			reason = SkipDuplicate
+		case opted[n]:
+			reason = SkipOptedOut
+		}
+		if n != "" {
+			seen[n] = true
+		}
+		if reason != "" {
+			res.Skipped = append(res.Skipped, Skipped{To: raw[i], Reason: reason})
 			continue
 		}
 		out = append(out, n)

@@ -44,8 +44,19 @@ func (s *Store) BeginIdempotent(ctx context.Context, accountID int64, key string
 		)
 		err := tx.queryRow(ctx, `SELECT request_hash, state, status, response, message_id, created_at FROM idempotency_keys WHERE account_id = ? AND key = ?`, accountID, key).
 			Scan(&storedHash, &state, &status, &response, &messageID, &created)
+		conflict := domain.Errorf(domain.Conflict, "a request with this Idempotency-Key is still in progress; retry later")
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
+			// Claim it; a concurrent request that claimed it first wins.
+			res, err := tx.exec(ctx, `INSERT INTO idempotency_keys (account_id, key, request_hash, state, created_at) VALUES (?, ?, ?, 'running', ?) ON CONFLICT DO NOTHING`,
+				accountID, key, hash, tx.now)
+			if err != nil {
+				return fmt.Errorf("store: idempotency: %w", err)
+			}
+			if n, _ := res.RowsAffected(); n == 0 {
+				return conflict
+			}
+			return nil
 		case err != nil:
 			return fmt.Errorf("store: idempotency: %w", err)
 		case tx.now-created > IdempotencyTTL.Microseconds():
@@ -57,13 +68,17 @@ func (s *Store) BeginIdempotent(ctx context.Context, accountID int64, key string
 			replay = &Replay{Status: status, Body: response}
 			return nil
 		case messageID.Valid || tx.now-created < idempotencyLease.Microseconds():
-			return domain.Errorf(domain.Conflict, "a request with this Idempotency-Key is still in progress; retry later")
+			return conflict
 		}
-		_, err = tx.exec(ctx, `INSERT INTO idempotency_keys (account_id, key, request_hash, state, created_at) VALUES (?, ?, ?, 'running', ?)
-			ON CONFLICT (account_id, key) DO UPDATE SET request_hash = excluded.request_hash, state = 'running', status = 0, response = NULL, message_id = NULL, created_at = excluded.created_at`,
-			accountID, key, hash, tx.now)
+		// Take over an expired record or a dead request's claim, unless a
+		// concurrent request just did (compare-and-swap on created_at).
+		res, err := tx.exec(ctx, `UPDATE idempotency_keys SET request_hash = ?, state = 'running', status = 0, response = NULL, message_id = NULL, created_at = ?
+			WHERE account_id = ? AND key = ? AND created_at = ?`, hash, tx.now, accountID, key, created)
 		if err != nil {
 			return fmt.Errorf("store: idempotency: %w", err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return conflict
 		}
 		return nil
 	})

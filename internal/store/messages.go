@@ -108,6 +108,13 @@ func markSent(ctx context.Context, tx *Tx, id int64, ref string) error {
 		RETURNING account_id, conversation_id, price, type, from_number, to_numbers`,
 		domain.StatusSent, ref, id, domain.StatusPending, domain.StatusAbandoned).Scan(&account, &conv, &price, &typ, &from, &to)
 	if errors.Is(err, sql.ErrNoRows) {
+		// Already sent (or refused). A receipt may have recorded it before the
+		// carrier's answer did; keep the carrier's reference then.
+		if ref != "" {
+			if _, err := tx.exec(ctx, `UPDATE messages SET carrier_ref = ? WHERE id = ? AND carrier_ref = '' AND status = ?`, ref, id, domain.StatusSent); err != nil {
+				return fmt.Errorf("store: carrier ref: %w", err)
+			}
+		}
 		return nil
 	}
 	if err != nil {
@@ -182,7 +189,9 @@ func (s *Store) ApplyReceipt(ctx context.Context, id int64, status, errText stri
 		var account int64
 		var msgStatus, from, to string
 		var cur sql.NullString
-		err := tx.queryRow(ctx, `SELECT account_id, status, delivery_status, from_number, to_numbers FROM messages WHERE id = ? AND direction = 'out'`, id).
+		// Lock the row (PostgreSQL) so that concurrent receipts for one
+		// message apply one after the other.
+		err := tx.queryRow(ctx, `SELECT account_id, status, delivery_status, from_number, to_numbers FROM messages WHERE id = ? AND direction = 'out'`+tx.s.forUpdate(), id).
 			Scan(&account, &msgStatus, &cur, &from, &to)
 		if errors.Is(err, sql.ErrNoRows) {
 			return domain.Errorf(domain.NotFound, "message %d not found", id)

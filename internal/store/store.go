@@ -253,6 +253,15 @@ func (s *Store) migrateOne(ctx context.Context, version, body string) error {
 	return tx.Commit()
 }
 
+// forUpdate is the row-locking suffix for a SELECT inside a write. SQLite
+// needs none: it runs one writer at a time.
+func (s *Store) forUpdate() string {
+	if s.engine == Postgres {
+		return " FOR UPDATE"
+	}
+	return ""
+}
+
 // isUniqueViolation reports whether err is a unique-constraint failure on either engine.
 func isUniqueViolation(err error) bool {
 	var pgErr *pgconn.PgError

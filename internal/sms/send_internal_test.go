@@ -1,0 +1,634 @@
+package sms
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"switchboard/internal/auth"
+	"switchboard/internal/blob"
+	"switchboard/internal/carrier"
+	"switchboard/internal/domain"
+	"switchboard/internal/money"
+	"switchboard/internal/store"
+	"switchboard/internal/store/storetest"
+)
+
+// stubCarrier accepts (or refuses) synchronously and records what it got.
+type stubCarrier struct {
+	mu    sync.Mutex
+	err   error
+	got   []carrier.Message
+	ctxOK []bool // whether the context was still live at each call
+	// during, when set, runs inside Send after acceptance is decided, before
+	// it returns (to deliver a receipt that beats the answer).
+	during func(m carrier.Message)
+}
+
+func (c *stubCarrier) Send(ctx context.Context, m carrier.Message) (carrier.Accepted, error) {
+	c.mu.Lock()
+	err, during := c.err, c.during
+	c.got = append(c.got, m)
+	c.ctxOK = append(c.ctxOK, ctx.Err() == nil)
+	n := len(c.got)
+	c.mu.Unlock()
+	if err != nil {
+		return carrier.Accepted{}, err
+	}
+	if during != nil {
+		during(m)
+	}
+	return carrier.Accepted{Ref: fmt.Sprintf("stub-%d", n)}, nil
+}
+
+func (c *stubCarrier) calls() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.got)
+}
+
+// countingMedia counts uploads.
+type countingMedia struct {
+	MediaStore
+	mu   sync.Mutex
+	puts int
+}
+
+func (m *countingMedia) Put(ctx context.Context, data []byte, contentType, ext string) (string, error) {
+	m.mu.Lock()
+	m.puts++
+	m.mu.Unlock()
+	return m.MediaStore.Put(ctx, data, contentType, ext)
+}
+
+func (m *countingMedia) count() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.puts
+}
+
+type env struct {
+	st    *store.Store
+	svc   *Service
+	car   *stubCarrier
+	media *countingMedia
+	p     auth.Principal
+	line  domain.Line
+	steps []string // fault steps seen, in order
+}
+
+const (
+	testLine = "14155550100"
+	testTo   = "14155550123"
+)
+
+var bg = context.Background()
+
+func newEnv(t *testing.T, engine store.Engine) *env {
+	t.Helper()
+	st := storetest.Open(t, engine)
+	a := domain.Account{Name: "Acme"}
+	check(t, st.CreateAccount(bg, &a))
+	line := domain.Line{AccountID: a.ID, Number: testLine, SMSEnabled: true}
+	check(t, st.CreateLine(bg, &line))
+	rate := domain.Rate{AccountID: a.ID, Prefix: "1", SMS: money.Micros(7900), MMS: money.Micros(20000)}
+	check(t, st.SetRate(bg, &rate))
+	b, err := blob.Open(bg, "mem://")
+	check(t, err)
+	t.Cleanup(func() { b.Close() })
+	e := &env{st: st, car: &stubCarrier{}, media: &countingMedia{MediaStore: b}, line: line,
+		p: auth.Principal{AccountID: a.ID, Scopes: []auth.Scope{auth.SMSSend}}}
+	e.svc = &Service{
+		Store:    st,
+		Carrier:  e.car,
+		Media:    e.media,
+		MediaURL: func(name string) string { return b.URL("https://sb.test/media/", name) },
+		Log:      slog.New(slog.NewTextHandler(io.Discard, nil)),
+	}
+	return e
+}
+
+func check(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func eachEngine(t *testing.T, fn func(t *testing.T, e *env)) {
+	for _, engine := range storetest.Engines(t) {
+		t.Run(string(engine), func(t *testing.T) {
+			t.Parallel()
+			fn(t, newEnv(t, engine))
+		})
+	}
+}
+
+// failAt makes the fault hook return an error at step (and record every step).
+func (e *env) failAt(step string) error {
+	errFault := errors.New("injected fault at " + step)
+	e.svc.Fault = func(s string) error {
+		e.steps = append(e.steps, s)
+		if s == step {
+			return errFault
+		}
+		return nil
+	}
+	return errFault
+}
+
+func (e *env) request() SendRequest {
+	return SendRequest{From: testLine, To: []string{"(415) 555-0123"}, Message: "hello"}
+}
+
+func (e *env) ledger(t *testing.T) (int64, int) {
+	t.Helper()
+	total, n, err := e.st.LedgerTotal(bg, e.p.AccountID)
+	check(t, err)
+	return total, n
+}
+
+// messages probes message ids (the store has no listing).
+func (e *env) messages(t *testing.T) []domain.Message {
+	t.Helper()
+	var out []domain.Message
+	misses := 0
+	for id := int64(1); misses < 30; id++ {
+		m, err := e.st.Message(bg, e.p.AccountID, id)
+		if domain.IsNotFound(err) {
+			misses++
+			continue
+		}
+		check(t, err)
+		misses = 0
+		out = append(out, m)
+	}
+	return out
+}
+
+func (e *env) only(t *testing.T) domain.Message {
+	t.Helper()
+	ms := e.messages(t)
+	if len(ms) != 1 {
+		t.Fatalf("messages = %+v, want exactly one", ms)
+	}
+	return ms[0]
+}
+
+func (e *env) message(t *testing.T, id int64) domain.Message {
+	t.Helper()
+	m, err := e.st.Message(bg, e.p.AccountID, id)
+	check(t, err)
+	return m
+}
+
+func (e *env) events(t *testing.T, kind string, id int64) int {
+	t.Helper()
+	evs, err := e.st.Events(bg, e.p.AccountID, 0, 1000)
+	check(t, err)
+	n := 0
+	for _, ev := range evs {
+		var p struct {
+			Event     string `json:"event"`
+			MessageID int64  `json:"messageId"`
+		}
+		check(t, json.Unmarshal(ev.Payload, &p))
+		if ev.Type == "AccountSMS" && p.Event == kind && p.MessageID == id {
+			n++
+		}
+	}
+	return n
+}
+
+func TestSendStepsInOrder(t *testing.T) {
+	eachEngine(t, func(t *testing.T, e *env) {
+		e.failAt("none")
+		status, res, err := e.svc.Send(bg, e.p, e.request(), nil)
+		if err != nil || status != 201 {
+			t.Fatalf("send: %d %v", status, err)
+		}
+		if want := []string{"before-intent", "after-intent", "after-carrier"}; !slices.Equal(e.steps, want) {
+			t.Errorf("steps = %v, want %v", e.steps, want)
+		}
+		m := e.message(t, res.Messages[0].ID)
+		if m.Status != domain.StatusSent || m.CarrierRef != "stub-1" || m.Price != 7900 {
+			t.Errorf("message = %+v", m)
+		}
+		if total, n := e.ledger(t); total != 7900 || n != 1 {
+			t.Errorf("ledger = %d in %d rows", total, n)
+		}
+	})
+}
+
+func TestFaultBeforeIntent(t *testing.T) {
+	eachEngine(t, func(t *testing.T, e *env) {
+		errFault := e.failAt("before-intent")
+		req := e.request()
+		req.Attachments = []Attachment{{Filename: "a.png", ContentType: "image/png", Content: "iVBORw0KGgo="}}
+		status, res, err := e.svc.Send(bg, e.p, req, nil)
+		if !errors.Is(err, errFault) || status != 0 || res != nil {
+			t.Fatalf("send = %d %v %v, want the injected error", status, res, err)
+		}
+		if ms := e.messages(t); len(ms) != 0 {
+			t.Errorf("messages written: %+v", ms)
+		}
+		if total, n := e.ledger(t); total != 0 || n != 0 {
+			t.Errorf("charged %d in %d rows", total, n)
+		}
+		if e.car.calls() != 0 || e.media.count() != 0 {
+			t.Errorf("carrier calls %d, uploads %d; want none", e.car.calls(), e.media.count())
+		}
+	})
+}
+
+func TestFaultAfterIntentThenReconcile(t *testing.T) {
+	eachEngine(t, func(t *testing.T, e *env) {
+		// With an Idempotency-Key claimed the way the HTTP layer does.
+		hash := sha256.Sum256([]byte("body"))
+		replay, err := e.st.BeginIdempotent(bg, e.p.AccountID, "k1", hash[:])
+		if err != nil || replay != nil {
+			t.Fatalf("begin: %v %v", replay, err)
+		}
+		idem := &Idempotency{Key: "k1", Encode: func(r *SendResult) ([]byte, error) { return []byte(`{"data":{}}`), nil }}
+
+		errFault := e.failAt("after-intent")
+		if _, _, err := e.svc.Send(bg, e.p, e.request(), idem); !errors.Is(err, errFault) {
+			t.Fatalf("send err = %v, want the injected error", err)
+		}
+		m := e.only(t)
+		if m.Status != domain.StatusPending || m.Price != 7900 || m.Units != 1 || !slices.Equal(m.To, []string{testTo}) {
+			t.Errorf("intent = %+v, want pending at 0.0079", m)
+		}
+		if total, n := e.ledger(t); total != 0 || n != 0 {
+			t.Errorf("a pending message was charged: %d in %d rows", total, n)
+		}
+		if e.car.calls() != 0 {
+			t.Errorf("carrier called %d times", e.car.calls())
+		}
+		if n := e.events(t, "message.sent", m.ID); n != 0 {
+			t.Errorf("%d message.sent events for a pending message", n)
+		}
+		// The key is held while the message is pending.
+		if _, err := e.st.BeginIdempotent(bg, e.p.AccountID, "k1", hash[:]); domain.ErrorCode(err) != domain.Conflict {
+			t.Errorf("retry while pending: %v, want conflict", err)
+		}
+
+		n, err := e.svc.Reconcile(bg, 0)
+		if err != nil || n != 1 {
+			t.Fatalf("reconcile = %d %v, want 1", n, err)
+		}
+		if got := e.message(t, m.ID); got.Status != domain.StatusAbandoned {
+			t.Errorf("after reconcile: %s, want abandoned", got.Status)
+		}
+		if total, n := e.ledger(t); total != 0 || n != 0 {
+			t.Errorf("an abandoned message was charged: %d in %d rows", total, n)
+		}
+		if n, err := e.svc.Reconcile(bg, 0); err != nil || n != 0 {
+			t.Errorf("second reconcile = %d %v, want 0", n, err)
+		}
+		// Abandoned releases the key: a retry may send.
+		if replay, err := e.st.BeginIdempotent(bg, e.p.AccountID, "k1", hash[:]); err != nil || replay != nil {
+			t.Errorf("retry after reconcile: %v %v, want to proceed", replay, err)
+		}
+		// A reconcile with a long age leaves a fresh pending message alone.
+		e.failAt("after-intent")
+		e.svc.Send(bg, e.p, e.request(), nil)
+		if n, err := e.svc.Reconcile(bg, time.Hour); err != nil || n != 0 {
+			t.Errorf("reconcile(1h) = %d %v, want 0", n, err)
+		}
+	})
+}
+
+func TestFaultAfterCarrierThenReceipt(t *testing.T) {
+	eachEngine(t, func(t *testing.T, e *env) {
+		errFault := e.failAt("after-carrier")
+		if _, _, err := e.svc.Send(bg, e.p, e.request(), nil); !errors.Is(err, errFault) {
+			t.Fatalf("send err = %v, want the injected error", err)
+		}
+		m := e.only(t)
+		if m.Status != domain.StatusPending || e.car.calls() != 1 {
+			t.Fatalf("after the fault: %+v, carrier calls %d", m, e.car.calls())
+		}
+		if total, n := e.ledger(t); total != 0 || n != 0 {
+			t.Errorf("charged before any evidence: %d in %d rows", total, n)
+		}
+		// The receipt proves acceptance: sent, charged once.
+		check(t, e.svc.Receipt(bg, carrier.Receipt{MessageID: m.ID, Status: "delivered"}))
+		got := e.message(t, m.ID)
+		if got.Status != domain.StatusSent || got.DeliveryStatus != "delivered" || got.DeliveryAt == nil {
+			t.Errorf("after receipt: %+v", got)
+		}
+		if total, n := e.ledger(t); total != 7900 || n != 1 {
+			t.Errorf("ledger = %d in %d rows, want 7900 once", total, n)
+		}
+		// A second receipt does not charge again.
+		check(t, e.svc.Receipt(bg, carrier.Receipt{MessageID: m.ID, Status: "delivered"}))
+		check(t, e.svc.Receipt(bg, carrier.Receipt{MessageID: m.ID, Status: "undelivered", Error: "late"}))
+		if total, n := e.ledger(t); total != 7900 || n != 1 {
+			t.Errorf("ledger after more receipts = %d in %d rows, want 7900 once", total, n)
+		}
+		if n := e.events(t, "message.sent", m.ID); n != 1 {
+			t.Errorf("%d message.sent events, want 1", n)
+		}
+		// The reconciler leaves it alone.
+		if n, err := e.svc.Reconcile(bg, 0); err != nil || n != 0 {
+			t.Errorf("reconcile = %d %v", n, err)
+		}
+	})
+}
+
+func TestReceiptAfterAbandonedChargesOnce(t *testing.T) {
+	eachEngine(t, func(t *testing.T, e *env) {
+		e.failAt("after-carrier")
+		e.svc.Send(bg, e.p, e.request(), nil)
+		m := e.only(t)
+		if n, err := e.svc.Reconcile(bg, 0); err != nil || n != 1 {
+			t.Fatalf("reconcile = %d %v", n, err)
+		}
+		if got := e.message(t, m.ID); got.Status != domain.StatusAbandoned {
+			t.Fatalf("status %s, want abandoned", got.Status)
+		}
+		if _, n := e.ledger(t); n != 0 {
+			t.Fatalf("abandoned was charged")
+		}
+		for range 3 {
+			check(t, e.svc.Receipt(bg, carrier.Receipt{MessageID: m.ID, Status: "delivered", At: time.Now()}))
+		}
+		if got := e.message(t, m.ID); got.Status != domain.StatusSent || got.DeliveryStatus != "delivered" {
+			t.Errorf("after late receipt: %+v", got)
+		}
+		if total, n := e.ledger(t); total != 7900 || n != 1 {
+			t.Errorf("ledger = %d in %d rows, want 7900 once", total, n)
+		}
+	})
+}
+
+func TestMarkSentIdempotent(t *testing.T) {
+	eachEngine(t, func(t *testing.T, e *env) {
+		_, res, err := e.svc.Send(bg, e.p, e.request(), nil)
+		check(t, err)
+		id := res.Messages[0].ID
+		for range 3 {
+			check(t, e.st.MarkSent(bg, id, "again"))
+		}
+		if total, n := e.ledger(t); total != 7900 || n != 1 {
+			t.Errorf("ledger = %d in %d rows, want 7900 once", total, n)
+		}
+		if n := e.events(t, "message.sent", id); n != 1 {
+			t.Errorf("%d message.sent events, want 1", n)
+		}
+		// Directly on an intent, concurrently.
+		out := &store.Outbound{AccountID: e.p.AccountID, LineID: e.line.ID, From: testLine, To: []string{testTo}, Participants: testTo,
+			Body: "x", Type: domain.BillingSMS, Units: 1, UnitPrice: 7900, Price: 7900}
+		id2, err := e.st.CreateOutbound(bg, out)
+		check(t, err)
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Go(func() {
+				if err := e.st.MarkSent(bg, id2, "r"); err != nil {
+					t.Errorf("mark sent: %v", err)
+				}
+			})
+		}
+		wg.Wait()
+		if total, n := e.ledger(t); total != 2*7900 || n != 2 {
+			t.Errorf("ledger = %d in %d rows, want two charges", total, n)
+		}
+	})
+}
+
+func TestRefusedNeverCharged(t *testing.T) {
+	eachEngine(t, func(t *testing.T, e *env) {
+		e.car.err = fmt.Errorf("%w: refused", carrier.ErrUnavailable)
+		status, _, err := e.svc.Send(bg, e.p, e.request(), nil)
+		if domain.ErrorCode(err) != domain.Unavailable || status != 0 {
+			t.Fatalf("send = %d %v, want unavailable", status, err)
+		}
+		m := e.only(t)
+		if m.Status != domain.StatusFailed {
+			t.Fatalf("status %s, want failed", m.Status)
+		}
+		// A receipt for it turns up anyway: never charged, never sent.
+		check(t, e.svc.Receipt(bg, carrier.Receipt{MessageID: m.ID, Status: "delivered"}))
+		check(t, e.st.MarkSent(bg, m.ID, "late"))
+		if got := e.message(t, m.ID); got.Status != domain.StatusFailed {
+			t.Errorf("status %s, want failed", got.Status)
+		}
+		if total, n := e.ledger(t); total != 0 || n != 0 {
+			t.Errorf("a refused message was charged: %d in %d rows", total, n)
+		}
+		if n := e.events(t, "message.sent", m.ID); n != 0 {
+			t.Errorf("message.sent for a refused message")
+		}
+		// The reconciler does not touch it either.
+		if n, err := e.svc.Reconcile(bg, 0); err != nil || n != 0 {
+			t.Errorf("reconcile = %d %v", n, err)
+		}
+	})
+}
+
+func TestIntermediateReceiptDoesNotOverwriteFinal(t *testing.T) {
+	eachEngine(t, func(t *testing.T, e *env) {
+		send := func() int64 {
+			_, res, err := e.svc.Send(bg, e.p, e.request(), nil)
+			check(t, err)
+			return res.Messages[0].ID
+		}
+		at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+		id := send()
+		check(t, e.svc.Receipt(bg, carrier.Receipt{MessageID: id, Status: "delivered", At: at}))
+		check(t, e.svc.Receipt(bg, carrier.Receipt{MessageID: id, Status: "smsc_submit", At: at.Add(time.Second)}))
+		check(t, e.svc.Receipt(bg, carrier.Receipt{MessageID: id, Status: "buffered", At: at.Add(2 * time.Second)}))
+		if m := e.message(t, id); m.DeliveryStatus != "delivered" || m.DeliveryAt == nil || !m.DeliveryAt.Equal(at) {
+			t.Errorf("final overwritten: %q at %v", m.DeliveryStatus, m.DeliveryAt)
+		}
+		if n := e.events(t, "message.delivery", id); n != 1 {
+			t.Errorf("%d delivery events, want 1 (intermediate after final is dropped)", n)
+		}
+
+		// Intermediate then final: the final wins.
+		id = send()
+		check(t, e.svc.Receipt(bg, carrier.Receipt{MessageID: id, Status: "smsc_submit", At: at}))
+		if m := e.message(t, id); m.DeliveryStatus != "smsc_submit" {
+			t.Errorf("intermediate not recorded: %q", m.DeliveryStatus)
+		}
+		check(t, e.svc.Receipt(bg, carrier.Receipt{MessageID: id, Status: "undelivered", Error: "no route", At: at.Add(time.Second)}))
+		if m := e.message(t, id); m.DeliveryStatus != "undelivered" || m.DeliveryError != "no route" {
+			t.Errorf("final after intermediate: %q %q", m.DeliveryStatus, m.DeliveryError)
+		}
+		if total, n := e.ledger(t); total != 2*7900 || n != 2 {
+			t.Errorf("receipts changed charges: %d in %d rows", total, n)
+		}
+
+		// A receipt for an unknown message is dropped without error (else the carrier retries forever).
+		if err := e.svc.Receipt(bg, carrier.Receipt{MessageID: 999999, Status: "delivered"}); err != nil {
+			t.Errorf("unknown message: %v", err)
+		}
+	})
+}
+
+// The send outlives its caller: once the intent is written, a cancelled
+// request context does not stop the carrier call or the charge.
+func TestSendOutlivesCancelledRequest(t *testing.T) {
+	eachEngine(t, func(t *testing.T, e *env) {
+		ctx, cancel := context.WithCancel(bg)
+		defer cancel()
+		e.svc.Fault = func(step string) error {
+			if step == "after-intent" {
+				cancel()
+			}
+			return nil
+		}
+		status, _, err := e.svc.Send(ctx, e.p, e.request(), nil)
+		if err != nil || status != 201 {
+			t.Fatalf("send = %d %v, want 201", status, err)
+		}
+		if e.car.calls() != 1 || !e.car.ctxOK[0] {
+			t.Errorf("carrier calls %d, live context %v", e.car.calls(), e.car.ctxOK)
+		}
+		if m := e.only(t); m.Status != domain.StatusSent {
+			t.Errorf("status %s, want sent", m.Status)
+		}
+		if total, n := e.ledger(t); total != 7900 || n != 1 {
+			t.Errorf("ledger = %d in %d rows", total, n)
+		}
+	})
+}
+
+// A receipt can beat the carrier's answer (the sim with no delay, or a fast
+// Kannel DLR): the message is charged once, and the carrier's reference is
+// still recorded on it.
+func TestReceiptBeforeAnswer(t *testing.T) {
+	eachEngine(t, func(t *testing.T, e *env) {
+		e.car.during = func(m carrier.Message) {
+			if err := e.svc.Receipt(bg, carrier.Receipt{MessageID: m.ID, Status: "delivered"}); err != nil {
+				t.Errorf("receipt: %v", err)
+			}
+		}
+		status, res, err := e.svc.Send(bg, e.p, e.request(), nil)
+		if err != nil || status != 201 {
+			t.Fatalf("send = %d %v", status, err)
+		}
+		m := e.message(t, res.Messages[0].ID)
+		if m.Status != domain.StatusSent || m.DeliveryStatus != "delivered" {
+			t.Errorf("message = %+v", m)
+		}
+		if total, n := e.ledger(t); total != 7900 || n != 1 {
+			t.Errorf("ledger = %d in %d rows, want 7900 once", total, n)
+		}
+		if m.CarrierRef != "stub-1" {
+			t.Errorf("carrier_ref = %q, want %q: the carrier's reference is lost when the receipt is applied first", m.CarrierRef, "stub-1")
+		}
+	})
+}
+
+// An interrupted HTTP request (http.ErrAbortHandler) after the intent leaves
+// the same state as an error from the hook.
+func TestFaultPanicAfterIntent(t *testing.T) {
+	eachEngine(t, func(t *testing.T, e *env) {
+		e.svc.Fault = func(step string) error {
+			if step == "after-intent" {
+				panic(http.ErrAbortHandler)
+			}
+			return nil
+		}
+		func() {
+			defer func() {
+				if p := recover(); p != http.ErrAbortHandler {
+					t.Errorf("recovered %v", p)
+				}
+			}()
+			e.svc.Send(bg, e.p, e.request(), nil)
+		}()
+		m := e.only(t)
+		if m.Status != domain.StatusPending || e.car.calls() != 0 {
+			t.Errorf("after the abort: %+v, carrier calls %d", m, e.car.calls())
+		}
+		if n, err := e.svc.Reconcile(bg, 0); err != nil || n != 1 {
+			t.Errorf("reconcile = %d %v", n, err)
+		}
+		if total, n := e.ledger(t); total != 0 || n != 0 {
+			t.Errorf("charged: %d in %d rows", total, n)
+		}
+	})
+}
+
+// Role gating for OAuth principals: from must be a line the person may use.
+func TestSendFromLineRole(t *testing.T) {
+	eachEngine(t, func(t *testing.T, e *env) {
+		u1 := domain.User{AccountID: e.p.AccountID, FirstName: "A"}
+		u2 := domain.User{AccountID: e.p.AccountID, FirstName: "B"}
+		check(t, e.st.CreateUser(bg, &u1))
+		check(t, e.st.CreateUser(bg, &u2))
+		own := domain.Line{AccountID: e.p.AccountID, Number: "14155550101", SMSEnabled: true, UserIDs: []int64{u1.ID}}
+		check(t, e.st.CreateLine(bg, &own))
+		for _, tc := range []struct {
+			name string
+			p    auth.Principal
+			from string
+			want domain.Code
+		}{
+			{"assigned: own line", auth.Principal{AccountID: e.p.AccountID, UserID: u1.ID, Permissions: domain.Permissions{Numbers: domain.NumbersAssigned}}, own.Number, ""},
+			{"assigned: unassigned line", auth.Principal{AccountID: e.p.AccountID, UserID: u2.ID, Permissions: domain.Permissions{Numbers: domain.NumbersAssigned}}, testLine, ""},
+			{"assigned: someone else's line", auth.Principal{AccountID: e.p.AccountID, UserID: u2.ID, Permissions: domain.Permissions{Numbers: domain.NumbersAssigned}}, own.Number, domain.PermissionDenied},
+			{"all numbers", auth.Principal{AccountID: e.p.AccountID, UserID: u2.ID, Permissions: domain.Permissions{Numbers: domain.NumbersAll}}, own.Number, ""},
+			{"no numbers permission", auth.Principal{AccountID: e.p.AccountID, UserID: u2.ID}, testLine, domain.PermissionDenied},
+		} {
+			req := e.request()
+			req.From = tc.from
+			_, res, err := e.svc.Send(bg, tc.p, req, nil)
+			if tc.want == "" {
+				if err != nil {
+					t.Errorf("%s: %v", tc.name, err)
+				} else if m := e.message(t, res.Messages[0].ID); m.SentBy != tc.p.UserID {
+					t.Errorf("%s: sent_by %d, want %d", tc.name, m.SentBy, tc.p.UserID)
+				}
+			} else if domain.ErrorCode(err) != tc.want {
+				t.Errorf("%s: err %v, want %s", tc.name, err, tc.want)
+			}
+		}
+	})
+}
+
+// Receipts for one message may arrive concurrently (Kannel reports out of
+// order, on parallel callbacks): an intermediate word must never end up
+// over a final one, whatever the interleaving.
+func TestConcurrentReceiptsKeepFinal(t *testing.T) {
+	eachEngine(t, func(t *testing.T, e *env) {
+		const rounds = 30
+		bad := 0
+		for range rounds {
+			_, res, err := e.svc.Send(bg, e.p, e.request(), nil)
+			check(t, err)
+			id := res.Messages[0].ID
+			var wg sync.WaitGroup
+			start := make(chan struct{})
+			for _, st := range []string{"delivered", "smsc_submit", "buffered"} {
+				wg.Go(func() {
+					<-start
+					if err := e.svc.Receipt(bg, carrier.Receipt{MessageID: id, Status: st}); err != nil {
+						t.Errorf("receipt: %v", err)
+					}
+				})
+			}
+			close(start)
+			wg.Wait()
+			if m := e.message(t, id); m.DeliveryStatus != "delivered" {
+				bad++
+			}
+		}
+		if bad > 0 {
+			t.Errorf("%d of %d messages ended with an intermediate delivery status over \"delivered\"", bad, rounds)
+		}
+	})
+}
