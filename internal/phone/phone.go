@@ -1,6 +1,8 @@
 package phone
 
 import (
+	"sync"
+	"sync/atomic"
 	"unicode"
 
 	"github.com/nyaruka/phonenumbers"
@@ -69,6 +71,28 @@ func Normalize(s string) (string, bool) {
 // as +44 20...), but the digits are what gets dialled and de-duplicated, so
 // a number that only validates after such a repair is rejected.
 func Dialable(digits string) bool {
+	if v, ok := dialable.Load(digits); ok {
+		return v.(bool)
+	}
+	ok := dialableUncached(digits)
+	// libphonenumber costs tens of microseconds a number and the same numbers
+	// come back again and again; the cache is dropped when it grows too big.
+	if dialableSize.Add(1) > maxCached {
+		dialable.Clear()
+		dialableSize.Store(0)
+	}
+	dialable.Store(digits, ok)
+	return ok
+}
+
+const maxCached = 100_000
+
+var (
+	dialable     sync.Map // digits → bool
+	dialableSize atomic.Int64
+)
+
+func dialableUncached(digits string) bool {
 	if len(digits) < minDigits || len(digits) > maxDigits {
 		return false
 	}

@@ -378,7 +378,7 @@ func TestMarkSentIdempotent(t *testing.T) {
 		check(t, err)
 		id := res.Messages[0].ID
 		for range 3 {
-			check(t, e.st.MarkSent(bg, id, "again"))
+			check(t, e.st.MarkSent(bg, id, "again", false))
 		}
 		if total, n := e.ledger(t); total != 7900 || n != 1 {
 			t.Errorf("ledger = %d in %d rows, want 7900 once", total, n)
@@ -394,7 +394,7 @@ func TestMarkSentIdempotent(t *testing.T) {
 		var wg sync.WaitGroup
 		for range 8 {
 			wg.Go(func() {
-				if err := e.st.MarkSent(bg, id2, "r"); err != nil {
+				if err := e.st.MarkSent(bg, id2, "r", false); err != nil {
 					t.Errorf("mark sent: %v", err)
 				}
 			})
@@ -419,7 +419,7 @@ func TestRefusedNeverCharged(t *testing.T) {
 		}
 		// A receipt for it turns up anyway: never charged, never sent.
 		check(t, e.svc.Receipt(bg, carrier.Receipt{MessageID: m.ID, Status: "delivered"}))
-		check(t, e.st.MarkSent(bg, m.ID, "late"))
+		check(t, e.st.MarkSent(bg, m.ID, "late", false))
 		if got := e.message(t, m.ID); got.Status != domain.StatusFailed {
 			t.Errorf("status %s, want failed", got.Status)
 		}

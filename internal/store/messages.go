@@ -81,8 +81,17 @@ func (s *Store) CreateOutbound(ctx context.Context, o *Outbound) (int64, error) 
 }
 
 func upsertConversation(ctx context.Context, tx *Tx, accountID, lineID int64, participants string) (int64, error) {
+	// Most messages belong to a conversation that exists: a lookup by the
+	// unique key is cheaper than an upsert.
 	var id int64
-	err := tx.queryRow(ctx, `INSERT INTO conversations (account_id, line_id, participants, created_at) VALUES (?, ?, ?, ?)
+	err := tx.queryRow(ctx, `SELECT id FROM conversations WHERE line_id = ? AND participants = ?`, lineID, participants).Scan(&id)
+	if err == nil {
+		return id, nil
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return 0, fmt.Errorf("store: find conversation: %w", err)
+	}
+	err = tx.queryRow(ctx, `INSERT INTO conversations (account_id, line_id, participants, created_at) VALUES (?, ?, ?, ?)
 		ON CONFLICT (line_id, participants) DO UPDATE SET account_id = excluded.account_id RETURNING id`,
 		accountID, lineID, participants, tx.now).Scan(&id)
 	if err != nil {
@@ -95,11 +104,12 @@ func upsertConversation(ctx context.Context, tx *Tx, accountID, lineID int64, pa
 // charge in the ledger, the AccountSMS event and the conversation's newest
 // message, all in one transaction. It is idempotent, and it also accepts a
 // message that was abandoned (evidence of acceptance arrived late).
-func (s *Store) MarkSent(ctx context.Context, id int64, ref string) error {
-	return s.write(ctx, func(tx *Tx) error { return markSent(ctx, tx, id, ref) })
+// linked says whether an Idempotency-Key record is tied to the message.
+func (s *Store) MarkSent(ctx context.Context, id int64, ref string, linked bool) error {
+	return s.write(ctx, func(tx *Tx) error { return markSent(ctx, tx, id, ref, linked) })
 }
 
-func markSent(ctx context.Context, tx *Tx, id int64, ref string) error {
+func markSent(ctx context.Context, tx *Tx, id int64, ref string, linked bool) error {
 	var account, conv, price int64
 	var typ, from, to string
 	// Only a pending or abandoned message moves to sent: a sent one was
@@ -127,8 +137,10 @@ func markSent(ctx context.Context, tx *Tx, id int64, ref string) error {
 	if _, err := tx.exec(ctx, `UPDATE conversations SET last_message_id = ?, last_message_at = ? WHERE id = ?`, id, tx.now, conv); err != nil {
 		return fmt.Errorf("store: conversation: %w", err)
 	}
-	if _, err := tx.exec(ctx, `UPDATE idempotency_keys SET state = 'done' WHERE message_id = ?`, id); err != nil {
-		return fmt.Errorf("store: idempotency: %w", err)
+	if linked {
+		if _, err := tx.exec(ctx, `UPDATE idempotency_keys SET state = 'done' WHERE message_id = ?`, id); err != nil {
+			return fmt.Errorf("store: idempotency: %w", err)
+		}
 	}
 	var numbers []string
 	json.Unmarshal([]byte(to), &numbers)
@@ -201,7 +213,8 @@ func (s *Store) ApplyReceipt(ctx context.Context, id int64, status, errText stri
 		}
 		switch msgStatus {
 		case domain.StatusPending, domain.StatusAbandoned:
-			if err := markSent(ctx, tx, id, ""); err != nil {
+			// Whether a key is linked is not known here: assume it is.
+			if err := markSent(ctx, tx, id, "", true); err != nil {
 				return err
 			}
 		case domain.StatusFailed:
