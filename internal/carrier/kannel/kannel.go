@@ -196,6 +196,11 @@ func (d *Driver) Send(ctx context.Context, m carrier.Message) (carrier.Accepted,
 	if err != nil {
 		return carrier.Accepted{}, fmt.Errorf("%w: kannel: build request: %v", carrier.ErrUnavailable, err)
 	}
+	// sendsms is a GET but not idempotent: net/http silently re-sends a GET
+	// whose kept-alive connection dropped before the answer, which would send
+	// the SMS twice. An empty body that cannot be rewound (no GetBody) makes
+	// the request non-replayable; the transport still sends no body for it.
+	req.Body = io.NopCloser(strings.NewReader(""))
 	resp, err := d.client.Do(req)
 	if err != nil {
 		return carrier.Accepted{}, fmt.Errorf("%w: kannel sendsms: %w", carrier.ErrUnavailable, withoutURL(err))
