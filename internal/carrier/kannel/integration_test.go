@@ -3,6 +3,7 @@ package kannel_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -129,6 +130,24 @@ func (e env) waitMT(t *testing.T, to string) kanneltest.MT {
 	return mt
 }
 
+// waitMTText waits for an MT to `to` carrying exactly text. fakesmsc prints
+// a multi-line text as several lines, so an MT first appears with its first
+// line only and is completed when the rest arrives.
+func (e env) waitMTText(t *testing.T, to, text string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+	defer cancel()
+	if _, err := e.stack.WaitMT(ctx, func(m kanneltest.MT) bool { return m.To == to && m.Text == text }); err != nil {
+		var got []string
+		for _, m := range e.stack.MTs() {
+			if m.To == to {
+				got = append(got, fmt.Sprintf("from %s text %q", m.From, m.Text))
+			}
+		}
+		t.Fatalf("no MT to %s with text %q; got %v: %v", to, text, got, err)
+	}
+}
+
 func TestKannelEndToEnd(t *testing.T) {
 	e := setupKannel(t)
 	ctx := context.Background()
@@ -235,9 +254,9 @@ func TestKannelEndToEnd(t *testing.T) {
 			t.Fatalf("Send: %v", err)
 		}
 		for _, to := range msg.To {
-			mt := e.waitMT(t, to)
-			if want := "Look at this\nhttps://sb.example.com/media/abc.jpg"; mt.Text != want || mt.From != "15550001" {
-				t.Errorf("MT to %s = from %s text %q, want from 15550001 text %q", to, mt.From, mt.Text, want)
+			e.waitMTText(t, to, "Look at this\nhttps://sb.example.com/media/abc.jpg")
+			if mt := e.waitMT(t, to); mt.From != "15550001" {
+				t.Errorf("MT to %s is from %s, want 15550001", to, mt.From)
 			}
 		}
 		// Two recipients, two reports each, all for message 103.
