@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -49,7 +50,8 @@ func env(name, def string) string {
 
 func (c *cli) commonFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.db, "db", env("DB", "./switchboard.db"), "database: a file path or sqlite://PATH for SQLite, postgres://… for PostgreSQL (SWITCHBOARD_DB)")
-	fs.BoolVar(&c.json, "json", env("JSON", "") == "true", "print one JSON object instead of text (SWITCHBOARD_JSON)")
+	jsonDefault, _ := strconv.ParseBool(env("JSON", "false"))
+	fs.BoolVar(&c.json, "json", jsonDefault, "print one JSON object instead of text (SWITCHBOARD_JSON)")
 	fs.StringVar(&c.listen, "listen", env("LISTEN", "127.0.0.1:8080"), "address to serve on (SWITCHBOARD_LISTEN)")
 	fs.StringVar(&c.publicURL, "public-url", env("PUBLIC_URL", ""), "public base URL of this server, e.g. https://sb.example.com; default http://LISTEN (SWITCHBOARD_PUBLIC_URL)")
 	fs.StringVar(&c.logLevel, "log-level", env("LOG_LEVEL", "info"), "log level: debug, info, warn, error (SWITCHBOARD_LOG_LEVEL)")

@@ -193,8 +193,11 @@ func cmdUserCreate(ctx context.Context, c *cli, args []string) error {
 	defer st.Close()
 	if role != "" {
 		r, err := st.RoleByName(ctx, account, role)
+		if domain.IsNotFound(err) {
+			return fmt.Errorf("role %q not found in account %d", role, account)
+		}
 		if err != nil {
-			return fmt.Errorf("role %q: %w", role, err)
+			return err
 		}
 		u.RoleID = r.ID
 	}
