@@ -99,6 +99,32 @@ func (c *cli) parse(name string, args []string, define func(fs *flag.FlagSet)) e
 	return nil
 }
 
+// parsePositional is parse for commands that take exactly n positional
+// arguments (flags may come before or after them).
+func (c *cli) parsePositional(name string, args []string, n int, define func(fs *flag.FlagSet)) ([]string, error) {
+	var pos, rest []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !strings.HasPrefix(a, "-") {
+			pos = append(pos, a)
+			continue
+		}
+		rest = append(rest, a)
+		// A flag's value may follow it as the next argument.
+		if !strings.Contains(a, "=") && strings.TrimLeft(a, "-") != "json" && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+			i++
+			rest = append(rest, args[i])
+		}
+	}
+	if err := c.parse(name, rest, define); err != nil {
+		return nil, err
+	}
+	if len(pos) != n {
+		return nil, usageError{fmt.Sprintf("want %d argument(s), got %d", n, len(pos))}
+	}
+	return pos, nil
+}
+
 // open opens and migrates the configured database.
 func (c *cli) open(ctx context.Context) (*store.Store, error) {
 	st, err := store.Open(ctx, c.db)

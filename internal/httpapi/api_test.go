@@ -9,7 +9,9 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"switchboard/internal/apitest"
 	"switchboard/internal/auth"
@@ -318,5 +320,48 @@ func TestOpenAPIServedAndOperations(t *testing.T) {
 	resp.Body.Close()
 	if !strings.Contains(string(b), `switchboard_http_requests_total{route="GET /api/public/v1/openapi.json",status="200"} 1`) {
 		t.Errorf("metrics missing request count:\n%s", b)
+	}
+}
+
+// lockedBuffer is a log destination safe to read while the server writes.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func TestAccessLogRedactsMediaNames(t *testing.T) {
+	var logs lockedBuffer
+	st := storetest.Open(t, store.SQLite)
+	srv := httptest.NewServer(httpapi.New(httpapi.Config{
+		Store: st,
+		Auth:  &auth.Authenticator{Store: st},
+		Log:   slog.New(slog.NewTextHandler(&logs, nil)),
+		Media: http.NotFoundHandler(),
+	}))
+	defer srv.Close()
+	const secret = "AAAAsecretsecretsecretsecretsecretsecretAAA.png"
+	resp, err := http.Get(srv.URL + "/media/" + secret + "?q=1")
+	must(t, err)
+	resp.Body.Close()
+	// The access line is written once the handler returns, which may be
+	// after the client has the response.
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(logs.String(), "/media/") && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if strings.Contains(logs.String(), secret) || !strings.Contains(logs.String(), "/media/[redacted]") {
+		t.Errorf("access log must redact media names; got:\n%s", logs.String())
 	}
 }

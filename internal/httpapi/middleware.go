@@ -105,15 +105,16 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// withAccessLog logs one line per request. The query string is left out: it
-// may carry numbers, and nothing secret belongs in logs.
+// withAccessLog logs one line per request. The query string is left out (it
+// may carry numbers or a carrier's secret), and so are media names, which
+// are the only thing protecting an attachment.
 func (s *Server) withAccessLog(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		sw := &statusWriter{ResponseWriter: w}
 		next.ServeHTTP(sw, r)
 		s.log.LogAttrs(r.Context(), levelFor(sw.status), "http",
-			slogStr("method", r.Method), slogStr("path", r.URL.Path), slogInt("status", sw.status),
+			slogStr("method", r.Method), slogStr("path", loggablePath(r.URL.Path)), slogInt("status", sw.status),
 			slogInt("bytes", sw.bytes), slogDur("duration", time.Since(start)), slogStr("request_id", requestID(r.Context())))
 	})
 }
@@ -174,5 +175,12 @@ func bearer(r *http.Request) (string, bool) {
 
 func principal(r *http.Request) auth.Principal {
 	p, _ := auth.FromContext(r.Context())
+	return p
+}
+
+func loggablePath(p string) string {
+	if strings.HasPrefix(p, "/media/") {
+		return "/media/[redacted]"
+	}
 	return p
 }

@@ -68,7 +68,7 @@ const realm = "switchboard"
 func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
 	var e *domain.Error
 	if !errors.As(err, &e) {
-		log.ErrorContext(r.Context(), "request failed", "err", err, "method", r.Method, "path", r.URL.Path, "request_id", requestID(r.Context()))
+		log.ErrorContext(r.Context(), "request failed", "err", err, "method", r.Method, "path", loggablePath(r.URL.Path), "request_id", requestID(r.Context()))
 		e = &domain.Error{Code: domain.Internal, Message: "internal error; nothing was created or charged"}
 	}
 	status := e.Status

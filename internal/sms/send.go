@@ -117,8 +117,11 @@ type Service struct {
 	// MediaURL turns a stored attachment's name into its public URL.
 	MediaURL func(name string) string
 	Log      *slog.Logger
-	// Fault, when set, is called at each step of a send; tests use it to inject
-	// failures ("before-intent", "after-intent", "after-carrier").
+	// Fault, when set, is called at each step of a send ("before-intent",
+	// "after-intent", "after-carrier"); tests use it to inject failures. An
+	// error it returns ends the send there, as a crash would (without
+	// recording an outcome); to make the client see a dropped connection, as
+	// after a real crash, panic with http.ErrAbortHandler instead.
 	Fault func(step string) error
 }
 
