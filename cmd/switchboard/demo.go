@@ -2,13 +2,26 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"switchboard/internal/demo"
 )
+
+// pkcePair returns a PKCE code verifier and its S256 challenge.
+func pkcePair() (verifier, challenge string) {
+	var b [32]byte
+	rand.Read(b[:])
+	verifier = base64.RawURLEncoding.EncodeToString(b[:])
+	sum := sha256.Sum256([]byte(verifier))
+	return verifier, base64.RawURLEncoding.EncodeToString(sum[:])
+}
 
 func cmdDemo(ctx context.Context, c *cli, args []string) error {
 	if err := c.parse("demo", args, c.serveFlags); err != nil {
@@ -56,6 +69,18 @@ func cmdDemo(ctx context.Context, c *cli, args []string) error {
 		fmt.Fprintf(&b, "       %s/sms/messages\n\n", base)
 		fmt.Fprintf(&b, "  Rates: US/Canada (1) sms 0.0079 mms 0.02; UK (44) sms 0.04 mms 0.1; Germany (49) sms 0.075 mms 0.15.\n")
 		fmt.Fprintf(&b, "  OpenAPI: %s/openapi.json\n\n", base)
+		verifier, challenge := pkcePair()
+		authorize := a.publicURL + "/oauth/authorize?" + url.Values{
+			"response_type": {"code"}, "client_id": {seed.Client.ClientID}, "redirect_uri": {seed.Client.RedirectURIs[0]},
+			"scope": {"users:read sms:read sms:send"}, "state": {"demo-state"},
+			"code_challenge": {challenge}, "code_challenge_method": {"S256"},
+		}.Encode()
+		fmt.Fprintf(&b, "OAuth: open this in a browser and sign in as maria / demo-password (or james, li, sam, raj):\n\n  %s\n\n", authorize)
+		fmt.Fprintf(&b, "  After you approve, the browser goes to %s (it does not exist): copy the code from\n", seed.Client.RedirectURIs[0])
+		fmt.Fprintf(&b, "  the address bar within a minute and exchange it:\n\n")
+		fmt.Fprintf(&b, "  curl -s %s/api/v1/oauth/token -d grant_type=authorization_code -d code=CODE \\\n", a.publicURL)
+		fmt.Fprintf(&b, "       -d code_verifier=%s -d client_id=%s \\\n", verifier, seed.Client.ClientID)
+		fmt.Fprintf(&b, "       --data-urlencode redirect_uri=%s\n\n", seed.Client.RedirectURIs[0])
 		fmt.Fprintf(&b, "Press Ctrl-C to stop.\n")
 		c.print(nil, b.String())
 	})

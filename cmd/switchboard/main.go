@@ -55,6 +55,12 @@ var commands = []command{
 	{"rate set", "set a rate: --account ID --prefix P --sms X --mms Y (USD)", cmdRateSet},
 	{"rate list", "list an account's rate card: --account ID", cmdRateList},
 	{"rate delete", "delete a rate: --account ID --prefix P", cmdRateDelete},
+	{"oauth allow-host", "allow a redirect host for client registration: HOST", cmdOAuthAllowHost},
+	{"oauth disallow-host", "stop allowing a redirect host: HOST", cmdOAuthDisallowHost},
+	{"oauth hosts", "list allowed redirect hosts", cmdOAuthHosts},
+	{"oauth clients", "list registered OAuth clients", cmdOAuthClients},
+	{"oauth grants", "list an account's OAuth grants: --account ID [--user ID]", cmdOAuthGrants},
+	{"oauth revoke-grant", "revoke a grant and all its tokens: --account ID --id GRANTID", cmdOAuthRevokeGrant},
 	{"ledger list", "list an account's charges, newest first: --account ID [--limit N]", cmdLedgerList},
 }
 
@@ -122,7 +128,7 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: switchboard <command> [flags]")
 	fmt.Fprintln(w)
 	for _, c := range commands {
-		fmt.Fprintf(w, "  %-16s %s\n", c.name, c.summary)
+		fmt.Fprintf(w, "  %-20s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Common flags (each also read from its environment variable):")

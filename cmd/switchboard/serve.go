@@ -21,6 +21,7 @@ import (
 	"switchboard/internal/carrier/kannel"
 	"switchboard/internal/carrier/sim"
 	"switchboard/internal/httpapi"
+	"switchboard/internal/oauth"
 	"switchboard/internal/sms"
 	"switchboard/internal/store"
 )
@@ -74,6 +75,7 @@ func serve(ctx context.Context, c *cli, st *store.Store, log *slog.Logger, ready
 	workCtx, stopWork := context.WithCancel(context.Background())
 	defer stopWork()
 	go a.sms.RunReconciler(workCtx, c.reconcileAfter, min(c.reconcileAfter/4+time.Second, time.Minute))
+	go pruneOAuth(workCtx, st, log)
 
 	if c.debugAddr != "" {
 		go func() {
@@ -102,6 +104,22 @@ func serve(ctx context.Context, c *cli, st *store.Store, log *slog.Logger, ready
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// pruneOAuth deletes expired authorization requests, codes and tokens hourly.
+func pruneOAuth(ctx context.Context, st *store.Store, log *slog.Logger) {
+	t := time.NewTicker(time.Hour)
+	defer t.Stop()
+	for {
+		if err := st.PruneOAuth(ctx); err != nil && ctx.Err() == nil {
+			log.Error("prune expired OAuth data", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // app is the running server's parts.
@@ -176,6 +194,7 @@ func newApp(ctx context.Context, c *cli, st *store.Store, log *slog.Logger, publ
 		SMS:          a.sms,
 		Media:        media.Handler(),
 		CarrierHooks: hooks,
+		OAuth:        oauth.New(oauth.Config{Store: st, Issuer: publicURL, Log: log}).Handler(),
 	})
 	return a, nil
 }

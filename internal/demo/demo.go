@@ -4,6 +4,8 @@ package demo
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"fmt"
 
 	"switchboard/internal/auth"
@@ -20,6 +22,17 @@ type Result struct {
 	// Lines are the account's SMS lines; the first is unassigned.
 	Lines []string
 	Users map[string]domain.User // by username
+	// Client is a registered OAuth client redirecting to DemoRedirectHost.
+	Client store.OAuthClient
+}
+
+// DemoRedirectHost is the allow-listed redirect host of the demo OAuth client.
+const DemoRedirectHost = "app.example.com"
+
+func randomString(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)[:n]
 }
 
 // Seed creates the demo account: three roles, six users, four lines and two keys.
@@ -121,6 +134,16 @@ func Seed(ctx context.Context, st *store.Store) (Result, error) {
 		if err := st.SetRate(ctx, &rate); err != nil {
 			return res, err
 		}
+	}
+
+	// An OAuth client, so a person can try the sign-in and consent pages.
+	if err := st.AllowHost(ctx, DemoRedirectHost); err != nil {
+		return res, err
+	}
+	res.Client = store.OAuthClient{ClientID: "demo-" + randomString(12), Name: "Acme CRM (demo)",
+		RedirectURIs: []string{"https://" + DemoRedirectHost + "/oauth/callback"}}
+	if err := st.CreateOAuthClient(ctx, &res.Client); err != nil {
+		return res, err
 	}
 
 	// A second account shows isolation: its objects never appear above.

@@ -28,6 +28,13 @@ func (s *Server) routes() {
 		s.mux.Handle("/carrier/", s.carrierHooks)
 	}
 
+	// The OAuth 2.1 authorization server, outside the versioned prefix.
+	if s.oauth != nil {
+		s.mux.Handle("/.well-known/oauth-authorization-server", s.oauth)
+		s.mux.Handle("/oauth/", s.oauth)
+		s.mux.Handle("/api/v1/oauth/", s.oauth)
+	}
+
 	// Everything else gets the error envelope: 404, or 405 with Allow.
 	s.route("/", s.unmatched)
 }

@@ -28,6 +28,9 @@ type Config struct {
 	Media http.Handler
 	// CarrierHooks serves the carrier driver's callbacks under /carrier/.
 	CarrierHooks http.Handler
+	// OAuth serves the authorization server: discovery, /oauth/ pages and
+	// /api/v1/oauth/ endpoints.
+	OAuth http.Handler
 }
 
 // Server routes requests to handlers.
@@ -42,6 +45,7 @@ type Server struct {
 	sms          *sms.Service
 	media        http.Handler
 	carrierHooks http.Handler
+	oauth        http.Handler
 }
 
 // New builds the server and its route table.
@@ -60,6 +64,7 @@ func New(cfg Config) *Server {
 		sms:          cfg.SMS,
 		media:        cfg.Media,
 		carrierHooks: cfg.CarrierHooks,
+		oauth:        cfg.OAuth,
 	}
 	s.routes()
 	s.mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))

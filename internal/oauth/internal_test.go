@@ -1,0 +1,79 @@
+package oauth
+
+import (
+	"testing"
+	"time"
+)
+
+func TestClientRedirectKeepsRegisteredQuery(t *testing.T) {
+	s := New(Config{Issuer: "https://sb.example"})
+	for _, tc := range []struct{ uri, want string }{
+		{"https://app.example/cb", "https://app.example/cb?code=c1&iss=https%3A%2F%2Fsb.example&state=s+1"},
+		{"https://app.example/cb?tenant=b&a=1", "https://app.example/cb?tenant=b&a=1&code=c1&iss=https%3A%2F%2Fsb.example&state=s+1"},
+		{"https://app.example/cb?", "https://app.example/cb?code=c1&iss=https%3A%2F%2Fsb.example&state=s+1"},
+	} {
+		if got := s.clientRedirect(tc.uri, "code", "c1", "state", "s 1", "error_description", ""); got != tc.want {
+			t.Errorf("clientRedirect(%q) = %q, want %q", tc.uri, got, tc.want)
+		}
+	}
+}
+
+func TestCookieNameFollowsIssuerScheme(t *testing.T) {
+	for issuer, want := range map[string]string{
+		"https://sb.example":       "__Host-sb_csrf",
+		"https://sb.example/base/": "__Host-sb_csrf",
+		"http://127.0.0.1:8080":    "sb_csrf",
+	} {
+		s := New(Config{Issuer: issuer})
+		if s.csrfCookie != want || s.secure != (want != "sb_csrf") {
+			t.Errorf("issuer %s: cookie %q (secure %v), want %q", issuer, s.csrfCookie, s.secure, want)
+		}
+	}
+	if s := New(Config{Issuer: "https://sb.example/base/"}); s.basePath != "/base" {
+		t.Errorf("basePath = %q, want /base", s.basePath)
+	}
+}
+
+func TestThrottleGrowsAndForgets(t *testing.T) {
+	now := time.Unix(1_000_000, 0)
+	th := newThrottle()
+	th.now = func() time.Time { return now }
+	for i := range freeUserFailures {
+		if w := th.wait("Amy", "192.0.2.1"); w != 0 {
+			t.Fatalf("wait before failure %d = %v, want 0", i+1, w)
+		}
+		th.fail("amy", "192.0.2.1")
+	}
+	if w := th.wait("AMY", "198.51.100.7"); w != 0 {
+		t.Fatalf("wait after the free failures = %v, want 0", w)
+	}
+	var last time.Duration
+	for i := range 10 {
+		th.fail("amy", "192.0.2.1")
+		w := th.wait("amy", "203.0.113.9") // another address: the username still waits
+		if w < last || w > maxWait || w == 0 {
+			t.Fatalf("wait after %d extra failures = %v (previous %v), want growing up to %v", i+1, w, last, maxWait)
+		}
+		last = w
+	}
+	if last != maxWait {
+		t.Fatalf("wait = %v, want capped at %v", last, maxWait)
+	}
+	// The address also waits for other usernames (it failed 13 times).
+	if w := th.wait("bob", "192.0.2.1"); w == 0 {
+		t.Fatal("address not throttled after 13 failures")
+	}
+	// IPv6 addresses of one /64 share a counter.
+	if ipKey("2001:db8::1") != ipKey("2001:db8::ffff") || ipKey("::ffff:192.0.2.1") != ipKey("192.0.2.1") {
+		t.Fatal("ipKey does not group a /64 or unmap IPv4")
+	}
+	now = now.Add(forgetAfter + time.Second)
+	if w := th.wait("amy", "192.0.2.1"); w != 0 {
+		t.Fatalf("wait after a quiet spell = %v, want 0", w)
+	}
+	th.fail("amy", "192.0.2.1")
+	th.succeed("amy")
+	if len(th.entries) != 1 {
+		t.Fatalf("entries after success = %v, want the address only", th.entries)
+	}
+}

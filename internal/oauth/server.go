@@ -1,0 +1,148 @@
+package oauth
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"switchboard/internal/auth"
+	"switchboard/internal/store"
+)
+
+// Prefixes of the secrets this server issues, so that they are recognizable
+// in leak scanners and told apart from API keys without a database lookup.
+const (
+	AccessTokenPrefix = auth.AccessTokenPrefix // the authenticator recognizes it
+
+	RefreshTokenPrefix = "sbrt_"
+	CodePrefix         = "sbac_"
+)
+
+// Default lifetimes.
+const (
+	DefaultAccessTTL  = time.Hour
+	DefaultRefreshTTL = 30 * 24 * time.Hour
+)
+
+// Config configures the authorization server.
+type Config struct {
+	Store *store.Store
+	// Issuer is the public URL of the service, exactly as clients see it
+	// (scheme, host and any path prefix, no trailing slash wanted).
+	Issuer string
+	Log    *slog.Logger
+	// AccessTTL is the access-token lifetime; DefaultAccessTTL when zero.
+	AccessTTL time.Duration
+	// RefreshTTL is how long a refresh token stays usable; every rotation
+	// issues a new one with a fresh lifetime. DefaultRefreshTTL when zero.
+	RefreshTTL time.Duration
+}
+
+// Server is the authorization server. It is safe for concurrent use.
+type Server struct {
+	store      *store.Store
+	issuer     string // exactly Config.Issuer
+	base       string // issuer without a trailing slash, for endpoint URLs
+	basePath   string // path prefix of the issuer, for links in pages
+	secure     bool   // issuer is https: Secure, __Host- cookies
+	csrfCookie string
+	log        *slog.Logger
+	accessTTL  time.Duration
+	refreshTTL time.Duration
+	throttle   *throttle
+	metadata   []byte
+}
+
+// New returns a server for cfg.
+func New(cfg Config) *Server {
+	s := &Server{
+		store:      cfg.Store,
+		issuer:     cfg.Issuer,
+		base:       strings.TrimRight(cfg.Issuer, "/"),
+		log:        cfg.Log,
+		accessTTL:  cfg.AccessTTL,
+		refreshTTL: cfg.RefreshTTL,
+		throttle:   newThrottle(),
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.accessTTL <= 0 {
+		s.accessTTL = DefaultAccessTTL
+	}
+	if s.refreshTTL <= 0 {
+		s.refreshTTL = DefaultRefreshTTL
+	}
+	if u, err := url.Parse(s.base); err == nil {
+		s.basePath = strings.TrimRight(u.Path, "/")
+		s.secure = u.Scheme == "https"
+	}
+	s.csrfCookie = "sb_csrf"
+	if s.secure {
+		// __Host-: Secure, Path=/, no Domain, so a sibling subdomain cannot plant it.
+		s.csrfCookie = "__Host-sb_csrf"
+	}
+	s.metadata = s.buildMetadata()
+	return s
+}
+
+// Handler serves discovery, registration, the authorize, sign-in and consent
+// pages, the token endpoint and revocation.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	// Machine endpoints: no cookies are read there, so any origin may call
+	// them from a browser (single-page and browser-extension clients).
+	mux.Handle("GET /.well-known/oauth-authorization-server", cors(http.HandlerFunc(s.discovery)))
+	mux.Handle("POST /api/v1/oauth/register", cors(http.HandlerFunc(s.register)))
+	mux.Handle("POST /api/v1/oauth/token", cors(http.HandlerFunc(s.token)))
+	mux.Handle("POST /api/v1/oauth/revoke", cors(http.HandlerFunc(s.revoke)))
+	for _, p := range []string{"/.well-known/oauth-authorization-server", "/api/v1/oauth/register", "/api/v1/oauth/token", "/api/v1/oauth/revoke"} {
+		mux.Handle("OPTIONS "+p, cors(http.HandlerFunc(preflight)))
+	}
+
+	// Pages for people.
+	mux.HandleFunc("GET /oauth/authorize", s.authorize)
+	mux.HandleFunc("POST /oauth/login", s.login)
+	mux.HandleFunc("GET /oauth/consent", s.consentPage)
+	mux.HandleFunc("POST /oauth/consent", s.consent)
+	return mux
+}
+
+func cors(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Access-Control-Allow-Origin", "*")
+		h.ServeHTTP(w, r)
+	})
+}
+
+func preflight(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Access-Control-Allow-Methods", "GET, POST")
+	h.Set("Access-Control-Allow-Headers", "Content-Type, Authorization")
+	h.Set("Access-Control-Max-Age", "86400")
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// secret returns prefix followed by 256 random bits, base64url.
+func secret(prefix string) string {
+	var b [32]byte
+	rand.Read(b[:]) // never fails (crypto/rand panics rather than return short)
+	return prefix + base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// secretLen is the length of an unprefixed secret.
+const secretLen = 43
+
+// wellFormed reports whether v looks like a secret this server made, so that
+// junk never reaches the database.
+func wellFormed(v, prefix string) bool {
+	if !strings.HasPrefix(v, prefix) || len(v) != len(prefix)+secretLen {
+		return false
+	}
+	_, err := base64.RawURLEncoding.DecodeString(v[len(prefix):])
+	return err == nil
+}

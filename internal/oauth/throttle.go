@@ -1,0 +1,133 @@
+package oauth
+
+import (
+	"net/netip"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Sign-in throttling. Failed attempts are counted per username and per client
+// address; past a few free attempts each further failure opens a waiting
+// period, doubling up to a cap, during which attempts for that username or
+// address are refused without checking the password. Refusing (rather than
+// sleeping) bounds the guessing rate even for parallel requests. Counters are
+// forgotten after a quiet spell. They live in memory, per process: several
+// nodes each enforce their own limit, which multiplies an attacker's rate by
+// the node count but keeps sign-in free of database writes.
+const (
+	freeUserFailures = 3  // per username, before any wait
+	freeIPFailures   = 10 // per address: offices share one
+	firstWait        = time.Second
+	maxWait          = 30 * time.Second
+	forgetAfter      = 15 * time.Minute
+	maxTracked       = 100_000
+)
+
+type strikes struct {
+	failures int
+	last     time.Time
+	free     int
+}
+
+type throttle struct {
+	mu      sync.Mutex
+	entries map[string]*strikes
+	now     func() time.Time
+}
+
+func newThrottle() *throttle {
+	return &throttle{entries: map[string]*strikes{}, now: time.Now}
+}
+
+func userKey(username string) string { return "u:" + strings.ToLower(username) }
+
+// ipKey groups IPv6 addresses by /64, the block one subscriber usually holds.
+func ipKey(ip string) string {
+	a, err := netip.ParseAddr(ip)
+	if err != nil {
+		return "ip:" + ip
+	}
+	a = a.Unmap()
+	if a.Is6() {
+		p, _ := a.Prefix(64)
+		return "ip:" + p.String()
+	}
+	return "ip:" + a.String()
+}
+
+func (e *strikes) until() time.Time {
+	over := e.failures - e.free
+	if over <= 0 {
+		return e.last
+	}
+	d := maxWait
+	if over <= 6 {
+		d = min(maxWait, firstWait<<(over-1))
+	}
+	return e.last.Add(d)
+}
+
+// wait returns how long the caller must wait before the next attempt for
+// username from ip, or 0.
+func (t *throttle) wait(username, ip string) time.Duration {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	now := t.now()
+	var longest time.Duration
+	for _, k := range []string{userKey(username), ipKey(ip)} {
+		e := t.entries[k]
+		if e == nil {
+			continue
+		}
+		if now.Sub(e.last) > forgetAfter {
+			delete(t.entries, k)
+			continue
+		}
+		longest = max(longest, e.until().Sub(now))
+	}
+	return longest
+}
+
+// fail counts a failed attempt.
+func (t *throttle) fail(username, ip string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	now := t.now()
+	t.strike(userKey(username), freeUserFailures, now)
+	t.strike(ipKey(ip), freeIPFailures, now)
+}
+
+func (t *throttle) strike(key string, free int, now time.Time) {
+	e := t.entries[key]
+	if e == nil {
+		if len(t.entries) >= maxTracked {
+			t.sweep(now)
+		}
+		if len(t.entries) >= maxTracked {
+			// Full of live entries: keep tracking those (an attacker
+			// cannot flush a victim's counter by flooding new names).
+			return
+		}
+		e = &strikes{free: free}
+		t.entries[key] = e
+	}
+	e.failures++
+	e.last = now
+}
+
+func (t *throttle) sweep(now time.Time) {
+	for k, e := range t.entries {
+		if now.Sub(e.last) > forgetAfter {
+			delete(t.entries, k)
+		}
+	}
+}
+
+// succeed forgets the username's failures. The address's are kept: one
+// valid account must not let an attacker reset their address's counter.
+func (t *throttle) succeed(username string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.entries, userKey(username))
+}
