@@ -112,6 +112,10 @@ func scanRole(sc interface{ Scan(...any) error }) (domain.Role, error) {
 
 // Role returns the account's role with id.
 func (s *Store) Role(ctx context.Context, accountID, id int64) (domain.Role, error) {
+	return cached(ctx, s, fmt.Sprintf("role:%d:%d", accountID, id), func() (domain.Role, error) { return s.role(ctx, accountID, id) })
+}
+
+func (s *Store) role(ctx context.Context, accountID, id int64) (domain.Role, error) {
 	r, err := scanRole(s.queryRow(ctx, `SELECT `+roleColumns+` FROM roles WHERE account_id = ? AND id = ?`, accountID, id))
 	if err != nil {
 		return r, fmt.Errorf("store: role: %w", notFound(err, "role"))

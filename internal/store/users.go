@@ -77,6 +77,10 @@ func scanUser(sc interface{ Scan(...any) error }) (domain.User, error) {
 
 // User returns the account's user with id.
 func (s *Store) User(ctx context.Context, accountID, id int64) (domain.User, error) {
+	return cached(ctx, s, fmt.Sprintf("user:%d:%d", accountID, id), func() (domain.User, error) { return s.user(ctx, accountID, id) })
+}
+
+func (s *Store) user(ctx context.Context, accountID, id int64) (domain.User, error) {
 	u, err := scanUser(s.queryRow(ctx, `SELECT `+userColumns+` FROM users WHERE account_id = ? AND id = ?`, accountID, id))
 	if err != nil {
 		return u, fmt.Errorf("store: user: %w", notFound(err, "user"))
