@@ -7,15 +7,17 @@ import (
 	"sync"
 )
 
-// readCache keeps the results of hot reads (API key lookups, users, lines)
-// for as long as the database has not changed. It is exact, not time-based:
-// on SQLite, PRAGMA data_version on a dedicated connection changes whenever
-// any other connection (our writer, or another process such as the CLI)
-// commits, and the whole cache is dropped when it does. PostgreSQL has no
-// equally cheap signal across nodes, so there the cache is off.
+// readCache keeps the results of hot reads (API keys, access tokens, users,
+// roles, lines, rates) for as long as none of them has changed. It is exact,
+// not time-based: every write that may change cached data (Store.write, in
+// this process or another, such as the CLI) bumps a counter row in the same
+// transaction, and the whole cache is dropped when a request sees a new
+// value. Message traffic (Store.writeData) does not bump it, so the cache
+// survives send load. PostgreSQL has no equally cheap signal across nodes,
+// so there the cache is off.
 type readCache struct {
 	mu      sync.Mutex
-	conn    *sql.Conn // dedicated to PRAGMA data_version
+	conn    *sql.Conn // dedicated to reading the generation
 	version int64
 	entries map[string]any
 }
@@ -30,12 +32,12 @@ func newReadCache(ctx context.Context, db *sql.DB) (*readCache, error) {
 
 func (c *readCache) close() error { return c.conn.Close() }
 
-// current checks the data version and drops every entry if it moved. It
+// current reads the generation and drops every entry if it moved. It
 // returns the version to tag new entries with.
 func (c *readCache) current(ctx context.Context) (int64, error) {
 	var v int64
-	if err := c.conn.QueryRowContext(ctx, "PRAGMA data_version").Scan(&v); err != nil {
-		return 0, fmt.Errorf("store: data_version: %w", err)
+	if err := c.conn.QueryRowContext(ctx, "SELECT gen FROM cache_generation WHERE id = 1").Scan(&v); err != nil {
+		return 0, fmt.Errorf("store: cache generation: %w", err)
 	}
 	if v != c.version {
 		c.version = v
@@ -45,7 +47,7 @@ func (c *readCache) current(ctx context.Context) (int64, error) {
 }
 
 // scope remembers, for one request, the version already checked, so a request
-// that makes several cached reads pays for one data_version query and sees
+// that makes several cached reads pays for one generation query and sees
 // one consistent snapshot.
 type scope struct{ version int64 }
 

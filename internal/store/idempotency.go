@@ -33,7 +33,7 @@ type Replay struct {
 // claimed as running).
 func (s *Store) BeginIdempotent(ctx context.Context, accountID int64, key string, hash []byte) (*Replay, error) {
 	var replay *Replay
-	err := s.write(ctx, func(tx *Tx) error {
+	err := s.writeData(ctx, func(tx *Tx) error {
 		var (
 			storedHash []byte
 			state      string
@@ -88,7 +88,7 @@ func (s *Store) BeginIdempotent(ctx context.Context, accountID int64, key string
 // FinishIdempotent stores the final response for key. A 5xx response (nothing
 // happened) releases the key instead, so the client's retry runs again.
 func (s *Store) FinishIdempotent(ctx context.Context, accountID int64, key string, status int, body []byte) error {
-	return s.write(ctx, func(tx *Tx) error {
+	return s.writeData(ctx, func(tx *Tx) error {
 		var err error
 		if status >= 500 {
 			_, err = tx.exec(ctx, `DELETE FROM idempotency_keys WHERE account_id = ? AND key = ? AND state = 'running'`, accountID, key)
@@ -104,7 +104,7 @@ func (s *Store) FinishIdempotent(ctx context.Context, accountID int64, key strin
 
 // PruneIdempotency deletes records older than the TTL.
 func (s *Store) PruneIdempotency(ctx context.Context) error {
-	return s.write(ctx, func(tx *Tx) error {
+	return s.writeData(ctx, func(tx *Tx) error {
 		_, err := tx.exec(ctx, `DELETE FROM idempotency_keys WHERE created_at < ? AND state = 'done'`, tx.now-IdempotencyTTL.Microseconds())
 		return err
 	})

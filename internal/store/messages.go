@@ -50,7 +50,7 @@ func (s *Store) CreateOutbound(ctx context.Context, o *Outbound) (int64, error) 
 		return 0, err
 	}
 	var id int64
-	err = s.write(ctx, func(tx *Tx) error {
+	err = s.writeData(ctx, func(tx *Tx) error {
 		convID, err := upsertConversation(ctx, tx, o.AccountID, o.LineID, o.Participants)
 		if err != nil {
 			return err
@@ -106,7 +106,7 @@ func upsertConversation(ctx context.Context, tx *Tx, accountID, lineID int64, pa
 // message that was abandoned (evidence of acceptance arrived late).
 // linked says whether an Idempotency-Key record is tied to the message.
 func (s *Store) MarkSent(ctx context.Context, id int64, ref string, linked bool) error {
-	return s.write(ctx, func(tx *Tx) error { return markSent(ctx, tx, id, ref, linked) })
+	return s.writeData(ctx, func(tx *Tx) error { return markSent(ctx, tx, id, ref, linked) })
 }
 
 func markSent(ctx context.Context, tx *Tx, id int64, ref string, linked bool) error {
@@ -152,7 +152,7 @@ func markSent(ctx context.Context, tx *Tx, id int64, ref string, linked bool) er
 // process stopped mid-send. A linked Idempotency-Key record is dropped so a
 // retry can send. Only pending messages change.
 func (s *Store) MarkUnsent(ctx context.Context, id int64, status string) error {
-	return s.write(ctx, func(tx *Tx) error {
+	return s.writeData(ctx, func(tx *Tx) error {
 		res, err := tx.exec(ctx, `UPDATE messages SET status = ? WHERE id = ? AND status = ?`, status, id, domain.StatusPending)
 		if err != nil {
 			return fmt.Errorf("store: mark %s: %w", status, err)
@@ -197,7 +197,7 @@ var intermediateDelivery = map[string]bool{
 // the message is marked sent and charged first (this is how a crash between
 // the carrier call and recording its answer is reconciled).
 func (s *Store) ApplyReceipt(ctx context.Context, id int64, status, errText string, at time.Time) error {
-	return s.write(ctx, func(tx *Tx) error {
+	return s.writeData(ctx, func(tx *Tx) error {
 		var account int64
 		var msgStatus, from, to string
 		var cur sql.NullString
@@ -258,7 +258,7 @@ func (s *Store) StoreInbound(ctx context.Context, in Inbound) (int64, error) {
 		typ = domain.BillingMMS
 	}
 	var id int64
-	err := s.write(ctx, func(tx *Tx) error {
+	err := s.writeData(ctx, func(tx *Tx) error {
 		participants := strings.Join(in.Participants, ",")
 		convID, err := upsertConversation(ctx, tx, in.Line.AccountID, in.Line.ID, participants)
 		if err != nil {

@@ -89,7 +89,7 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 		r.SetMaxOpenConns(n)
 		r.SetMaxIdleConns(n)
 		s.engine, s.w, s.r = SQLite, w, r
-		// One more reader connection, held by the cache for data_version.
+		// One more reader connection, held by the cache for the generation.
 		r.SetMaxOpenConns(n + 1)
 		if s.cache, err = newReadCache(ctx, r); err != nil {
 			w.Close()

@@ -60,8 +60,25 @@ const maxBatch = 256
 
 // write runs fn in a transaction and returns once it is durably committed (or
 // rolled back because fn failed). On PostgreSQL each call is its own
-// transaction. On SQLite the call joins the next group commit.
+// transaction. On SQLite the call joins the next group commit, and bumps the
+// cache generation so that every process's read cache drops what it holds.
 func (s *Store) write(ctx context.Context, fn func(*Tx) error) error {
+	if s.cache == nil {
+		return s.writeData(ctx, fn)
+	}
+	return s.writeData(ctx, func(tx *Tx) error {
+		if err := fn(tx); err != nil {
+			return err
+		}
+		_, err := tx.exec(ctx, `UPDATE cache_generation SET gen = gen + 1 WHERE id = 1`)
+		return err
+	})
+}
+
+// writeData is write for the hot paths (messages, receipts, ledger, events,
+// idempotency records) that change nothing the read cache holds, so they
+// leave the cache generation alone.
+func (s *Store) writeData(ctx context.Context, fn func(*Tx) error) error {
 	if s.batch == nil {
 		return s.writeAlone(ctx, fn)
 	}
