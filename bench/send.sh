@@ -17,7 +17,8 @@ sb line create --account "$acct" --number 14155550100 >/dev/null
 sb rate set --account "$acct" --prefix 1 --sms 0.0079 --mms 0.02 >/dev/null
 key=$(sb key create --account "$acct" --name bench --scopes sms:send --json | sed 's/.*"key":"\([^"]*\)".*/\1/')
 addr=127.0.0.1:$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-sb serve --listen "$addr" --media "file://$work/media" ${SERVE_FLAGS:-} >"$work/serve.log" 2>&1 &
+# The binary itself, not the sb function, so that $! is the server and the trap stops it.
+"$work/switchboard" --db "$work/bench.db" serve --listen "$addr" --media "file://$work/media" ${SERVE_FLAGS:-} >"$work/serve.log" 2>&1 &
 pid=$!
 for _ in $(seq 1 100); do curl -sf "http://$addr/readyz" >/dev/null && break; sleep 0.1; done
 kill -0 "$pid" || { echo "server did not start:"; cat "$work/serve.log"; exit 1; }
