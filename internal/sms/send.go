@@ -210,6 +210,7 @@ func (s *Service) Send(ctx context.Context, p auth.Principal, req SendRequest, i
 			// Left pending: the reconciler will abandon it. Still nothing charged.
 			s.Log.Error("record carrier refusal", "message_id", id, "err", err)
 		}
+		s.discard(names) // nobody was given their URLs
 		return 0, nil, domain.Errorf(domain.Unavailable, "the carrier did not accept the message; nothing was sent or charged")
 	}
 	if err := s.fault("after-carrier"); err != nil {
