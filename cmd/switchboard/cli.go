@@ -11,6 +11,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"switchboard/internal/domain"
@@ -21,6 +22,7 @@ import (
 // cli carries the common configuration every subcommand reads.
 type cli struct {
 	stdout, stderr io.Writer
+	st             *store.Store // opened by open, closed by run
 
 	db        string
 	json      bool
@@ -125,7 +127,8 @@ func (c *cli) parsePositional(name string, args []string, n int, define func(fs 
 	return pos, nil
 }
 
-// open opens and migrates the configured database.
+// open opens and migrates the configured database. The store stays open
+// until the command returns; run closes it.
 func (c *cli) open(ctx context.Context) (*store.Store, error) {
 	st, err := store.Open(ctx, c.db)
 	if err != nil {
@@ -135,7 +138,16 @@ func (c *cli) open(ctx context.Context) (*store.Store, error) {
 		st.Close()
 		return nil, err
 	}
+	c.st = st
 	return st, nil
+}
+
+// close closes the store a command opened, if any.
+func (c *cli) close() {
+	if c.st != nil {
+		c.st.Close()
+		c.st = nil
+	}
 }
 
 // logger returns the configured logger on stderr and a function that
@@ -150,6 +162,19 @@ func (c *cli) logger() (*slog.Logger, func(), error) {
 	}
 	w := logging.NewWriter(c.stderr)
 	return logging.New(w, c.logFormat == "json", level), func() { w.Close() }, nil
+}
+
+// table writes v as one JSON object with --json, else a table: header and
+// each line are tab-separated columns.
+func (c *cli) table(v any, header string, lines []string) {
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, header)
+	for _, l := range lines {
+		fmt.Fprint(tw, l)
+	}
+	tw.Flush()
+	c.print(v, b.String())
 }
 
 // print writes v as one JSON object with --json, else the text.

@@ -45,7 +45,6 @@ func cmdDemo(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer st.Close()
 	seed, err := demo.Seed(ctx, st)
 	if err != nil {
 		return fmt.Errorf("seed demo data: %w", err)

@@ -82,6 +82,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	env := &cli{stdout: stdout, stderr: stderr}
 	err := cmd.run(ctx, env, append(global, rest...))
+	env.close()
 	var ue usageError
 	switch {
 	case err == nil:

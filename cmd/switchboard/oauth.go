@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"strings"
-	"text/tabwriter"
 	"time"
 )
 
@@ -22,7 +21,6 @@ func cmdOAuthAllowHost(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer st.Close()
 	if err := st.AllowHost(ctx, host); err != nil {
 		return err
 	}
@@ -39,7 +37,6 @@ func cmdOAuthDisallowHost(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer st.Close()
 	host := strings.ToLower(strings.TrimSpace(pos[0]))
 	if err := st.DisallowHost(ctx, host); err != nil {
 		return err
@@ -56,7 +53,6 @@ func cmdOAuthHosts(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer st.Close()
 	hosts, err := st.AllowedHosts(ctx)
 	if err != nil {
 		return err
@@ -76,7 +72,6 @@ func cmdOAuthClients(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer st.Close()
 	clients, err := st.OAuthClients(ctx)
 	if err != nil {
 		return err
@@ -88,16 +83,14 @@ func cmdOAuthClients(ctx context.Context, c *cli, args []string) error {
 		CreatedAt    string   `json:"createdAt"`
 	}
 	rows := []row{}
-	var b strings.Builder
-	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "CLIENT ID\tNAME\tREDIRECT URIS\tCREATED")
+	header := "CLIENT ID\tNAME\tREDIRECT URIS\tCREATED"
+	var lines []string
 	for _, cl := range clients {
 		at := cl.CreatedAt.Format(time.RFC3339)
 		rows = append(rows, row{cl.ClientID, cl.Name, cl.RedirectURIs, at})
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", cl.ClientID, cl.Name, strings.Join(cl.RedirectURIs, " "), at)
+		lines = append(lines, fmt.Sprintf("%s\t%s\t%s\t%s\n", cl.ClientID, cl.Name, strings.Join(cl.RedirectURIs, " "), at))
 	}
-	tw.Flush()
-	c.print(map[string]any{"clients": rows}, b.String())
+	c.table(map[string]any{"clients": rows}, header, lines)
 	return nil
 }
 
@@ -116,7 +109,6 @@ func cmdOAuthGrants(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer st.Close()
 	grants, err := st.OAuthGrants(ctx, account, user)
 	if err != nil {
 		return err
@@ -130,16 +122,14 @@ func cmdOAuthGrants(ctx context.Context, c *cli, args []string) error {
 		Revoked   bool     `json:"revoked"`
 	}
 	rows := []row{}
-	var b strings.Builder
-	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tUSER\tCLIENT ID\tSCOPES\tCREATED\tREVOKED")
+	header := "ID\tUSER\tCLIENT ID\tSCOPES\tCREATED\tREVOKED"
+	var lines []string
 	for _, g := range grants {
 		at := g.CreatedAt.Format(time.RFC3339)
 		rows = append(rows, row{g.ID, g.UserID, g.ClientID, g.Scopes, at, g.RevokedAt != nil})
-		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%t\n", g.ID, g.UserID, g.ClientID, strings.Join(g.Scopes, " "), at, g.RevokedAt != nil)
+		lines = append(lines, fmt.Sprintf("%d\t%d\t%s\t%s\t%s\t%t\n", g.ID, g.UserID, g.ClientID, strings.Join(g.Scopes, " "), at, g.RevokedAt != nil))
 	}
-	tw.Flush()
-	c.print(map[string]any{"grants": rows}, b.String())
+	c.table(map[string]any{"grants": rows}, header, lines)
 	return nil
 }
 
@@ -158,7 +148,6 @@ func cmdOAuthRevokeGrant(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer st.Close()
 	if err := st.RevokeOAuthGrant(ctx, account, id); err != nil {
 		return err
 	}

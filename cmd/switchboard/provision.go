@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"switchboard/internal/auth"
 	"switchboard/internal/domain"
@@ -21,7 +20,6 @@ func cmdMigrate(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer st.Close()
 	c.print(map[string]any{"migrated": true, "engine": st.Engine()}, "migrations applied")
 	return nil
 }
@@ -40,7 +38,6 @@ func cmdAccountCreate(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer st.Close()
 	a := domain.Account{Name: name}
 	if err := st.CreateAccount(ctx, &a); err != nil {
 		return err
@@ -57,7 +54,6 @@ func cmdAccountList(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer st.Close()
 	all, err := st.Accounts(ctx)
 	if err != nil {
 		return err
@@ -69,15 +65,13 @@ func cmdAccountList(ctx context.Context, c *cli, args []string) error {
 		SensitiveReverify bool   `json:"sensitiveReverify"`
 	}
 	rows := []row{}
-	var b strings.Builder
-	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tNAME\tRESTRICT SMS DELETE\tSENSITIVE REVERIFY")
+	header := "ID\tNAME\tRESTRICT SMS DELETE\tSENSITIVE REVERIFY"
+	var lines []string
 	for _, a := range all {
 		rows = append(rows, row{a.ID, a.Name, a.RestrictSMSDelete, a.SensitiveReverify})
-		fmt.Fprintf(tw, "%d\t%s\t%t\t%t\n", a.ID, a.Name, a.RestrictSMSDelete, a.SensitiveReverify)
+		lines = append(lines, fmt.Sprintf("%d\t%s\t%t\t%t\n", a.ID, a.Name, a.RestrictSMSDelete, a.SensitiveReverify))
 	}
-	tw.Flush()
-	c.print(map[string]any{"accounts": rows}, b.String())
+	c.table(map[string]any{"accounts": rows}, header, lines)
 	return nil
 }
 
@@ -98,7 +92,6 @@ func cmdAccountSet(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer st.Close()
 	a, err := st.Account(ctx, id)
 	if err != nil {
 		return err
@@ -134,7 +127,6 @@ func cmdRoleCreate(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer st.Close()
 	r := domain.Role{AccountID: account, Name: name, Permissions: p}
 	if err := st.CreateRole(ctx, &r); err != nil {
 		return err
@@ -190,7 +182,6 @@ func cmdUserCreate(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer st.Close()
 	if role != "" {
 		r, err := st.RoleByName(ctx, account, role)
 		if domain.IsNotFound(err) {
@@ -228,7 +219,6 @@ func cmdUserList(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer st.Close()
 	all, err := st.Users(ctx, account)
 	if err != nil {
 		return err
@@ -241,15 +231,13 @@ func cmdUserList(ctx context.Context, c *cli, args []string) error {
 		RoleID    int64  `json:"roleId,omitempty"`
 	}
 	rows := []row{}
-	var b strings.Builder
-	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tUSERNAME\tNAME\tROLE")
+	header := "ID\tUSERNAME\tNAME\tROLE"
+	var lines []string
 	for _, u := range all {
 		rows = append(rows, row{u.ID, u.Username, u.FirstName, u.LastName, u.RoleID})
-		fmt.Fprintf(tw, "%d\t%s\t%s %s\t%d\n", u.ID, u.Username, u.FirstName, u.LastName, u.RoleID)
+		lines = append(lines, fmt.Sprintf("%d\t%s\t%s %s\t%d\n", u.ID, u.Username, u.FirstName, u.LastName, u.RoleID))
 	}
-	tw.Flush()
-	c.print(map[string]any{"users": rows}, b.String())
+	c.table(map[string]any{"users": rows}, header, lines)
 	return nil
 }
 
@@ -286,7 +274,6 @@ func cmdLineCreate(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer st.Close()
 	if err := st.CreateLine(ctx, &l); err != nil {
 		return err
 	}
@@ -309,7 +296,6 @@ func cmdLineList(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer st.Close()
 	all, err := st.Lines(ctx, account, false)
 	if err != nil {
 		return err
@@ -323,15 +309,13 @@ func cmdLineList(ctx context.Context, c *cli, args []string) error {
 		SMSEnabled  bool    `json:"smsEnabled"`
 	}
 	rows := []row{}
-	var b strings.Builder
-	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tNUMBER\tNAME\tUSERS\tBULK\tSMS")
+	header := "ID\tNUMBER\tNAME\tUSERS\tBULK\tSMS"
+	var lines []string
 	for _, l := range all {
 		rows = append(rows, row{l.ID, l.Number, l.Name, l.UserIDs, l.BulkEnabled, l.SMSEnabled})
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%v\t%t\t%t\n", l.ID, l.Number, l.Name, l.UserIDs, l.BulkEnabled, l.SMSEnabled)
+		lines = append(lines, fmt.Sprintf("%d\t%s\t%s\t%v\t%t\t%t\n", l.ID, l.Number, l.Name, l.UserIDs, l.BulkEnabled, l.SMSEnabled))
 	}
-	tw.Flush()
-	c.print(map[string]any{"lines": rows}, b.String())
+	c.table(map[string]any{"lines": rows}, header, lines)
 	return nil
 }
 
@@ -356,7 +340,6 @@ func cmdKeyCreate(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer st.Close()
 	secret, k, err := auth.NewAPIKey(ctx, st, account, name, scopes)
 	if err != nil {
 		return err
@@ -380,7 +363,6 @@ func cmdKeyList(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer st.Close()
 	keys, err := st.APIKeys(ctx, account)
 	if err != nil {
 		return err
@@ -393,15 +375,13 @@ func cmdKeyList(ctx context.Context, c *cli, args []string) error {
 		Revoked bool     `json:"revoked"`
 	}
 	rows := []row{}
-	var b strings.Builder
-	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tNAME\tPREFIX\tSCOPES\tREVOKED")
+	header := "ID\tNAME\tPREFIX\tSCOPES\tREVOKED"
+	var lines []string
 	for _, k := range keys {
 		rows = append(rows, row{k.ID, k.Name, k.Prefix, k.Scopes, k.RevokedAt != nil})
-		fmt.Fprintf(tw, "%d\t%s\t%s…\t%s\t%t\n", k.ID, k.Name, k.Prefix, strings.Join(k.Scopes, ","), k.RevokedAt != nil)
+		lines = append(lines, fmt.Sprintf("%d\t%s\t%s…\t%s\t%t\n", k.ID, k.Name, k.Prefix, strings.Join(k.Scopes, ","), k.RevokedAt != nil))
 	}
-	tw.Flush()
-	c.print(map[string]any{"keys": rows}, b.String())
+	c.table(map[string]any{"keys": rows}, header, lines)
 	return nil
 }
 
@@ -420,7 +400,6 @@ func cmdKeyRevoke(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer st.Close()
 	if err := st.RevokeAPIKey(ctx, account, id); err != nil {
 		return err
 	}

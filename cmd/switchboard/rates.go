@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"strings"
-	"text/tabwriter"
 
 	"switchboard/internal/domain"
 	"switchboard/internal/money"
@@ -40,7 +39,6 @@ func cmdRateSet(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer st.Close()
 	if err := st.SetRate(ctx, &r); err != nil {
 		return err
 	}
@@ -63,7 +61,6 @@ func cmdRateList(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer st.Close()
 	rates, err := st.Rates(ctx, account)
 	if err != nil {
 		return err
@@ -74,15 +71,13 @@ func cmdRateList(ctx context.Context, c *cli, args []string) error {
 		MMS    money.Micros `json:"mms"`
 	}
 	rows := []row{}
-	var b strings.Builder
-	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "PREFIX\tSMS (USD/segment)\tMMS (USD/message)")
+	header := "PREFIX\tSMS (USD/segment)\tMMS (USD/message)"
+	var lines []string
 	for _, r := range rates {
 		rows = append(rows, row{r.Prefix, r.SMS, r.MMS})
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Prefix, r.SMS, r.MMS)
+		lines = append(lines, fmt.Sprintf("%s\t%s\t%s\n", r.Prefix, r.SMS, r.MMS))
 	}
-	tw.Flush()
-	c.print(map[string]any{"rates": rows}, b.String())
+	c.table(map[string]any{"rates": rows}, header, lines)
 	return nil
 }
 
@@ -102,7 +97,6 @@ func cmdRateDelete(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer st.Close()
 	if err := st.DeleteRate(ctx, account, prefix); err != nil {
 		return err
 	}
@@ -126,7 +120,6 @@ func cmdLedgerList(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer st.Close()
 	entries, err := st.Ledger(ctx, account, limit)
 	if err != nil {
 		return err
@@ -144,16 +137,14 @@ func cmdLedgerList(ctx context.Context, c *cli, args []string) error {
 		At          string       `json:"at"`
 	}
 	rows := []row{}
-	var b strings.Builder
-	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tMESSAGE\tAMOUNT\tDESCRIPTION\tAT")
+	header := "ID\tMESSAGE\tAMOUNT\tDESCRIPTION\tAT"
+	var lines []string
 	for _, e := range entries {
 		at := e.CreatedAt.Format("2006-01-02T15:04:05Z")
 		rows = append(rows, row{e.ID, e.MessageID, e.Amount, e.Currency, e.Description, at})
-		fmt.Fprintf(tw, "%d\t%d\t%s %s\t%s\t%s\n", e.ID, e.MessageID, e.Amount, e.Currency, e.Description, at)
+		lines = append(lines, fmt.Sprintf("%d\t%d\t%s %s\t%s\t%s\n", e.ID, e.MessageID, e.Amount, e.Currency, e.Description, at))
 	}
-	fmt.Fprintf(tw, "\ttotal (%d charges)\t%s USD\t\t\n", count, money.Micros(total))
-	tw.Flush()
-	c.print(map[string]any{"entries": rows, "total": money.Micros(total), "count": count, "currency": "USD"}, b.String())
+	lines = append(lines, fmt.Sprintf("\ttotal (%d charges)\t%s USD\t\t\n", count, money.Micros(total)))
+	c.table(map[string]any{"entries": rows, "total": money.Micros(total), "count": count, "currency": "USD"}, header, lines)
 	return nil
 }

@@ -39,7 +39,6 @@ func cmdServe(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer st.Close()
 	return serve(ctx, c, st, log, nil)
 }
 
