@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -67,76 +65,34 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.Concurrency < 1 {
 		return nil, fmt.Errorf("concurrency %d: want at least 1", cfg.Concurrency)
 	}
-	if _, err := cfg.newRequest(ctx); err != nil {
+	req, err := newWireRequest(&cfg)
+	if err != nil {
 		return nil, err
 	}
-	tr := newTransport(cfg.Concurrency)
-	// Close pooled connections afterwards so the target does not carry the
-	// ceiling's (or a previous run's) idle connections.
-	defer tr.CloseIdleConnections()
-	client := &http.Client{
-		Transport: tr,
-		Timeout:   cfg.Timeout,
-		// A followed redirect would count two round trips as one request
-		// and hide the 3xx; report it as the response it is.
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	clients := make([]*client, cfg.Concurrency)
+	for i := range clients {
+		clients[i] = &client{req: req, timeout: cfg.Timeout}
 	}
+	stop := interruptOnDone(ctx, clients)
+	defer func() {
+		stop()
+		// Close the connections so the target does not carry the ceiling's
+		// (or a previous run's) idle connections.
+		for _, c := range clients {
+			c.close()
+		}
+	}()
 
 	// Warmup is a separate phase rather than a time cut-off inside one phase:
 	// it opens all keep-alive connections and warms both processes' caches,
 	// and the measured phase then starts with every worker at the same time.
 	if cfg.Warmup > 0 {
-		warm := runPhase(ctx, &cfg, client, cfg.Name+" warmup", 0, cfg.Warmup, false)
+		warm := runPhase(ctx, &cfg, clients, cfg.Name+" warmup", 0, cfg.Warmup, false)
 		if warm.Interrupted {
 			return warm, nil
 		}
 	}
-	return runPhase(ctx, &cfg, client, cfg.Name, cfg.Requests, cfg.Duration, true), nil
-}
-
-// newTransport returns the one Transport shared by all workers of a run.
-func newTransport(concurrency int) *http.Transport {
-	var protos http.Protocols
-	// HTTP/1.1 only: with HTTP/2 all workers would multiplex over one
-	// connection, and a plain-HTTP ceiling could not be compared with it.
-	protos.SetHTTP1(true)
-	return &http.Transport{
-		// Never go through $HTTP_PROXY: we measure the server, not a proxy.
-		Proxy:       nil,
-		DialContext: (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		// Every worker keeps its connection between requests; with fewer
-		// idle slots than workers, connections would be closed and redialled
-		// and we would be measuring TCP setup.
-		MaxIdleConns:        0, // no global limit
-		MaxIdleConnsPerHost: concurrency,
-		IdleConnTimeout:     90 * time.Second,
-		TLSHandshakeTimeout: 10 * time.Second,
-		// Otherwise the transport asks for gzip and decompresses bodies,
-		// adding client CPU the user did not ask for. Use -H to ask for it.
-		DisableCompression: true,
-		Protocols:          &protos,
-	}
-}
-
-// newRequest builds one request. Requests are not reused across iterations:
-// a Request may still be referenced by the transport after Do returns.
-func (cfg *Config) newRequest(ctx context.Context) (*http.Request, error) {
-	var body io.Reader
-	if len(cfg.Body) > 0 {
-		body = bytes.NewReader(cfg.Body) // also sets ContentLength and GetBody
-	}
-	req, err := http.NewRequestWithContext(ctx, cfg.Method, cfg.URL, body)
-	if err != nil {
-		return nil, err
-	}
-	if cfg.Header != nil {
-		// Shared, not cloned: net/http clones the map before it modifies it.
-		req.Header = cfg.Header
-	}
-	if cfg.Host != "" {
-		req.Host = cfg.Host
-	}
-	return req, nil
+	return runPhase(ctx, &cfg, clients, cfg.Name, cfg.Requests, cfg.Duration, true), nil
 }
 
 func (cfg *Config) statusOK(code int) bool {
@@ -149,7 +105,6 @@ func (cfg *Config) statusOK(code int) bool {
 // phase is the state shared by the workers of one warmup or measurement.
 type phase struct {
 	cfg      *Config
-	client   *http.Client
 	measure  bool
 	n        int64     // requests to issue; 0 means until deadline
 	deadline time.Time // used when n == 0
@@ -165,8 +120,8 @@ type worker struct {
 	bytes     int64
 }
 
-func runPhase(ctx context.Context, cfg *Config, client *http.Client, name string, n int, d time.Duration, measure bool) *Result {
-	p := &phase{cfg: cfg, client: client, measure: measure, n: int64(n)}
+func runPhase(ctx context.Context, cfg *Config, clients []*client, name string, n int, d time.Duration, measure bool) *Result {
+	p := &phase{cfg: cfg, measure: measure, n: int64(n)}
 	start := time.Now()
 	p.deadline = start.Add(d)
 	if cfg.OnPhase != nil {
@@ -180,7 +135,8 @@ func runPhase(ctx context.Context, cfg *Config, client *http.Client, name string
 		if n > 0 {
 			w.latencies = make([]time.Duration, 0, n/cfg.Concurrency+1)
 		}
-		wg.Go(func() { p.loop(ctx, w) })
+		c := clients[i]
+		wg.Go(func() { p.loop(ctx, c, w) })
 	}
 	wg.Wait()
 	// In duration mode this includes the requests still in flight at the
@@ -202,7 +158,7 @@ func runPhase(ctx context.Context, cfg *Config, client *http.Client, name string
 	return res
 }
 
-func (p *phase) loop(ctx context.Context, w *worker) {
+func (p *phase) loop(ctx context.Context, c *client, w *worker) {
 	for ctx.Err() == nil {
 		if p.n > 0 {
 			if p.issued.Add(1) > p.n {
@@ -211,47 +167,29 @@ func (p *phase) loop(ctx context.Context, w *worker) {
 		} else if !time.Now().Before(p.deadline) {
 			return
 		}
-		p.do(ctx, w)
+		p.do(ctx, c, w)
 	}
 }
 
 // do sends one request and records its outcome.
-func (p *phase) do(ctx context.Context, w *worker) {
-	req, err := p.cfg.newRequest(ctx)
-	if err != nil {
-		p.fail(err.Error())
-		return
-	}
+func (p *phase) do(ctx context.Context, c *client, w *worker) {
 	start := time.Now()
-	resp, err := p.client.Do(req)
-	if err != nil {
-		if ctx.Err() == nil { // an interrupted request is neither success nor failure
-			p.fail(err.Error())
-		}
-		return
-	}
-	ok := p.cfg.statusOK(resp.StatusCode)
-	var sample []byte
-	if !ok {
-		sample, _ = io.ReadAll(io.LimitReader(resp.Body, 512))
-	}
-	// Read the body to the end: the server's work includes producing it, and
+	// The whole body is read: the server's work includes producing it, and
 	// an unread body would stop the connection from being reused.
-	n, err := io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
+	resp, err := c.do(func(status int) bool { return !p.cfg.statusOK(status) })
 	latency := time.Since(start)
 	switch {
 	case err != nil:
-		if ctx.Err() == nil {
-			p.fail("reading body: " + err.Error())
+		if ctx.Err() == nil { // an interrupted request is neither success nor failure
+			p.fail(err.Error())
 		}
-	case !ok:
-		p.fail(statusMessage(resp.StatusCode, sample))
+	case !p.cfg.statusOK(resp.status):
+		p.fail(statusMessage(resp.status, resp.sample))
 	default:
 		p.counters.Done.Add(1)
 		if p.measure {
 			w.latencies = append(w.latencies, latency)
-			w.bytes += n
+			w.bytes += resp.bytes
 		}
 	}
 }

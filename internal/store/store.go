@@ -91,7 +91,7 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 		s.engine, s.w, s.r = SQLite, w, r
 		// One more reader connection, held by the cache for the generation.
 		r.SetMaxOpenConns(n + 1)
-		if s.cache, err = newReadCache(ctx, r); err != nil {
+		if s.cache, err = newReadCache(ctx, r, path); err != nil {
 			w.Close()
 			r.Close()
 			return nil, err

@@ -255,3 +255,50 @@ func TestWriteCanceledBeforeRunDoesNothing(t *testing.T) {
 		}
 	})
 }
+
+// TestCacheSeesOtherProcesses checks that a write through another store on
+// the same database (the CLI revoking a key while the server runs) is visible
+// to the server's very next read, however many cached reads came before, and
+// that the read cache answers again once nothing changes.
+func TestCacheSeesOtherProcesses(t *testing.T) {
+	for _, e := range storetest.Engines(t) {
+		t.Run(string(e), func(t *testing.T) {
+			dsn := storetest.DSN(t, e)
+			server, err := store.Open(ctx, dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer server.Close()
+			if err := server.Migrate(ctx); err != nil {
+				t.Fatal(err)
+			}
+			cli, err := store.Open(ctx, dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cli.Close()
+
+			a := mustAccount(t, cli, "Acme")
+			for round := range 5 {
+				hash := []byte{byte(round), 7}
+				k := domain.APIKey{AccountID: a.ID, Name: "crm", Prefix: "sb_x", Hash: hash, Scopes: []string{"users:read"}}
+				if err := cli.CreateAPIKey(ctx, &k); err != nil {
+					t.Fatal(err)
+				}
+				for range 3 { // warm the server's cache
+					got, err := server.APIKeyByHash(store.WithReadScope(ctx), hash)
+					if err != nil || got.RevokedAt != nil {
+						t.Fatalf("round %d: before revoking: %+v, %v", round, got, err)
+					}
+				}
+				if err := cli.RevokeAPIKey(ctx, a.ID, k.ID); err != nil {
+					t.Fatal(err)
+				}
+				got, err := server.APIKeyByHash(store.WithReadScope(ctx), hash)
+				if err != nil || got.RevokedAt == nil {
+					t.Fatalf("round %d: revocation by another store not seen: %+v, %v", round, got, err)
+				}
+			}
+		})
+	}
+}
