@@ -9,7 +9,9 @@ type walIndex struct{}
 
 type walHeader [12]uint32
 
-func openWALIndex(string) (*walIndex, error) { return nil, errors.New("store: no WAL index view on this platform") }
+func openWALIndex(string) (*walIndex, error) {
+	return nil, errors.New("store: no WAL index view on this platform")
+}
 
 func (*walIndex) header() walHeader { return walHeader{} }
 
