@@ -137,24 +137,24 @@ func (s *Server) route(pattern string, h handlerFunc) {
 func (s *Server) api(pattern string, scope auth.Scope, h handlerFunc) {
 	method, path, _ := strings.Cut(pattern, " ")
 	s.route(method+" "+Prefix+path, func(w http.ResponseWriter, r *http.Request) error {
-		r = r.WithContext(store.WithReadScope(r.Context()))
-		p, err := s.authenticate(r, scope)
+		ctx := store.WithReadScope(r.Context())
+		p, err := s.authenticate(ctx, r, scope)
 		if err != nil {
 			return err
 		}
 		if err := p.Require(scope); err != nil {
 			return err
 		}
-		return h(w, r.WithContext(auth.NewContext(r.Context(), p)))
+		return h(w, r.WithContext(auth.NewContext(ctx, p)))
 	})
 }
 
-func (s *Server) authenticate(r *http.Request, scope auth.Scope) (auth.Principal, error) {
+func (s *Server) authenticate(ctx context.Context, r *http.Request, scope auth.Scope) (auth.Principal, error) {
 	token, ok := bearer(r)
 	if !ok {
 		return auth.Principal{}, &domain.Error{Code: domain.Unauthenticated, Message: "a bearer credential is required", Scope: string(scope)}
 	}
-	p, err := s.auth.Authenticate(r.Context(), token)
+	p, err := s.auth.Authenticate(ctx, token)
 	if e, ok := err.(*domain.Error); ok && e.Code == domain.Unauthenticated {
 		e.Scope = string(scope)
 	}
