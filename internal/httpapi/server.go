@@ -67,6 +67,7 @@ func New(cfg Config) *Server {
 		oauth:        cfg.OAuth,
 	}
 	s.routes()
+	registerStoreMetrics(reg, cfg.Store)
 	s.mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	s.handler = s.withRequestID(s.withRecover(s.withAccessLog(s.mux)))
 	return s

@@ -50,6 +50,7 @@ type Store struct {
 	stmts   sync.Map             // stmtKey → *sql.Stmt (SQLite only; see prepared.go)
 	wconn   *sql.Conn            // SQLite: the committer's connection
 	wstmts  map[string]*sql.Stmt // statements prepared on wconn
+	stats   commitStats
 }
 
 // Open connects to the database named by dsn: postgres:// or postgresql:// URLs

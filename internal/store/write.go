@@ -6,6 +6,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 )
 
@@ -145,6 +146,28 @@ func (s *Store) committer() {
 	}
 }
 
+// commitStats counts the committer's work; see CommitStats.
+type commitStats struct {
+	batches, writes, execNanos, commitNanos atomic.Int64
+}
+
+// CommitStats describes the SQLite committer's work since the store opened.
+type CommitStats struct {
+	Batches int64         // transactions committed (or rolled back)
+	Writes  int64         // write functions run in them
+	Exec    time.Duration // running the write functions
+	Commit  time.Duration // COMMIT: writing the WAL and waiting for fsync
+}
+
+// CommitStats reports the committer's counters (all zero on PostgreSQL).
+// Writes/Batches is the average group size; Commit/Batches the disk's cost.
+func (s *Store) CommitStats() CommitStats {
+	return CommitStats{
+		Batches: s.stats.batches.Load(), Writes: s.stats.writes.Load(),
+		Exec: time.Duration(s.stats.execNanos.Load()), Commit: time.Duration(s.stats.commitNanos.Load()),
+	}
+}
+
 func (s *Store) commitBatch(reqs []*writeReq) {
 	// Nearly every batch succeeds whole, so it first runs without savepoints
 	// (two statements fewer per write). If a write fails, that attempt is
@@ -179,6 +202,7 @@ func (s *Store) runBatch(reqs []*writeReq, isolate bool) ([]error, bool) {
 			s.wrecover()
 		}
 	}
+	started := time.Now()
 	if _, err := t.exec(ctx, "BEGIN IMMEDIATE"); err != nil {
 		return fail(fmt.Errorf("store: begin: %w", err))
 	}
@@ -218,10 +242,15 @@ func (s *Store) runBatch(reqs []*writeReq, isolate bool) ([]error, bool) {
 		rollback()
 		return results, true
 	}
+	committing := time.Now()
+	s.stats.execNanos.Add(int64(committing.Sub(started)))
 	if _, err := t.exec(ctx, "COMMIT"); err != nil {
 		rollback()
 		return fail(fmt.Errorf("store: commit: %w", err))
 	}
+	s.stats.commitNanos.Add(int64(time.Since(committing)))
+	s.stats.batches.Add(1)
+	s.stats.writes.Add(int64(applied))
 	return results, true
 }
 
