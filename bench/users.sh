@@ -20,7 +20,7 @@ done
 key=$(sb key create --account "$acct" --name bench --scopes users:read --json | sed 's/.*"key":"\([^"]*\)".*/\1/')
 addr=127.0.0.1:$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 # The binary itself, not the sb function, so that $! is the server and the trap stops it.
-"$work/switchboard" --db "$work/bench.db" serve --listen "$addr" ${SERVE_FLAGS:-} >"$work/serve.log" 2>&1 &
+env ${SERVE_ENV:-} "$work/switchboard" --db "$work/bench.db" serve --listen "$addr" ${SERVE_FLAGS:-} >"$work/serve.log" 2>&1 &
 pid=$!
 for _ in $(seq 1 100); do curl -sf "http://$addr/readyz" >/dev/null && break; sleep 0.1; done
 kill -0 "$pid" || { echo "server did not start:"; cat "$work/serve.log"; exit 1; }
