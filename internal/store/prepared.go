@@ -7,8 +7,8 @@ import (
 
 // SQLite spends most of a short statement's time parsing it, so on SQLite
 // every statement is prepared once per connection pool and reused: the
-// writer's statements live on its one connection, readers' on each reader
-// connection as database/sql needs them. PostgreSQL needs none of this:
+// writer's statements live on its one connection (rawconn.go), readers' on
+// each reader connection as database/sql needs them. PostgreSQL needs none of this:
 // pgx caches prepared statements per connection itself.
 
 type stmtKey struct {
@@ -56,18 +56,4 @@ func (s *Store) query(ctx context.Context, query string, args ...any) (*sql.Rows
 		return st.QueryContext(ctx, args...)
 	}
 	return s.r.QueryContext(ctx, query, args...)
-}
-
-// writerStmt returns query prepared on the committer's connection. Only the
-// committer goroutine calls it, so the map needs no lock.
-func (s *Store) writerStmt(ctx context.Context, query string) (*sql.Stmt, error) {
-	if st, ok := s.wstmts[query]; ok {
-		return st, nil
-	}
-	st, err := s.wconn.PrepareContext(ctx, query)
-	if err != nil {
-		return nil, err
-	}
-	s.wstmts[query] = st
-	return st, nil
 }

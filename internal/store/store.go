@@ -48,8 +48,8 @@ type Store struct {
 
 	rebound sync.Map             // query text with ? → PostgreSQL $n text
 	stmts   sync.Map             // stmtKey → *sql.Stmt (SQLite only; see prepared.go)
-	wconn   *sql.Conn            // SQLite: the committer's connection
-	wstmts  map[string]*sql.Stmt // statements prepared on wconn
+	wconn   *sql.Conn // SQLite: the committer's connection
+	raw     *rawConn  // the committer's driver connection, inside wconn.Raw
 	stats   commitStats
 }
 
@@ -103,7 +103,6 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 			r.Close()
 			return nil, fmt.Errorf("store: writer connection: %w", err)
 		}
-		s.wstmts = map[string]*sql.Stmt{}
 		s.batch = make(chan *writeReq, 1024)
 		s.stop = make(chan struct{})
 		s.stopped.Add(1)
@@ -158,8 +157,13 @@ func (s *Store) Close() error {
 		v.(*sql.Stmt).Close()
 		return true
 	})
-	for _, st := range s.wstmts {
-		st.Close()
+	if s.raw != nil {
+		s.wconn.Raw(func(any) error {
+			for _, st := range s.raw.stmts {
+				st.Close()
+			}
+			return nil
+		})
 	}
 	if s.wconn != nil {
 		err = s.wconn.Close()

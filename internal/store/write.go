@@ -14,33 +14,26 @@ import (
 // functions may share one database transaction, each inside its own savepoint,
 // so a function must not keep Tx after it returns.
 type Tx struct {
-	tx   *sql.Tx   // PostgreSQL
-	conn *sql.Conn // SQLite: the committer's connection, inside BEGIN … COMMIT
-	s    *Store
-	now  int64 // unix micros, fixed once per write
+	tx  *sql.Tx // PostgreSQL; nil on SQLite, where the committer's raw connection is used
+	s   *Store
+	now int64 // unix micros, fixed once per write
 }
 
 func (t *Tx) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	if t.conn == nil {
-		return t.tx.ExecContext(ctx, t.s.q(query), args...)
+	if t.tx == nil {
+		return t.s.rawExec(query, args)
 	}
-	st, err := t.s.writerStmt(ctx, query)
-	if err != nil {
-		return nil, err
-	}
-	return st.ExecContext(ctx, args...)
+	return t.tx.ExecContext(ctx, t.s.q(query), args...)
 }
 
-func (t *Tx) queryRow(ctx context.Context, query string, args ...any) *sql.Row {
-	if t.conn == nil {
-		return t.tx.QueryRowContext(ctx, t.s.q(query), args...)
+// row is a single-row result: *sql.Row or the committer's rawRow.
+type row interface{ Scan(dest ...any) error }
+
+func (t *Tx) queryRow(ctx context.Context, query string, args ...any) row {
+	if t.tx == nil {
+		return t.s.rawQueryRow(query, args)
 	}
-	st, err := t.s.writerStmt(ctx, query)
-	if err != nil {
-		// Surface the error through Row.Scan.
-		return t.conn.QueryRowContext(ctx, query, args...)
-	}
-	return st.QueryRowContext(ctx, args...)
+	return t.tx.QueryRowContext(ctx, t.s.q(query), args...)
 }
 
 // insert runs an INSERT … RETURNING id and returns the id.
@@ -187,19 +180,53 @@ func (s *Store) commitBatch(reqs []*writeReq) {
 // (database/sql would re-prepare them inside an *sql.Tx). Without isolate, a
 // failing write aborts the attempt and runBatch reports !ok with nothing
 // committed; with isolate, each write runs in a savepoint and fails alone.
-func (s *Store) runBatch(reqs []*writeReq, isolate bool) ([]error, bool) {
-	ctx := context.Background()
-	results := make([]error, len(reqs))
-	fail := func(err error) ([]error, bool) {
-		for i := range results {
-			results[i] = err
+func (s *Store) runBatch(reqs []*writeReq, isolate bool) (results []error, ok bool) {
+	err := s.wconn.Raw(func(dc any) error {
+		conn, isPrep := dc.(driver.ConnPrepareContext)
+		if !isPrep {
+			return fmt.Errorf("store: SQLite driver connection %T cannot prepare statements", dc)
+		}
+		if s.raw == nil || s.raw.conn != conn {
+			s.raw = &rawConn{conn: conn, stmts: map[string]driver.Stmt{}}
+		}
+		var broken bool
+		results, ok, broken = s.runBatchRaw(reqs, isolate)
+		if broken {
+			// Tell database/sql to discard the connection.
+			return driver.ErrBadConn
+		}
+		return nil
+	})
+	if err != nil {
+		if errors.Is(err, driver.ErrBadConn) {
+			s.wrecover()
+		}
+		if results == nil {
+			results = make([]error, len(reqs))
+			for i := range results {
+				results[i] = fmt.Errorf("store: writer connection: %w", err)
+			}
 		}
 		return results, true
 	}
-	t := &Tx{conn: s.wconn, s: s, now: micros(s.now())}
+	return results, ok
+}
+
+// runBatchRaw is runBatch on the raw connection. broken reports that a
+// ROLLBACK failed and the connection's transaction state is unknown.
+func (s *Store) runBatchRaw(reqs []*writeReq, isolate bool) (results []error, ok, broken bool) {
+	ctx := context.Background()
+	results = make([]error, len(reqs))
+	fail := func(err error) ([]error, bool, bool) {
+		for i := range results {
+			results[i] = err
+		}
+		return results, true, broken
+	}
+	t := &Tx{s: s, now: micros(s.now())}
 	rollback := func() {
 		if _, err := t.exec(ctx, "ROLLBACK"); err != nil {
-			s.wrecover()
+			broken = true
 		}
 	}
 	started := time.Now()
@@ -215,7 +242,7 @@ func (s *Store) runBatch(reqs []*writeReq, isolate bool) ([]error, bool) {
 		if !isolate {
 			if err := runFn(t, r.fn); err != nil {
 				rollback()
-				return nil, false
+				return nil, false, broken
 			}
 			applied++
 			continue
@@ -240,7 +267,7 @@ func (s *Store) runBatch(reqs []*writeReq, isolate bool) ([]error, bool) {
 	}
 	if applied == 0 {
 		rollback()
-		return results, true
+		return results, true, broken
 	}
 	committing := time.Now()
 	s.stats.execNanos.Add(int64(committing.Sub(started)))
@@ -251,17 +278,13 @@ func (s *Store) runBatch(reqs []*writeReq, isolate bool) ([]error, bool) {
 	s.stats.commitNanos.Add(int64(time.Since(committing)))
 	s.stats.batches.Add(1)
 	s.stats.writes.Add(int64(applied))
-	return results, true
+	return results, true, false
 }
 
 // wrecover replaces the committer's connection after a failed ROLLBACK left
 // it in an unknown transaction state.
 func (s *Store) wrecover() {
-	for _, st := range s.wstmts {
-		st.Close()
-	}
-	clear(s.wstmts)
-	s.wconn.Raw(func(any) error { return driver.ErrBadConn })
+	s.raw = nil // its statements died with the connection
 	s.wconn.Close()
 	for {
 		conn, err := s.w.Conn(context.Background())
