@@ -46,8 +46,8 @@ type Store struct {
 	stop    chan struct{}
 	stopped sync.WaitGroup
 
-	rebound sync.Map             // query text with ? → PostgreSQL $n text
-	stmts   sync.Map             // stmtKey → *sql.Stmt (SQLite only; see prepared.go)
+	rebound sync.Map  // query text with ? → PostgreSQL $n text
+	stmts   sync.Map  // stmtKey → *sql.Stmt (SQLite only; see prepared.go)
 	wconn   *sql.Conn // SQLite: the committer's connection
 	raw     *rawConn  // the committer's driver connection, inside wconn.Raw
 	stats   commitStats
