@@ -169,7 +169,8 @@ func (s *Store) MarkUnsent(ctx context.Context, id int64, status string) error {
 
 // PendingSince lists outbound messages still pending that were created before t.
 func (s *Store) PendingBefore(ctx context.Context, t time.Time) ([]int64, error) {
-	rows, err := s.query(ctx, `SELECT id FROM messages WHERE status = ? AND created_at < ? ORDER BY id LIMIT 1000`, domain.StatusPending, micros(t))
+	// The literal 'pending' (not a parameter) lets SQLite use the partial index.
+	rows, err := s.query(ctx, `SELECT id FROM messages WHERE status = 'pending' AND created_at < ? ORDER BY created_at LIMIT 1000`, micros(t))
 	if err != nil {
 		return nil, fmt.Errorf("store: pending: %w", err)
 	}
