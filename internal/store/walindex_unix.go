@@ -45,7 +45,14 @@ func openWALIndex(dbPath string) (*walIndex, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &walIndex{mem: mem}, nil
+	w := &walIndex{mem: mem}
+	// iVersion is 3007000 in every WAL index SQLite has written since WAL
+	// began; anything else is not a header we understand.
+	if v := w.header()[0]; v != 3007000 {
+		w.close()
+		return nil, fmt.Errorf("store: %s-shm: unknown WAL-index version %d", dbPath, v)
+	}
+	return w, nil
 }
 
 // header reads the header word by word with atomic loads: another process

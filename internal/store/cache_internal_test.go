@@ -1,0 +1,50 @@
+package store
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+)
+
+// TestCacheUsesWALIndex checks that on SQLite the read cache really maps the
+// WAL index (so the fast path runs in the other tests), that an unchanged
+// database is answered without a generation query, and that a commit makes
+// the next check query again.
+func TestCacheUsesWALIndex(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "c.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c := s.cache
+	check := func() int64 {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		v, err := c.current(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	check()
+	check()
+	if c.wal == nil {
+		t.Fatal("the WAL index was not mapped")
+	}
+	seen := c.seen
+	check()
+	if c.seen != seen {
+		t.Error("an unchanged database changed the recorded header")
+	}
+	before := check()
+	if err := s.write(ctx, func(tx *Tx) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if after := check(); after != before+1 || c.seen == seen {
+		t.Errorf("after a write: generation %d → %d, header changed %v", before, after, c.seen != seen)
+	}
+}
