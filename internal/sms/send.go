@@ -216,7 +216,7 @@ func (s *Service) Send(ctx context.Context, p auth.Principal, req SendRequest, i
 	if err := s.fault("after-carrier"); err != nil {
 		return 0, nil, err
 	}
-	if err := s.Store.MarkSent(ctx, id, acc.Ref, idem != nil); err != nil {
+	if err := s.Store.MarkOutboundSent(ctx, out, acc.Ref); err != nil {
 		// The carrier has the message but the charge is not recorded: the
 		// message stays pending and the next receipt records it. Answering 5xx
 		// here would break "5xx means nothing sent", so report success.

@@ -32,7 +32,12 @@ func addEvent(ctx context.Context, tx *Tx, accountID int64, typ string, payload 
 	if err != nil {
 		return err
 	}
-	if _, err := tx.exec(ctx, `INSERT INTO events (account_id, type, payload, created_at) VALUES (?, ?, ?, ?)`, accountID, typ, string(b), tx.now); err != nil {
+	return addEventJSON(ctx, tx, accountID, typ, b)
+}
+
+// addEventJSON is addEvent with the payload already encoded.
+func addEventJSON(ctx context.Context, tx *Tx, accountID int64, typ string, payload []byte) error {
+	if _, err := tx.exec(ctx, `INSERT INTO events (account_id, type, payload, created_at) VALUES (?, ?, ?, ?)`, accountID, typ, string(payload), tx.now); err != nil {
 		return fmt.Errorf("store: event: %w", err)
 	}
 	return nil

@@ -30,6 +30,8 @@ type Outbound struct {
 	// response is the success body (made by Response from the new message
 	// id) so that a crash after the carrier accepted still replays correctly.
 	Idempotency *IdempotencyLink
+
+	id, convID int64 // set by CreateOutbound
 }
 
 // IdempotencyLink ties a send to its Idempotency-Key record.
@@ -65,6 +67,7 @@ func (s *Store) CreateOutbound(ctx context.Context, o *Outbound) (int64, error) 
 		if err != nil {
 			return fmt.Errorf("store: create message: %w", err)
 		}
+		o.id, o.convID = id, convID
 		if o.Idempotency != nil {
 			status, body, err := o.Idempotency.Response(id)
 			if err != nil {
@@ -106,17 +109,59 @@ func upsertConversation(ctx context.Context, tx *Tx, accountID, lineID int64, pa
 // message that was abandoned (evidence of acceptance arrived late).
 // linked says whether an Idempotency-Key record is tied to the message.
 func (s *Store) MarkSent(ctx context.Context, id int64, ref string, linked bool) error {
-	return s.writeData(ctx, func(tx *Tx) error { return markSent(ctx, tx, id, ref, linked) })
+	return s.writeData(ctx, func(tx *Tx) error { return markSent(ctx, tx, id, ref, linked, nil) })
 }
 
-func markSent(ctx context.Context, tx *Tx, id int64, ref string, linked bool) error {
-	var account, conv, price int64
-	var typ, from, to string
+// MarkOutboundSent is MarkSent for the intent o that CreateOutbound wrote in
+// this process: what the charge and the event need is already known, so the
+// single writer only runs the statements (the send path's hot write).
+func (s *Store) MarkOutboundSent(ctx context.Context, o *Outbound, ref string) error {
+	if o.id == 0 {
+		return errors.New("store: MarkOutboundSent needs an intent written by CreateOutbound")
+	}
+	f := &sentFacts{account: o.AccountID, conv: o.convID, price: o.Price, typ: o.Type, from: o.From}
+	var err error
+	f.event, err = json.Marshal(smsEvent{Event: "message.sent", MessageID: o.id, Direction: "out", Line: o.From, Numbers: o.To, Status: domain.StatusSent})
+	if err != nil {
+		return err
+	}
+	return s.writeData(ctx, func(tx *Tx) error { return markSent(ctx, tx, o.id, ref, o.Idempotency != nil, f) })
+}
+
+// sentFacts is what recording a charge needs to know about the message.
+type sentFacts struct {
+	account, conv, price int64
+	typ, from            string
+	event                []byte // the message.sent payload
+}
+
+// markSent moves message id to sent and charges it. known, when not nil,
+// holds the message's facts; otherwise they are read with the update.
+func markSent(ctx context.Context, tx *Tx, id int64, ref string, linked bool, known *sentFacts) error {
 	// Only a pending or abandoned message moves to sent: a sent one was
 	// already charged, a failed one was reported unsent to the client.
-	err := tx.queryRow(ctx, `UPDATE messages SET status = ?, carrier_ref = ? WHERE id = ? AND direction = 'out' AND status IN (?, ?)
-		RETURNING account_id, conversation_id, price, type, from_number, to_numbers`,
-		domain.StatusSent, ref, id, domain.StatusPending, domain.StatusAbandoned).Scan(&account, &conv, &price, &typ, &from, &to)
+	const update = `UPDATE messages SET status = ?, carrier_ref = ? WHERE id = ? AND direction = 'out' AND status IN (?, ?)`
+	args := []any{domain.StatusSent, ref, id, domain.StatusPending, domain.StatusAbandoned}
+	f := known
+	var err error
+	if f != nil {
+		var res sql.Result
+		if res, err = tx.exec(ctx, update, args...); err == nil {
+			if n, _ := res.RowsAffected(); n == 0 {
+				err = sql.ErrNoRows
+			}
+		}
+	} else {
+		f = &sentFacts{}
+		var to string
+		err = tx.queryRow(ctx, update+` RETURNING account_id, conversation_id, price, type, from_number, to_numbers`, args...).
+			Scan(&f.account, &f.conv, &f.price, &f.typ, &f.from, &to)
+		if err == nil {
+			var numbers []string
+			json.Unmarshal([]byte(to), &numbers)
+			f.event, err = json.Marshal(smsEvent{Event: "message.sent", MessageID: id, Direction: "out", Line: f.from, Numbers: numbers, Status: domain.StatusSent})
+		}
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		// Already sent (or refused). A receipt may have recorded it before the
 		// carrier's answer did; keep the carrier's reference then.
@@ -131,10 +176,10 @@ func markSent(ctx context.Context, tx *Tx, id int64, ref string, linked bool) er
 		return fmt.Errorf("store: mark sent: %w", err)
 	}
 	if _, err := tx.exec(ctx, `INSERT INTO ledger (account_id, message_id, amount, currency, description, created_at) VALUES (?, ?, ?, 'USD', ?, ?)`,
-		account, id, price, typ+" from "+from, tx.now); err != nil {
+		f.account, id, f.price, f.typ+" from "+f.from, tx.now); err != nil {
 		return fmt.Errorf("store: charge: %w", err)
 	}
-	if _, err := tx.exec(ctx, `UPDATE conversations SET last_message_id = ?, last_message_at = ? WHERE id = ?`, id, tx.now, conv); err != nil {
+	if _, err := tx.exec(ctx, `UPDATE conversations SET last_message_id = ?, last_message_at = ? WHERE id = ?`, id, tx.now, f.conv); err != nil {
 		return fmt.Errorf("store: conversation: %w", err)
 	}
 	if linked {
@@ -142,9 +187,7 @@ func markSent(ctx context.Context, tx *Tx, id int64, ref string, linked bool) er
 			return fmt.Errorf("store: idempotency: %w", err)
 		}
 	}
-	var numbers []string
-	json.Unmarshal([]byte(to), &numbers)
-	return addEvent(ctx, tx, account, "AccountSMS", smsEvent{Event: "message.sent", MessageID: id, Direction: "out", Line: from, Numbers: numbers, Status: domain.StatusSent})
+	return addEventJSON(ctx, tx, f.account, "AccountSMS", f.event)
 }
 
 // MarkUnsent records that message id was not accepted: failed when the
@@ -215,7 +258,7 @@ func (s *Store) ApplyReceipt(ctx context.Context, id int64, status, errText stri
 		switch msgStatus {
 		case domain.StatusPending, domain.StatusAbandoned:
 			// Whether a key is linked is not known here: assume it is.
-			if err := markSent(ctx, tx, id, "", true); err != nil {
+			if err := markSent(ctx, tx, id, "", true, nil); err != nil {
 				return err
 			}
 		case domain.StatusFailed:
