@@ -41,9 +41,14 @@ func newReadCache(ctx context.Context, db *sql.DB, dbPath string) (*readCache, e
 }
 
 func (c *readCache) close() error {
+	// Under the lock: a check racing with Close must not read unmapped memory.
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	var err error
 	if c.wal != nil {
 		err = c.wal.close()
+		c.wal = nil
+		c.walTry = true
 	}
 	if c.gen != nil {
 		err = errors.Join(err, c.gen.Close())
