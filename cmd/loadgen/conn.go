@@ -81,7 +81,7 @@ func newWireRequest(cfg *Config) (*request, error) {
 // measurement, like a pooled keep-alive connection would.
 type client struct {
 	req     *request
-	timeout time.Duration
+	timeout time.Duration // per exchange; 0 means none
 
 	mu     sync.Mutex // guards conn and closed against interrupt
 	conn   net.Conn
@@ -105,7 +105,9 @@ func (c *client) do(wantSample func(status int) bool) (response, error) {
 	if err != nil {
 		return response{}, err
 	}
-	conn.SetDeadline(time.Now().Add(c.timeout))
+	if c.timeout > 0 {
+		conn.SetDeadline(time.Now().Add(c.timeout))
+	}
 	if _, err := conn.Write(c.req.wire); err != nil {
 		c.drop()
 		return response{}, err
@@ -138,7 +140,9 @@ func (c *client) connection() (net.Conn, error) {
 	}
 	if c.req.tls != nil {
 		tc := tls.Client(conn, c.req.tls)
-		tc.SetDeadline(time.Now().Add(c.timeout))
+		if c.timeout > 0 {
+			tc.SetDeadline(time.Now().Add(c.timeout))
+		}
 		if err := tc.Handshake(); err != nil {
 			conn.Close()
 			return nil, err
