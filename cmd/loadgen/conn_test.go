@@ -171,12 +171,19 @@ func TestClientInterruptUnblocks(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	go func() { // accept and never answer
+	received := make(chan struct{})
+	release := make(chan struct{})
+	defer close(release)
+	go func() { // read the request, then never answer
 		c, err := ln.Accept()
-		if err == nil {
-			defer c.Close()
-			time.Sleep(time.Minute)
+		if err != nil {
+			return
 		}
+		defer c.Close()
+		if _, err := http.ReadRequest(bufio.NewReader(c)); err == nil {
+			close(received)
+		}
+		<-release
 	}()
 	c := newTestClient(t, Config{URL: "http://" + ln.Addr().String() + "/", Method: http.MethodGet})
 	c.timeout = time.Minute
@@ -185,7 +192,7 @@ func TestClientInterruptUnblocks(t *testing.T) {
 	defer stop()
 	done := make(chan error, 1)
 	go func() { _, err := c.do(never); done <- err }()
-	time.Sleep(50 * time.Millisecond)
+	<-received // the worker now waits for an answer that never comes
 	cancel()
 	select {
 	case err := <-done:
