@@ -27,12 +27,8 @@ for i in 0 1 2; do
 done
 key=$(sb key create --account "$acct" --name bench --scopes sms:read --json | sed 's/.*"key":"\([^"]*\)".*/\1/')
 sb oauth allow-host app.example.test >/dev/null
-addr=127.0.0.1:$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-# The binary itself, not the sb function, so that $! is the server and the trap stops it.
-"$work/switchboard" --db "$work/bench.db" serve --listen "$addr" ${SERVE_FLAGS:-} >"$work/serve.log" 2>&1 &
-pid=$!
-for _ in $(seq 1 100); do curl -sf "http://$addr/readyz" >/dev/null && break; sleep 0.1; done
-kill -0 "$pid" || { echo "server did not start:"; cat "$work/serve.log"; exit 1; }
+source bench/lib.sh
+start_server "$work/switchboard" "$work/bench.db" "$work/serve.log" ${SERVE_FLAGS:-}
 
 oauth() { "$work/oauthtoken" -url "http://$addr" -username bench -password "$password" -redirect https://app.example.test/callback -scope sms:read "$@"; }
 token=$(oauth | sed 's/.*"access_token":"\([^"]*\)".*/\1/')

@@ -1,0 +1,43 @@
+# Shared by the bench scripts (source it): provisioning through the CLI and
+# starting a server on a free loopback port.
+
+# json_field NAME: the value of "NAME" in the one-line JSON object on stdin.
+json_field() { sed "s/.*\"$1\":\"\{0,1\}\([^\",}]*\).*/\1/"; }
+
+# provision_users BIN DB: an account with 50 users and a users:read key.
+# Sets acct and key.
+provision_users() {
+  local bin=$1 db=$2 i
+  acct=$("$bin" --db "$db" account create --name "Bench Co" --json | json_field id)
+  for i in $(seq 1 50); do
+    "$bin" --db "$db" user create --account "$acct" --first "First$i" --last "Last$((i % 17))" --username "user$i" \
+      --email "user$i@bench.example" --timezone America/Chicago --extension "$((100 + i))" --extensions "$((100 + i))" >/dev/null
+  done
+  key=$("$bin" --db "$db" key create --account "$acct" --name bench --scopes users:read --json | json_field key)
+}
+
+# provision_send BIN DB: an account with one line, a US rate card and an
+# sms:send key. Sets acct and key.
+provision_send() {
+  local bin=$1 db=$2
+  acct=$("$bin" --db "$db" account create --name "Bench Co" --json | json_field id)
+  "$bin" --db "$db" line create --account "$acct" --number 14155550100 >/dev/null
+  "$bin" --db "$db" rate set --account "$acct" --prefix 1 --sms 0.0079 --mms 0.02 >/dev/null
+  key=$("$bin" --db "$db" key create --account "$acct" --name bench --scopes sms:send --json | json_field key)
+}
+
+# The one-recipient send every send benchmark posts.
+send_body='{"from":"14155550100","to":["+1 (212) 555-0100"],"message":"Your appointment is tomorrow at 9:00. Reply STOP to opt out."}'
+
+# start_server BIN DB LOG [serve flags…]: serves on a free port with $SERVE_ENV
+# in its environment and waits until it is ready. Sets addr and pid (the
+# server's own pid, so that a trap can stop it).
+start_server() {
+  local bin=$1 db=$2 log=$3
+  shift 3
+  addr=127.0.0.1:$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  env ${SERVE_ENV:-} "$bin" --db "$db" serve --listen "$addr" "$@" >"$log" 2>&1 &
+  pid=$!
+  for _ in $(seq 1 100); do curl -sf "http://$addr/readyz" >/dev/null && break; sleep 0.1; done
+  kill -0 "$pid" || { echo "server did not start:"; cat "$log"; exit 1; }
+}
