@@ -121,7 +121,7 @@ func (s *Store) MarkOutboundSent(ctx context.Context, o *Outbound, ref string) e
 	}
 	f := &sentFacts{account: o.AccountID, conv: o.convID, price: o.Price, typ: o.Type, from: o.From}
 	var err error
-	f.event, err = json.Marshal(smsEvent{Event: "message.sent", MessageID: o.id, Direction: "out", Line: o.From, Numbers: o.To, Status: domain.StatusSent})
+	f.event, err = sentEvent(o.id, o.From, o.To)
 	if err != nil {
 		return err
 	}
@@ -133,6 +133,11 @@ type sentFacts struct {
 	account, conv, price int64
 	typ, from            string
 	event                []byte // the message.sent payload
+}
+
+// sentEvent is the AccountSMS payload for an accepted outbound message.
+func sentEvent(id int64, line string, numbers []string) ([]byte, error) {
+	return json.Marshal(smsEvent{Event: "message.sent", MessageID: id, Direction: "out", Line: line, Numbers: numbers, Status: domain.StatusSent})
 }
 
 // markSent moves message id to sent and charges it. known, when not nil,
@@ -159,7 +164,7 @@ func markSent(ctx context.Context, tx *Tx, id int64, ref string, linked bool, kn
 		if err == nil {
 			var numbers []string
 			json.Unmarshal([]byte(to), &numbers)
-			f.event, err = json.Marshal(smsEvent{Event: "message.sent", MessageID: id, Direction: "out", Line: f.from, Numbers: numbers, Status: domain.StatusSent})
+			f.event, err = sentEvent(id, f.from, numbers)
 		}
 	}
 	if errors.Is(err, sql.ErrNoRows) {
