@@ -127,6 +127,25 @@ func (c *cli) parsePositional(name string, args []string, n int, define func(fs 
 	return pos, nil
 }
 
+// openAccount is parse and open for commands that act on one account: it
+// adds the required --account flag and checks it before opening the store.
+func (c *cli) openAccount(ctx context.Context, name string, args []string, define func(fs *flag.FlagSet)) (int64, *store.Store, error) {
+	var account int64
+	if err := c.parse(name, args, func(fs *flag.FlagSet) {
+		fs.Int64Var(&account, "account", 0, "account id (required)")
+		if define != nil {
+			define(fs)
+		}
+	}); err != nil {
+		return 0, nil, err
+	}
+	if account <= 0 {
+		return 0, nil, usageError{"--account is required"}
+	}
+	st, err := c.open(ctx)
+	return account, st, err
+}
+
 // open opens and migrates the configured database. The store stays open
 // until the command returns; run closes it.
 func (c *cli) open(ctx context.Context) (*store.Store, error) {

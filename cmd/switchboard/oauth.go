@@ -95,17 +95,10 @@ func cmdOAuthClients(ctx context.Context, c *cli, args []string) error {
 }
 
 func cmdOAuthGrants(ctx context.Context, c *cli, args []string) error {
-	var account, user int64
-	if err := c.parse("oauth grants", args, func(fs *flag.FlagSet) {
-		fs.Int64Var(&account, "account", 0, "account id (required)")
+	var user int64
+	account, st, err := c.openAccount(ctx, "oauth grants", args, func(fs *flag.FlagSet) {
 		fs.Int64Var(&user, "user", 0, "only this user's grants")
-	}); err != nil {
-		return err
-	}
-	if account <= 0 {
-		return usageError{"--account is required"}
-	}
-	st, err := c.open(ctx)
+	})
 	if err != nil {
 		return err
 	}

@@ -76,19 +76,11 @@ func cmdAccountList(ctx context.Context, c *cli, args []string) error {
 }
 
 func cmdAccountSet(ctx context.Context, c *cli, args []string) error {
-	var id int64
 	var restrict, reverify optionalBool
-	if err := c.parse("account set", args, func(fs *flag.FlagSet) {
-		fs.Int64Var(&id, "account", 0, "account id (required)")
+	id, st, err := c.openAccount(ctx, "account set", args, func(fs *flag.FlagSet) {
 		fs.Var(&restrict, "restrict-sms-delete", "forbid deleting single messages over the API (true/false)")
 		fs.Var(&reverify, "sensitive-reverify", "sensitive-content re-verification: recordings unavailable over the API (true/false)")
-	}); err != nil {
-		return err
-	}
-	if id <= 0 {
-		return usageError{"--account is required"}
-	}
-	st, err := c.open(ctx)
+	})
 	if err != nil {
 		return err
 	}
@@ -206,16 +198,7 @@ func cmdUserCreate(ctx context.Context, c *cli, args []string) error {
 }
 
 func cmdUserList(ctx context.Context, c *cli, args []string) error {
-	var account int64
-	if err := c.parse("user list", args, func(fs *flag.FlagSet) {
-		fs.Int64Var(&account, "account", 0, "account id (required)")
-	}); err != nil {
-		return err
-	}
-	if account <= 0 {
-		return usageError{"--account is required"}
-	}
-	st, err := c.open(ctx)
+	account, st, err := c.openAccount(ctx, "user list", args, nil)
 	if err != nil {
 		return err
 	}
@@ -283,16 +266,7 @@ func cmdLineCreate(ctx context.Context, c *cli, args []string) error {
 }
 
 func cmdLineList(ctx context.Context, c *cli, args []string) error {
-	var account int64
-	if err := c.parse("line list", args, func(fs *flag.FlagSet) {
-		fs.Int64Var(&account, "account", 0, "account id (required)")
-	}); err != nil {
-		return err
-	}
-	if account <= 0 {
-		return usageError{"--account is required"}
-	}
-	st, err := c.open(ctx)
+	account, st, err := c.openAccount(ctx, "line list", args, nil)
 	if err != nil {
 		return err
 	}
@@ -350,16 +324,7 @@ func cmdKeyCreate(ctx context.Context, c *cli, args []string) error {
 }
 
 func cmdKeyList(ctx context.Context, c *cli, args []string) error {
-	var account int64
-	if err := c.parse("key list", args, func(fs *flag.FlagSet) {
-		fs.Int64Var(&account, "account", 0, "account id (required)")
-	}); err != nil {
-		return err
-	}
-	if account <= 0 {
-		return usageError{"--account is required"}
-	}
-	st, err := c.open(ctx)
+	account, st, err := c.openAccount(ctx, "key list", args, nil)
 	if err != nil {
 		return err
 	}

@@ -48,16 +48,7 @@ func cmdRateSet(ctx context.Context, c *cli, args []string) error {
 }
 
 func cmdRateList(ctx context.Context, c *cli, args []string) error {
-	var account int64
-	if err := c.parse("rate list", args, func(fs *flag.FlagSet) {
-		fs.Int64Var(&account, "account", 0, "account id (required)")
-	}); err != nil {
-		return err
-	}
-	if account <= 0 {
-		return usageError{"--account is required"}
-	}
-	st, err := c.open(ctx)
+	account, st, err := c.openAccount(ctx, "rate list", args, nil)
 	if err != nil {
 		return err
 	}
