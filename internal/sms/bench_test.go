@@ -39,6 +39,7 @@ func BenchmarkSend(b *testing.B) {
 	p := auth.Principal{AccountID: a.ID, Scopes: []auth.Scope{auth.SMSSend}}
 	req := sms.SendRequest{From: "14155550100", To: []string{"+1 (212) 555-0100"}, Message: "Your appointment is tomorrow at 9:00."}
 	b.SetParallelism(32)
+	before := st.CommitStats()
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
@@ -47,4 +48,12 @@ func BenchmarkSend(b *testing.B) {
 			}
 		}
 	})
+	b.StopTimer()
+	// The committer's side: group size and where a cycle's time goes.
+	after := st.CommitStats()
+	if n := after.Batches - before.Batches; n > 0 {
+		b.ReportMetric(float64(after.Writes-before.Writes)/float64(n), "writes/commit")
+		b.ReportMetric(float64((after.Exec-before.Exec).Microseconds())/float64(n), "exec-µs/commit")
+		b.ReportMetric(float64((after.Commit-before.Commit).Microseconds())/float64(n), "commit-µs/commit")
+	}
 }

@@ -9,7 +9,7 @@ import (
 )
 
 // readCache keeps the results of hot reads (API keys, access tokens, users,
-// roles, lines, rates) for as long as none of them has changed. It is exact,
+// roles, lines, rates, opt-outs) for as long as none of them has changed. It is exact,
 // not time-based: every write that may change cached data (Store.write, in
 // this process or another, such as the CLI) bumps a counter row in the same
 // transaction, and the whole cache is dropped when a request sees a new
@@ -122,6 +122,10 @@ func (c *readCache) checked(ctx context.Context) (int64, error) {
 	return v, err
 }
 
+// maxCacheEntries bounds the cache: per-recipient opt-out answers grow with
+// traffic, so past this many entries the cache starts over.
+const maxCacheEntries = 1 << 17
+
 // cached returns the cached value for key or loads it. The version is read
 // before loading, so a value loaded during a concurrent commit is tagged with
 // the older version and dropped at the next check: never stale.
@@ -131,27 +135,45 @@ func cached[T any](ctx context.Context, s *Store, key string, load func() (T, er
 	if c == nil {
 		return load()
 	}
-	c.mu.Lock()
-	v, err := c.checked(ctx)
+	e, found, v, err := c.lookup(ctx, key)
 	if err != nil {
-		c.mu.Unlock()
 		return load()
 	}
-	if e, ok := c.entries[key]; ok {
-		c.mu.Unlock()
+	if found {
 		return e.(T), nil
 	}
-	c.mu.Unlock()
 	val, err := load()
 	if err != nil {
 		return val, err
 	}
-	c.mu.Lock()
-	if c.version == v {
-		c.entries[key] = val
-	}
-	c.mu.Unlock()
+	c.keep(key, val, v)
 	return val, nil
+}
+
+// lookup returns key's cached value, and the version to tag a value loaded
+// now with.
+func (c *readCache) lookup(ctx context.Context, key string) (val any, found bool, version int64, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if version, err = c.checked(ctx); err != nil {
+		return nil, false, 0, err
+	}
+	val, found = c.entries[key]
+	return val, found, version, nil
+}
+
+// keep stores val, loaded after version was read, unless the database has
+// moved on since.
+func (c *readCache) keep(key string, val any, version int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.version != version {
+		return
+	}
+	if len(c.entries) >= maxCacheEntries {
+		clear(c.entries)
+	}
+	c.entries[key] = val
 }
 
 // Memo caches a value derived from the database (an encoded response, say)

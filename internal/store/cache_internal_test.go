@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"testing"
 )
@@ -46,5 +47,44 @@ func TestCacheUsesWALIndex(t *testing.T) {
 	}
 	if after := check(); after != before+1 || c.seen == seen {
 		t.Errorf("after a write: generation %d → %d, header changed %v", before, after, c.seen != seen)
+	}
+}
+
+// TestCacheBounded checks that the cache starts over instead of growing past
+// maxCacheEntries, and that a value loaded before a commit is not kept.
+func TestCacheBounded(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "c.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c := s.cache
+	_, _, v, err := c.lookup(ctx, "k0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range maxCacheEntries {
+		c.keep(fmt.Sprint("k", i), i, v)
+	}
+	if len(c.entries) != maxCacheEntries {
+		t.Fatalf("%d entries, want %d", len(c.entries), maxCacheEntries)
+	}
+	c.keep("one more", 1, v)
+	if len(c.entries) != 1 {
+		t.Errorf("after one more: %d entries, want 1", len(c.entries))
+	}
+	if err := s.write(ctx, func(tx *Tx) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, err := c.lookup(ctx, "k1"); err != nil {
+		t.Fatal(err)
+	}
+	c.keep("stale", 1, v)
+	if _, found, _, _ := c.lookup(ctx, "stale"); found {
+		t.Error("a value loaded before a commit was kept")
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -306,8 +307,14 @@ func (s *Store) StoreInbound(ctx context.Context, in Inbound) (int64, error) {
 	if len(in.Media) > 0 || len(in.Participants) > 1 {
 		typ = domain.BillingMMS
 	}
+	// A keyword changes the opt-out list, which the read cache holds: such a
+	// text bumps the cache generation (write); any other leaves it (writeData).
+	write := s.writeData
+	if in.OptOut || in.OptIn {
+		write = s.write
+	}
 	var id int64
-	err := s.writeData(ctx, func(tx *Tx) error {
+	err := write(ctx, func(tx *Tx) error {
 		participants := strings.Join(in.Participants, ",")
 		convID, err := upsertConversation(ctx, tx, in.Line.AccountID, in.Line.ID, participants)
 		if err != nil {
@@ -340,11 +347,42 @@ func (s *Store) StoreInbound(ctx context.Context, in Inbound) (int64, error) {
 	return id, err
 }
 
-// OptedOut returns which of numbers have opted out of line.
+// OptedOut returns which of numbers have opted out of line. Answers are
+// cached per number: opt-outs change only through StoreInbound's keywords,
+// which bump the cache generation, so a send checks them without a query.
 func (s *Store) OptedOut(ctx context.Context, lineID int64, numbers []string) (map[string]bool, error) {
 	out := map[string]bool{}
+	if s.cache == nil {
+		return out, s.optedOut(ctx, lineID, numbers, out)
+	}
+	var missing []string
+	var version int64
+	prefix := "optout:" + strconv.FormatInt(lineID, 10) + ":"
+	for _, n := range numbers {
+		val, found, v, err := s.cache.lookup(ctx, prefix+n)
+		if err != nil {
+			return out, s.optedOut(ctx, lineID, numbers, out)
+		}
+		version = v // the last one read, before the query below
+		if !found {
+			missing = append(missing, n)
+		} else if val.(bool) {
+			out[n] = true
+		}
+	}
+	if err := s.optedOut(ctx, lineID, missing, out); err != nil {
+		return nil, err
+	}
+	for _, n := range missing {
+		s.cache.keep(prefix+n, out[n], version)
+	}
+	return out, nil
+}
+
+// optedOut queries which of numbers have opted out of line into out.
+func (s *Store) optedOut(ctx context.Context, lineID int64, numbers []string, out map[string]bool) error {
 	if len(numbers) == 0 {
-		return out, nil
+		return nil
 	}
 	args := []any{lineID}
 	for _, n := range numbers {
@@ -352,17 +390,17 @@ func (s *Store) OptedOut(ctx context.Context, lineID int64, numbers []string) (m
 	}
 	rows, err := s.query(ctx, `SELECT number FROM opt_outs WHERE line_id = ? AND number IN (?`+strings.Repeat(", ?", len(numbers)-1)+`)`, args...)
 	if err != nil {
-		return nil, fmt.Errorf("store: opt-outs: %w", err)
+		return fmt.Errorf("store: opt-outs: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var n string
 		if err := rows.Scan(&n); err != nil {
-			return nil, err
+			return err
 		}
 		out[n] = true
 	}
-	return out, rows.Err()
+	return rows.Err()
 }
 
 const messageColumns = `id, account_id, conversation_id, line_id, direction, from_number, to_numbers, body, media, type, status, units, unit_price, price, sent_by, carrier_ref, delivery_status, delivery_error, delivery_at, created_at`

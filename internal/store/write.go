@@ -176,9 +176,9 @@ func (s *Store) commitBatch(reqs []*writeReq) {
 	// (two statements fewer per write). If a write fails, that attempt is
 	// rolled back and the batch runs again with each write in its own
 	// savepoint, so that only the failing writes are undone.
-	results, ok := s.runBatch(reqs, len(reqs) == 1)
+	reqs, results, ok := s.runBatch(reqs, false)
 	if !ok {
-		results, _ = s.runBatch(reqs, true)
+		reqs, results, _ = s.runBatch(reqs, true)
 	}
 	for i, r := range reqs {
 		r.done <- results[i]
@@ -190,7 +190,7 @@ func (s *Store) commitBatch(reqs []*writeReq) {
 // (database/sql would re-prepare them inside an *sql.Tx). Without isolate, a
 // failing write aborts the attempt and runBatch reports !ok with nothing
 // committed; with isolate, each write runs in a savepoint and fails alone.
-func (s *Store) runBatch(reqs []*writeReq, isolate bool) (results []error, ok bool) {
+func (s *Store) runBatch(reqs []*writeReq, isolate bool) (ran []*writeReq, results []error, ok bool) {
 	err := s.wconn.Raw(func(dc any) error {
 		conn, isPrep := dc.(driver.ConnPrepareContext)
 		if !isPrep {
@@ -200,7 +200,7 @@ func (s *Store) runBatch(reqs []*writeReq, isolate bool) (results []error, ok bo
 			s.raw = &rawConn{conn: conn, stmts: map[string]driver.Stmt{}}
 		}
 		var broken bool
-		results, ok, broken = s.runBatchRaw(reqs, isolate)
+		reqs, results, ok, broken = s.runBatchRaw(reqs, isolate)
 		if broken {
 			// Tell database/sql to discard the connection.
 			return driver.ErrBadConn
@@ -217,21 +217,21 @@ func (s *Store) runBatch(reqs []*writeReq, isolate bool) (results []error, ok bo
 				results[i] = fmt.Errorf("store: writer connection: %w", err)
 			}
 		}
-		return results, true
+		return reqs, results, true
 	}
-	return results, ok
+	return reqs, results, ok
 }
 
 // runBatchRaw is runBatch on the raw connection. broken reports that a
 // ROLLBACK failed and the connection's transaction state is unknown.
-func (s *Store) runBatchRaw(reqs []*writeReq, isolate bool) (results []error, ok, broken bool) {
+func (s *Store) runBatchRaw(reqs []*writeReq, isolate bool) (ran []*writeReq, results []error, ok, broken bool) {
 	ctx := context.Background()
 	results = make([]error, len(reqs))
-	fail := func(err error) ([]error, bool, bool) {
+	fail := func(err error) ([]*writeReq, []error, bool, bool) {
 		for i := range results {
 			results[i] = err
 		}
-		return results, true, broken
+		return reqs, results, true, broken
 	}
 	t := &Tx{s: s, now: micros(s.now())}
 	rollback := func() {
@@ -244,7 +244,24 @@ func (s *Store) runBatchRaw(reqs []*writeReq, isolate bool) (results []error, ok
 		return fail(fmt.Errorf("store: begin: %w", err))
 	}
 	applied := 0
-	for i, r := range reqs {
+writes:
+	for i := 0; ; i++ {
+		if i == len(reqs) {
+			// Writes that arrived while this group ran join it instead of
+			// waiting a whole cycle for the next one. (An isolated retry
+			// runs the list it was given.)
+			if isolate || len(reqs) >= maxBatch {
+				break
+			}
+			select {
+			case more := <-s.batch:
+				reqs = append(reqs, more)
+				results = append(results, nil)
+			default:
+				break writes
+			}
+		}
+		r := reqs[i]
 		if err := r.ctx.Err(); err != nil {
 			results[i] = err
 			continue
@@ -252,7 +269,12 @@ func (s *Store) runBatchRaw(reqs []*writeReq, isolate bool) (results []error, ok
 		if !isolate {
 			if err := runFn(t, r.fn); err != nil {
 				rollback()
-				return nil, false, broken
+				if len(reqs) == 1 {
+					// Alone, the write has failed as it would in a savepoint.
+					results[0] = err
+					return reqs, results, true, broken
+				}
+				return reqs, nil, false, broken
 			}
 			applied++
 			continue
@@ -277,7 +299,7 @@ func (s *Store) runBatchRaw(reqs []*writeReq, isolate bool) (results []error, ok
 	}
 	if applied == 0 {
 		rollback()
-		return results, true, broken
+		return reqs, results, true, broken
 	}
 	committing := time.Now()
 	s.stats.execNanos.Add(int64(committing.Sub(started)))
@@ -288,7 +310,7 @@ func (s *Store) runBatchRaw(reqs []*writeReq, isolate bool) (results []error, ok
 	s.stats.commitNanos.Add(int64(time.Since(committing)))
 	s.stats.batches.Add(1)
 	s.stats.writes.Add(int64(applied))
-	return results, true, false
+	return reqs, results, true, false
 }
 
 // wrecover replaces the committer's connection after a failed ROLLBACK left
