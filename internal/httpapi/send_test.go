@@ -671,6 +671,9 @@ func TestSendValidation(t *testing.T) {
 		{"url-safe base64 content", valid(func(b *sendBody) {
 			b.Attachments = []attachmentJSON{{Filename: "a.png", ContentType: "image/png", Content: "-_-_"}}
 		}), "content"},
+		{"base64 wrapped in lines (MIME, not standard)", valid(func(b *sendBody) {
+			b.Attachments = []attachmentJSON{{Filename: "a.png", ContentType: "image/png", Content: "aGVs\r\nbG8="}}
+		}), "content"},
 		{"missing content", valid(func(b *sendBody) { b.Attachments = []attachmentJSON{{Filename: "a.png", ContentType: "image/png"}} }), "content"},
 		{"5 MiB + 1 decoded", valid(func(b *sendBody) {
 			b.Attachments = []attachmentJSON{attach("big.jpg", "image/jpeg", make([]byte, 5*1024*1024+1))}

@@ -8,11 +8,12 @@ import (
 	"github.com/nyaruka/phonenumbers"
 )
 
-// E.164 caps a number at 15 digits; nothing real is shorter than 8 once the
-// country code is included, so both bounds reject input before the
-// comparatively expensive libphonenumber parse.
+// E.164 caps a number at 15 digits, and libphonenumber's metadata has no
+// valid number shorter than 6 with its country code (Niue and Tokelau have
+// 7-digit ones), so both bounds reject input before the comparatively
+// expensive parse without deciding anything the library would not.
 const (
-	minDigits = 8
+	minDigits = 6
 	maxDigits = 15
 )
 

@@ -130,7 +130,10 @@ func TestDialable(t *testing.T) {
 
 		// Shape checks that never reach the library.
 		{"", false, "empty"},
-		{"5550123", false, "7 digits, too short"},
+		{"5550123", false, "7 digits, not a number in +55"},
+		{"6837012", true, "Niue landline: 7 digits"},
+		{"6907290", true, "Tokelau mobile: 7 digits"},
+		{"12345", false, "5 digits, shorter than any number"},
 		{"1415555", false, "too short"},
 		{"1415555010", false, "10 digits, too short for +1"},
 		{"123456789012345", false, "15 digits but invalid"},

@@ -286,8 +286,10 @@ func validate(req SendRequest) ([]upload, error) {
 		if base64.StdEncoding.DecodedLen(len(a.Content)) > MaxAttachmentLen+3 {
 			return nil, domain.Errorf(domain.Invalid, "%s.content is larger than %d bytes decoded", field, MaxAttachmentLen)
 		}
+		// The decoder skips line breaks, which standard (RFC 4648) base64
+		// does not have: MIME's wrapped form is refused, not guessed at.
 		data, err := base64.StdEncoding.Strict().DecodeString(a.Content)
-		if err != nil {
+		if err != nil || strings.ContainsAny(a.Content, "\r\n") {
 			return nil, domain.Errorf(domain.Invalid, "%s.content is not standard base64", field)
 		}
 		if len(data) > MaxAttachmentLen {
