@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"io"
 	"net/http"
@@ -21,12 +22,15 @@ type idempotencyKeyCtx struct{}
 // than 5xx are stored; a 5xx releases the key so that a retry runs again.
 func (s *Server) idempotent(limit int64, h handlerFunc) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		key := r.Header.Get(IdempotencyHeader)
-		if key == "" {
+		keys := r.Header.Values(IdempotencyHeader)
+		if len(keys) == 0 {
 			return h(w, r)
 		}
-		if !validIdempotencyKey(key) {
-			return domain.Errorf(domain.Invalid, "%s must be 1 to 255 printable ASCII characters", IdempotencyHeader)
+		// Present but empty, or twice, is a client bug: running the request
+		// unprotected would bill the retry the client thinks is safe.
+		key := keys[0]
+		if len(keys) > 1 || !validIdempotencyKey(key) {
+			return domain.Errorf(domain.Invalid, "%s must be sent once, with 1 to 255 printable ASCII characters", IdempotencyHeader)
 		}
 		raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 		if err != nil {
@@ -48,7 +52,9 @@ func (s *Server) idempotent(limit int64, h handlerFunc) handlerFunc {
 		if err := h(tee, r); err != nil {
 			writeError(tee, r, s.log, err)
 		}
-		if err := s.store.FinishIdempotent(r.Context(), p.AccountID, key, tee.status, tee.body.Bytes()); err != nil {
+		// Recorded even if the client has gone: otherwise its retry would
+		// find the key still running.
+		if err := s.store.FinishIdempotent(context.WithoutCancel(r.Context()), p.AccountID, key, tee.status, tee.body.Bytes()); err != nil {
 			s.log.ErrorContext(r.Context(), "store idempotent response", "err", err, "request_id", requestID(r.Context()))
 		}
 		return nil

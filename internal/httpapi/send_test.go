@@ -1043,6 +1043,29 @@ func TestSendIdempotency(t *testing.T) {
 				t.Errorf("255 chars: %d %s, want 201", status, raw)
 			}
 		})
+		t.Run("empty or repeated header", func(t *testing.T) {
+			// An empty key is a mistake, not "no key": sending anyway would
+			// bill a retry the client believes is protected.
+			for name, values := range map[string][]string{"empty": {""}, "blank": {"   "}, "twice": {"a", "b"}} {
+				count0 := f.sim.Count()
+				req, err := http.NewRequest("POST", f.url+sendPath, strings.NewReader(body))
+				must(t, err)
+				req.Header.Set("Authorization", "Bearer "+key)
+				req.Header.Set("Content-Type", "application/json")
+				req.Header["Idempotency-Key"] = values
+				resp, err := f.client.Do(req)
+				must(t, err)
+				raw, err := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				must(t, err)
+				if e := decodeInto[errorEnvelope](t, raw); resp.StatusCode != 400 || e.Error.Type != "invalid_request" || !strings.Contains(e.Error.Message, "Idempotency-Key") {
+					t.Errorf("%s: %d %s, want 400 naming the header", name, resp.StatusCode, raw)
+				}
+				if f.sim.Count() != count0 {
+					t.Errorf("%s: sent anyway", name)
+				}
+			}
+		})
 		t.Run("4xx is replayed", func(t *testing.T) {
 			for _, tc := range []struct {
 				name, body string
