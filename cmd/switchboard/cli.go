@@ -143,7 +143,14 @@ func (c *cli) openAccount(ctx context.Context, name string, args []string, defin
 		return 0, nil, usageError{"--account is required"}
 	}
 	st, err := c.open(ctx)
-	return account, st, err
+	if err != nil {
+		return 0, nil, err
+	}
+	// An empty list for an account that does not exist would hide a typo.
+	if _, err := st.Account(ctx, account); err != nil {
+		return 0, nil, err
+	}
+	return account, st, nil
 }
 
 // open opens and migrates the configured database. The store stays open

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"strings"
@@ -27,13 +28,17 @@ func cmdRateSet(ctx context.Context, c *cli, args []string) error {
 	if strings.Trim(prefix, "0123456789") != "" {
 		return usageError{fmt.Sprintf("--prefix %q must be digits only", prefix)}
 	}
+	if prefix[0] == '0' {
+		// Normalized numbers start with their country code, never with 0.
+		return usageError{fmt.Sprintf("--prefix %q starts with 0, which no number does: start with the country code", prefix)}
+	}
 	r := domain.Rate{AccountID: account, Prefix: prefix}
 	var err error
-	if r.SMS, err = money.Parse(smsRate); err != nil {
-		return usageError{fmt.Sprintf("--sms %q: want a decimal amount such as 0.0079 (at most 6 decimals)", smsRate)}
+	if r.SMS, err = parseRate("--sms", smsRate, "0.0079"); err != nil {
+		return err
 	}
-	if r.MMS, err = money.Parse(mmsRate); err != nil {
-		return usageError{fmt.Sprintf("--mms %q: want a decimal amount such as 0.02 (at most 6 decimals)", mmsRate)}
+	if r.MMS, err = parseRate("--mms", mmsRate, "0.02"); err != nil {
+		return err
 	}
 	st, err := c.open(ctx)
 	if err != nil {
@@ -45,6 +50,18 @@ func cmdRateSet(ctx context.Context, c *cli, args []string) error {
 	c.print(map[string]any{"account": account, "prefix": prefix, "sms": r.SMS, "mms": r.MMS},
 		fmt.Sprintf("rate for %s… in account %d: sms %s per segment, mms %s per message", prefix, account, r.SMS, r.MMS))
 	return nil
+}
+
+// parseRate reads a rate flag, saying what is wrong with a bad one.
+func parseRate(flag, value, example string) (money.Micros, error) {
+	m, err := money.Parse(value)
+	if errors.Is(err, money.ErrOverflow) {
+		return 0, usageError{fmt.Sprintf("%s %q is too large", flag, value)}
+	}
+	if err != nil {
+		return 0, usageError{fmt.Sprintf("%s %q: want a decimal amount such as %s (at most 6 decimals)", flag, value, example)}
+	}
+	return m, nil
 }
 
 func cmdRateList(ctx context.Context, c *cli, args []string) error {
@@ -109,6 +126,9 @@ func cmdLedgerList(ctx context.Context, c *cli, args []string) error {
 	}
 	st, err := c.open(ctx)
 	if err != nil {
+		return err
+	}
+	if _, err := st.Account(ctx, account); err != nil {
 		return err
 	}
 	entries, err := st.Ledger(ctx, account, limit)
