@@ -65,12 +65,11 @@ func (s *Service) Inbound(ctx context.Context, in carrier.Inbound) error {
 	}
 	slices.Sort(participants)
 	kw := keyword(in.Text)
-	at := in.At
-	if at.IsZero() {
-		at = time.Now()
-	}
+	// The message is dated when Switchboard stores it, not by the carrier's
+	// clock (Kannel's ts has whole seconds and the SMSC's skew), so a
+	// conversation's order by time and by id agree.
 	_, err = s.Store.StoreInbound(ctx, store.Inbound{
-		Line: line, From: from, Participants: participants, Body: in.Text, Media: in.Media, At: at,
+		Line: line, From: from, Participants: participants, Body: in.Text, Media: in.Media,
 		OptOut: stopWords[kw], OptIn: startWords[kw],
 	})
 	return err

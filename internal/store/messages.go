@@ -293,7 +293,6 @@ type Inbound struct {
 	Participants []string // every other party on a group thread, sorted; just From for 1:1
 	Body         string
 	Media        []string
-	At           time.Time
 	// OptOut and OptIn apply the STOP/START keywords in the same transaction.
 	OptOut, OptIn bool
 }
