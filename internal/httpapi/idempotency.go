@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"io"
 	"net/http"
 
@@ -37,8 +38,14 @@ func (s *Server) idempotent(limit int64, h handlerFunc) handlerFunc {
 			return decodeError(err)
 		}
 		p := principal(r)
-		hash := sha256.Sum256(raw)
-		replay, err := s.store.BeginIdempotent(r.Context(), p.AccountID, key, hash[:])
+		// The person is part of the request: a user whose role does not
+		// cover the line must not be handed another user's stored answer.
+		// (API keys, with the whole account's reach, share one another's.)
+		h256 := sha256.New()
+		binary.Write(h256, binary.BigEndian, p.UserID)
+		h256.Write(raw)
+		hash := h256.Sum(nil)
+		replay, err := s.store.BeginIdempotent(r.Context(), p.AccountID, key, hash)
 		if err != nil {
 			return err
 		}

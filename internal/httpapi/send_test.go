@@ -1029,6 +1029,35 @@ func TestSendIdempotency(t *testing.T) {
 				t.Errorf("beta replayed acme's response: %d %s", status, raw)
 			}
 		})
+		t.Run("another user's request is not replayed", func(t *testing.T) {
+			// Ann may send from the main line; Eve's role covers only lines
+			// assigned to her, and none is. The same key and body from Eve
+			// must not hand her Ann's stored answer.
+			mk := func(name, perms string) string {
+				p, err := domain.ParsePermissions(perms)
+				must(t, err)
+				role := domain.Role{AccountID: f.acme, Name: name + "-role", Permissions: p}
+				must(t, f.st.CreateRole(ctx, &role))
+				u := domain.User{AccountID: f.acme, FirstName: name, LastName: "Idem", RoleID: role.ID}
+				must(t, f.st.CreateUser(ctx, &u))
+				tok, err := userAccessToken(ctx, f.st, u.ID, auth.SMSSend)
+				must(t, err)
+				return tok
+			}
+			ann, eve := mk("Ann", "numbers:all"), mk("Eve", "numbers:assigned")
+			status, _, raw := f.post(t, ann, "users-key", body)
+			if status != 201 {
+				t.Fatalf("Ann: %d %s", status, raw)
+			}
+			count0 := f.sim.Count()
+			status, h, raw := f.post(t, eve, "users-key", body)
+			if status == 201 || h.Get("Idempotent-Replayed") != "" {
+				t.Errorf("Eve got Ann's stored answer: %d %q %s", status, h.Get("Idempotent-Replayed"), raw)
+			}
+			if f.sim.Count() != count0 {
+				t.Errorf("Eve's request sent a message")
+			}
+		})
 		t.Run("key length", func(t *testing.T) {
 			count0 := f.sim.Count()
 			status, _, raw := f.post(t, key, strings.Repeat("k", 256), body)

@@ -101,6 +101,12 @@ func benchGet(h http.Handler, cred string) *httptest.ResponseRecorder {
 // through the store's authorization steps (what the sign-in and consent pages
 // call) and returns the access token the code exchange issues.
 func benchAccessToken(ctx context.Context, st *store.Store, userID int64) (string, error) {
+	return userAccessToken(ctx, st, userID, auth.SMSRead)
+}
+
+// userAccessToken issues an access token for userID with scopes through the
+// store's real authorization-code flow.
+func userAccessToken(ctx context.Context, st *store.Store, userID int64, scopes ...auth.Scope) (string, error) {
 	secret := func(prefix string) string {
 		var b [32]byte
 		rand.Read(b[:])
@@ -115,7 +121,7 @@ func benchAccessToken(ctx context.Context, st *store.Store, userID int64) (strin
 	sum := sha256.Sum256([]byte(verifier))
 	challenge := base64.RawURLEncoding.EncodeToString(sum[:])
 	req := store.OAuthRequest{Hash: auth.HashSecret(secret("")), ClientID: c.ClientID, RedirectURI: redirectURI,
-		Scopes: []string{string(auth.SMSRead)}, CodeChallenge: challenge, CSRFHash: auth.HashSecret(secret(""))}
+		Scopes: scopeNames(scopes), CodeChallenge: challenge, CSRFHash: auth.HashSecret(secret(""))}
 	if err := st.CreateOAuthRequest(ctx, &req); err != nil {
 		return "", err
 	}
@@ -130,4 +136,12 @@ func benchAccessToken(ctx context.Context, st *store.Store, userID int64) (strin
 	_, err := st.ExchangeOAuthCode(ctx, store.CodeExchange{CodeHash: auth.HashSecret(code), ClientID: c.ClientID, RedirectURI: redirectURI, Challenge: challenge},
 		store.TokenPair{AccessHash: auth.HashSecret(access), RefreshHash: auth.HashSecret(secret("sbrt_")), AccessTTL: time.Hour, RefreshTTL: time.Hour})
 	return access, err
+}
+
+func scopeNames(scopes []auth.Scope) []string {
+	out := make([]string, len(scopes))
+	for i, sc := range scopes {
+		out[i] = string(sc)
+	}
+	return out
 }

@@ -63,7 +63,7 @@ func (s *Store) BeginIdempotent(ctx context.Context, accountID int64, key string
 			// Expired: forget it and start over.
 		case !bytes.Equal(storedHash, hash):
 			return &domain.Error{Code: domain.Invalid, Status: http.StatusUnprocessableEntity,
-				Message: "Idempotency-Key was already used with a different request body"}
+				Message: "Idempotency-Key was already used for a different request (another body, or another user)"}
 		case state == "done":
 			replay = &Replay{Status: status, Body: response}
 			return nil
