@@ -113,23 +113,15 @@ func cmdRateDelete(ctx context.Context, c *cli, args []string) error {
 }
 
 func cmdLedgerList(ctx context.Context, c *cli, args []string) error {
-	var account int64
 	var limit int
-	if err := c.parse("ledger list", args, func(fs *flag.FlagSet) {
-		fs.Int64Var(&account, "account", 0, "account id (required)")
+	account, st, err := c.openAccount(ctx, "ledger list", args, func(fs *flag.FlagSet) {
 		fs.IntVar(&limit, "limit", 100, "newest entries to show")
-	}); err != nil {
-		return err
-	}
-	if account <= 0 || limit <= 0 {
-		return usageError{"--account is required and --limit must be positive"}
-	}
-	st, err := c.open(ctx)
+	})
 	if err != nil {
 		return err
 	}
-	if _, err := st.Account(ctx, account); err != nil {
-		return err
+	if limit <= 0 {
+		return usageError{"--limit must be positive"}
 	}
 	entries, err := st.Ledger(ctx, account, limit)
 	if err != nil {
