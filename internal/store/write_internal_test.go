@@ -1,0 +1,88 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"testing"
+)
+
+// TestGroupTakesWritesArrivingWhileItRuns checks that a write queued while a
+// group is running joins that group's commit, and that when the joined write
+// fails, the retry in savepoints keeps the others and fails only that one.
+func TestGroupTakesWritesArrivingWhileItRuns(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "w.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	insert := func(name string) func(*Tx) error {
+		return func(tx *Tx) error {
+			_, err := tx.exec(ctx, `INSERT INTO accounts (name, created_at) VALUES (?, ?)`, name, tx.now)
+			return err
+		}
+	}
+	boom := errors.New("boom")
+	for _, tc := range []struct {
+		name       string
+		second     func(*Tx) error
+		wantSecond error
+		wantNames  []string
+	}{
+		{"joins", insert("second"), nil, []string{"first", "second"}},
+		{"joined write fails alone", func(tx *Tx) error {
+			if err := insert("never")(tx); err != nil {
+				return err
+			}
+			return boom
+		}, boom, []string{"first"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := s.w.ExecContext(ctx, `DELETE FROM accounts`); err != nil {
+				t.Fatal(err)
+			}
+			before := s.CommitStats()
+			second := make(chan error, 1)
+			err := s.writeData(ctx, func(tx *Tx) error {
+				go func() { second <- s.writeData(ctx, tc.second) }()
+				// Hold the group open until the second write is queued.
+				for len(s.batch) == 0 {
+					runtime.Gosched()
+				}
+				return insert("first")(tx)
+			})
+			if err != nil {
+				t.Fatalf("first write: %v", err)
+			}
+			if err := <-second; !errors.Is(err, tc.wantSecond) {
+				t.Fatalf("second write: %v, want %v", err, tc.wantSecond)
+			}
+			after := s.CommitStats()
+			if n := after.Batches - before.Batches; n != 1 {
+				t.Errorf("%d commits, want the second write in the first one's", n)
+			}
+			rows, err := s.r.QueryContext(ctx, `SELECT name FROM accounts ORDER BY id`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rows.Close()
+			var names []string
+			for rows.Next() {
+				var n string
+				if err := rows.Scan(&n); err != nil {
+					t.Fatal(err)
+				}
+				names = append(names, n)
+			}
+			if !slices.Equal(names, tc.wantNames) {
+				t.Errorf("stored %v, want %v", names, tc.wantNames)
+			}
+		})
+	}
+}
