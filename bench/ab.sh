@@ -10,7 +10,7 @@ what=$1 old=$2 new=$3 rounds=${4:-3} dur=${5:-8s}
 case "$what" in users|send) ;; *) echo "usage: bash bench/ab.sh users|send OLD NEW [rounds] [duration]" >&2; exit 2;; esac
 tmp=$(mktemp -d)
 pid=
-trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT INT TERM
+trap 'set +e; [ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT INT TERM
 go build -o "$tmp/loadgen" ./cmd/loadgen
 
 source bench/lib.sh

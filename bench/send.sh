@@ -8,7 +8,7 @@ dur=${1:-10s}
 conc=${2:-64}
 work=$(mktemp -d)
 pid=
-trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; grep -m3 "level=ERROR" "$work/serve.log"; rm -rf "$work"' EXIT INT TERM
+trap 'set +e; [ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; grep -m3 "level=ERROR" "$work/serve.log"; rm -rf "$work"' EXIT INT TERM
 go build -o "$work/switchboard" ./cmd/switchboard
 go build -o "$work/loadgen" ./cmd/loadgen
 source bench/lib.sh

@@ -5,13 +5,17 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"os"
 	"reflect"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
+	"switchboard/internal/apitest"
 	"switchboard/internal/store"
 	"switchboard/internal/store/storetest"
 )
@@ -739,6 +743,88 @@ func TestCLIChangesVisibleToRunningServer(t *testing.T) {
 			t.Errorf("GET /users for an account created while serving: got %s, want Olga of Other Inc", jsonString(got))
 		}
 	})
+}
+
+// TestServerWritesSurviveOtherProcesses runs CLI processes against the
+// database of a running server, which has already read through its cache,
+// and requires every write the server acknowledged afterwards to be visible
+// to the next process. A process that closes a descriptor of the -shm file
+// drops every POSIX lock it holds on it, SQLite's included; if the server did
+// that, a CLI process would take itself for the database's only user and, on
+// closing, checkpoint and delete the WAL the server is still appending to.
+func TestServerWritesSurviveOtherProcesses(t *testing.T) {
+	t.Parallel()
+	db := storetest.DSN(t, store.SQLite)
+	path := strings.TrimPrefix(db, "sqlite://")
+	acme := createAccount(t, db, "Acme Corp")
+	createLine(t, db, acme, "--number", "14155550100")
+	if _, exit := cli(t, db, "rate", "set", "--account", fmt.Sprint(acme), "--prefix", "1", "--sms", "0.0079", "--mms", "0.02"); exit != 0 {
+		t.Fatalf("rate set: exit %d", exit)
+	}
+	key := createKey(t, db, acme, "sender", "sms:send").Key
+	base := startServer(t, db)
+	send := func() {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodPost, base+apiPrefix+"/sms/messages",
+			strings.NewReader(`{"from":"14155550100","to":["2125550100"],"message":"hello"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Content-Type", "application/json")
+		c := apitest.Client(t)
+		c.Timeout = httpTimeout
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusCreated {
+			t.Fatalf("send: %d", resp.StatusCode)
+		}
+	}
+	send()
+	// SQLite's dead-man switch: every process using the database holds a
+	// read lock on byte 128 of the -shm file, and a process that finds no
+	// such lock takes itself for the first user and rebuilds the WAL index.
+	requireDeadManSwitch(t, path+"-shm")
+	for i := range 3 {
+		if _, exit := cli(t, db, "account", "list"); exit != 0 {
+			t.Fatalf("account list: exit %d", exit)
+		}
+		send()
+		var ledger struct {
+			Count int `json:"count"`
+		}
+		cliJSON(t, db, &ledger, "ledger", "list", "--account", fmt.Sprint(acme))
+		if ledger.Count != i+2 {
+			t.Fatalf("round %d: another process sees %d charges, want the %d the server acknowledged", i, ledger.Count, i+2)
+		}
+		if _, err := os.Stat(path + "-wal"); err != nil {
+			t.Fatalf("round %d: the server's WAL is gone: %v", i, err)
+		}
+		requireDeadManSwitch(t, path+"-shm")
+	}
+}
+
+// requireDeadManSwitch fails unless another process holds SQLite's read lock
+// on the dead-man-switch byte of shm.
+func requireDeadManSwitch(t *testing.T, shm string) {
+	t.Helper()
+	f, err := os.OpenFile(shm, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Only F_GETLK here: closing this descriptor drops no lock of ours.
+	defer f.Close()
+	lk := syscall.Flock_t{Type: syscall.F_WRLCK, Whence: io.SeekStart, Start: 128, Len: 1}
+	if err := syscall.FcntlFlock(f.Fd(), syscall.F_GETLK, &lk); err != nil {
+		t.Fatal(err)
+	}
+	if lk.Type != syscall.F_RDLCK {
+		t.Fatalf("no process holds the dead-man switch of %s (lock type %d): the server has lost its SQLite locks", shm, lk.Type)
+	}
 }
 
 // ---- scenario 5: demo ----

@@ -40,20 +40,20 @@ func newReadCache(ctx context.Context, db *sql.DB, dbPath string) (*readCache, e
 	return &readCache{conn: conn, dbPath: dbPath, version: -1, entries: map[string]any{}}, nil
 }
 
-func (c *readCache) close() error {
+// close closes the cache's connection and returns the WAL-index view, which
+// the caller must close after every other SQLite connection of the store
+// (walindex_unix.go says why).
+func (c *readCache) close() (*walIndex, error) {
 	// Under the lock: a check racing with Close must not read unmapped memory.
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	wal := c.wal
+	c.wal, c.walTry = nil, true
 	var err error
-	if c.wal != nil {
-		err = c.wal.close()
-		c.wal = nil
-		c.walTry = true
-	}
 	if c.gen != nil {
-		err = errors.Join(err, c.gen.Close())
+		err = c.gen.Close()
 	}
-	return errors.Join(err, c.conn.Close())
+	return wal, errors.Join(err, c.conn.Close())
 }
 
 // current reads the generation and drops every entry if it moved. It

@@ -168,12 +168,19 @@ func (s *Store) Close() error {
 	if s.wconn != nil {
 		err = s.wconn.Close()
 	}
+	var wal *walIndex
 	if s.cache != nil {
-		err = errors.Join(err, s.cache.close())
+		var cerr error
+		wal, cerr = s.cache.close()
+		err = errors.Join(err, cerr)
 	}
 	err = errors.Join(err, s.w.Close())
 	if s.r != s.w {
 		err = errors.Join(err, s.r.Close())
+	}
+	if wal != nil {
+		// Last: closing the -shm descriptor drops this process's locks on it.
+		err = errors.Join(err, wal.close())
 	}
 	return err
 }
