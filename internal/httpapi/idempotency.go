@@ -9,13 +9,20 @@ import (
 	"net/http"
 
 	"switchboard/internal/domain"
+	"switchboard/internal/store"
 )
 
 // IdempotencyHeader is the optional request header that makes a retried
 // send safe (beyond the spec; see docs/decisions.md).
 const IdempotencyHeader = "Idempotency-Key"
 
-type idempotencyKeyCtx struct{}
+type idempotencyClaimCtx struct{}
+
+// idempotencyClaim is the claim the idempotent middleware holds for r, if any.
+func idempotencyClaim(r *http.Request) *store.IdempotencyClaim {
+	c, _ := r.Context().Value(idempotencyClaimCtx{}).(*store.IdempotencyClaim)
+	return c
+}
 
 // idempotent wraps a POST handler: with an Idempotency-Key, the same key and
 // body replay the stored first response without running the handler again;
@@ -45,7 +52,7 @@ func (s *Server) idempotent(limit int64, h handlerFunc) handlerFunc {
 		binary.Write(h256, binary.BigEndian, p.UserID)
 		h256.Write(raw)
 		hash := h256.Sum(nil)
-		replay, err := s.store.BeginIdempotent(r.Context(), p.AccountID, key, hash)
+		replay, claim, err := s.store.BeginIdempotent(r.Context(), p.AccountID, key, hash)
 		if err != nil {
 			return err
 		}
@@ -55,13 +62,14 @@ func (s *Server) idempotent(limit int64, h handlerFunc) handlerFunc {
 			return nil
 		}
 		r.Body = io.NopCloser(bytes.NewReader(raw))
+		r = r.WithContext(context.WithValue(r.Context(), idempotencyClaimCtx{}, claim))
 		tee := &teeWriter{ResponseWriter: w}
 		if err := h(tee, r); err != nil {
 			writeError(tee, r, s.log, err)
 		}
 		// Recorded even if the client has gone: otherwise its retry would
 		// find the key still running.
-		if err := s.store.FinishIdempotent(context.WithoutCancel(r.Context()), p.AccountID, key, tee.status, tee.body.Bytes()); err != nil {
+		if err := s.store.FinishIdempotent(context.WithoutCancel(r.Context()), claim, tee.status, tee.body.Bytes()); err != nil {
 			s.log.ErrorContext(r.Context(), "store idempotent response", "err", err, "request_id", requestID(r.Context()))
 		}
 		return nil

@@ -15,8 +15,8 @@ func (s *Server) sendMessage(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var idem *sms.Idempotency
-	if key := r.Header.Get(IdempotencyHeader); key != "" {
-		idem = &sms.Idempotency{Key: key, Encode: func(res *sms.SendResult) ([]byte, error) { return encodeData(res) }}
+	if c := idempotencyClaim(r); c != nil {
+		idem = &sms.Idempotency{Claim: c, Encode: func(res *sms.SendResult) ([]byte, error) { return encodeData(res) }}
 	}
 	status, res, err := s.sms.Send(r.Context(), principal(r), req, idem)
 	if err != nil {

@@ -99,7 +99,7 @@ const (
 // Idempotency links a send to its Idempotency-Key so that the success
 // response is stored with the intent (see store.IdempotencyLink).
 type Idempotency struct {
-	Key    string
+	Claim  *store.IdempotencyClaim
 	Encode func(*SendResult) ([]byte, error) // the response body for a result
 }
 
@@ -185,7 +185,7 @@ func (s *Service) Send(ctx context.Context, p auth.Principal, req SendRequest, i
 		UnitPrice: int64(msg.UnitPrice), Price: int64(msg.Price), SentBy: p.UserID,
 	}
 	if idem != nil {
-		out.Idempotency = &store.IdempotencyLink{Key: idem.Key, Response: func(id int64) (int, []byte, error) {
+		out.Idempotency = &store.IdempotencyLink{Claim: idem.Claim, Response: func(id int64) (int, []byte, error) {
 			res.Messages[0].ID = id
 			body, err := idem.Encode(res)
 			return http.StatusCreated, body, err

@@ -254,11 +254,11 @@ func TestFaultAfterIntentThenReconcile(t *testing.T) {
 	eachEngine(t, func(t *testing.T, e *env) {
 		// With an Idempotency-Key claimed the way the HTTP layer does.
 		hash := sha256.Sum256([]byte("body"))
-		replay, err := e.st.BeginIdempotent(bg, e.p.AccountID, "k1", hash[:])
-		if err != nil || replay != nil {
-			t.Fatalf("begin: %v %v", replay, err)
+		replay, claim, err := e.st.BeginIdempotent(bg, e.p.AccountID, "k1", hash[:])
+		if err != nil || replay != nil || claim == nil {
+			t.Fatalf("begin: %v %v %v", replay, claim, err)
 		}
-		idem := &Idempotency{Key: "k1", Encode: func(r *SendResult) ([]byte, error) { return []byte(`{"data":{}}`), nil }}
+		idem := &Idempotency{Claim: claim, Encode: func(r *SendResult) ([]byte, error) { return []byte(`{"data":{}}`), nil }}
 
 		errFault := e.failAt("after-intent")
 		if _, _, err := e.svc.Send(bg, e.p, e.request(), idem); !errors.Is(err, errFault) {
@@ -278,7 +278,7 @@ func TestFaultAfterIntentThenReconcile(t *testing.T) {
 			t.Errorf("%d message.sent events for a pending message", n)
 		}
 		// The key is held while the message is pending.
-		if _, err := e.st.BeginIdempotent(bg, e.p.AccountID, "k1", hash[:]); domain.ErrorCode(err) != domain.Conflict {
+		if _, _, err := e.st.BeginIdempotent(bg, e.p.AccountID, "k1", hash[:]); domain.ErrorCode(err) != domain.Conflict {
 			t.Errorf("retry while pending: %v, want conflict", err)
 		}
 
@@ -296,7 +296,7 @@ func TestFaultAfterIntentThenReconcile(t *testing.T) {
 			t.Errorf("second reconcile = %d %v, want 0", n, err)
 		}
 		// Abandoned releases the key: a retry may send.
-		if replay, err := e.st.BeginIdempotent(bg, e.p.AccountID, "k1", hash[:]); err != nil || replay != nil {
+		if replay, claim, err := e.st.BeginIdempotent(bg, e.p.AccountID, "k1", hash[:]); err != nil || replay != nil || claim == nil {
 			t.Errorf("retry after reconcile: %v %v, want to proceed", replay, err)
 		}
 		// A reconcile with a long age leaves a fresh pending message alone.
@@ -629,6 +629,48 @@ func TestConcurrentReceiptsKeepFinal(t *testing.T) {
 		}
 		if bad > 0 {
 			t.Errorf("%d of %d messages ended with an intermediate delivery status over \"delivered\"", bad, rounds)
+		}
+	})
+}
+
+// TestOvertakenIdempotencyClaimSendsNothing: a request that stalls past its
+// key's lease (a slow upload, say) is overtaken by its client's retry; when
+// it finally writes its intent, it must find out and send nothing, so the
+// key stands for one send and one charge.
+func TestOvertakenIdempotencyClaimSendsNothing(t *testing.T) {
+	eachEngine(t, func(t *testing.T, e *env) {
+		hash := sha256.Sum256([]byte("body"))
+		encode := func(*SendResult) ([]byte, error) { return []byte(`{"data":{}}`), nil }
+		_, first, err := e.st.BeginIdempotent(bg, e.p.AccountID, "slow", hash[:])
+		if err != nil || first == nil {
+			t.Fatalf("first claim: %v %v", first, err)
+		}
+		later := time.Now().Add(3 * time.Minute)
+		e.st.SetClock(func() time.Time { return later })
+		_, second, err := e.st.BeginIdempotent(bg, e.p.AccountID, "slow", hash[:])
+		if err != nil || second == nil {
+			t.Fatalf("retry after the lease: %v %v, want to take the key over", second, err)
+		}
+
+		if _, _, err := e.svc.Send(bg, e.p, e.request(), &Idempotency{Claim: first, Encode: encode}); domain.ErrorCode(err) != domain.Conflict {
+			t.Errorf("overtaken request: %v, want conflict", err)
+		}
+		if e.car.calls() != 0 || len(e.messages(t)) != 0 {
+			t.Fatalf("the overtaken request sent: %d carrier calls, %d messages", e.car.calls(), len(e.messages(t)))
+		}
+		status, _, err := e.svc.Send(bg, e.p, e.request(), &Idempotency{Claim: second, Encode: encode})
+		if err != nil || status != 201 {
+			t.Fatalf("the retry: %d %v", status, err)
+		}
+		// The overtaken request's finish changes nothing; the retry's stands.
+		check(t, e.st.FinishIdempotent(bg, first, 409, []byte(`{"error":{}}`)))
+		check(t, e.st.FinishIdempotent(bg, second, 201, []byte(`{"data":{"ok":true}}`)))
+		replay, _, err := e.st.BeginIdempotent(bg, e.p.AccountID, "slow", hash[:])
+		if err != nil || replay == nil || replay.Status != 201 || string(replay.Body) != `{"data":{"ok":true}}` {
+			t.Errorf("replay: %+v %v, want the retry's 201", replay, err)
+		}
+		if total, n := e.ledger(t); n != 1 || total != 7900 {
+			t.Errorf("ledger: %d in %d rows, want one charge of 7900", total, n)
 		}
 	})
 }

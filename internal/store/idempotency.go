@@ -26,14 +26,27 @@ type Replay struct {
 	Body   []byte
 }
 
+// IdempotencyClaim is a running request's hold on its key. A request that
+// outlives the lease can be taken over by a retry; every later write for the
+// key names the claim, so the overtaken request finds out instead of
+// sending under a key that is no longer its own.
+type IdempotencyClaim struct {
+	AccountID int64
+	Key       string
+	at        int64 // created_at written by the claim
+}
+
 // BeginIdempotent claims key for a request whose body hashes to hash. It
 // returns a Replay when the same request already completed, a conflict while
 // it is still running, invalid_request (422) when the key was used with a
-// different body, or nil when the caller should proceed (the key is now
-// claimed as running).
-func (s *Store) BeginIdempotent(ctx context.Context, accountID int64, key string, hash []byte) (*Replay, error) {
+// different body, or a claim when the caller should proceed.
+func (s *Store) BeginIdempotent(ctx context.Context, accountID int64, key string, hash []byte) (*Replay, *IdempotencyClaim, error) {
 	var replay *Replay
+	var claim *IdempotencyClaim
 	err := s.writeData(ctx, func(tx *Tx) error {
+		// A write function may run twice (again in a savepoint when another
+		// write of its group fails): start from nothing each time.
+		replay, claim = nil, nil
 		var (
 			storedHash []byte
 			state      string
@@ -56,6 +69,7 @@ func (s *Store) BeginIdempotent(ctx context.Context, accountID int64, key string
 			if n, _ := res.RowsAffected(); n == 0 {
 				return conflict
 			}
+			claim = &IdempotencyClaim{AccountID: accountID, Key: key, at: tx.now}
 			return nil
 		case err != nil:
 			return fmt.Errorf("store: idempotency: %w", err)
@@ -80,20 +94,29 @@ func (s *Store) BeginIdempotent(ctx context.Context, accountID int64, key string
 		if n, _ := res.RowsAffected(); n == 0 {
 			return conflict
 		}
+		claim = &IdempotencyClaim{AccountID: accountID, Key: key, at: tx.now}
 		return nil
 	})
-	return replay, err
+	if err != nil {
+		return nil, nil, err
+	}
+	return replay, claim, nil
 }
 
-// FinishIdempotent stores the final response for key. A 5xx response (nothing
-// happened) releases the key instead, so the client's retry runs again.
-func (s *Store) FinishIdempotent(ctx context.Context, accountID int64, key string, status int, body []byte) error {
+// errClaimLost is what a write for an overtaken claim fails with: nothing was
+// sent under it, and the request that took the key over decides.
+var errClaimLost = domain.Errorf(domain.Conflict, "a newer request with this Idempotency-Key took it over; retry later")
+
+// FinishIdempotent stores the final response for the claimed key. A 5xx
+// response (nothing happened) releases the key instead, so the client's retry
+// runs again. A claim that was taken over changes nothing.
+func (s *Store) FinishIdempotent(ctx context.Context, c *IdempotencyClaim, status int, body []byte) error {
 	return s.writeData(ctx, func(tx *Tx) error {
 		var err error
 		if status >= 500 {
-			_, err = tx.exec(ctx, `DELETE FROM idempotency_keys WHERE account_id = ? AND key = ? AND state = 'running'`, accountID, key)
+			_, err = tx.exec(ctx, `DELETE FROM idempotency_keys WHERE account_id = ? AND key = ? AND created_at = ? AND state = 'running'`, c.AccountID, c.Key, c.at)
 		} else {
-			_, err = tx.exec(ctx, `UPDATE idempotency_keys SET state = 'done', status = ?, response = ? WHERE account_id = ? AND key = ?`, status, body, accountID, key)
+			_, err = tx.exec(ctx, `UPDATE idempotency_keys SET state = 'done', status = ?, response = ? WHERE account_id = ? AND key = ? AND created_at = ?`, status, body, c.AccountID, c.Key, c.at)
 		}
 		if err != nil {
 			return fmt.Errorf("store: idempotency: %w", err)

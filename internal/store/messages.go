@@ -37,7 +37,7 @@ type Outbound struct {
 
 // IdempotencyLink ties a send to its Idempotency-Key record.
 type IdempotencyLink struct {
-	Key      string
+	Claim    *IdempotencyClaim
 	Response func(messageID int64) (status int, body []byte, err error)
 }
 
@@ -74,9 +74,15 @@ func (s *Store) CreateOutbound(ctx context.Context, o *Outbound) (int64, error) 
 			if err != nil {
 				return err
 			}
-			if _, err := tx.exec(ctx, `UPDATE idempotency_keys SET message_id = ?, status = ?, response = ? WHERE account_id = ? AND key = ?`,
-				id, status, body, o.AccountID, o.Idempotency.Key); err != nil {
+			c := o.Idempotency.Claim
+			res, err := tx.exec(ctx, `UPDATE idempotency_keys SET message_id = ?, status = ?, response = ? WHERE account_id = ? AND key = ? AND created_at = ? AND state = 'running' AND message_id IS NULL`,
+				id, status, body, c.AccountID, c.Key, c.at)
+			if err != nil {
 				return fmt.Errorf("store: link idempotency key: %w", err)
+			}
+			if n, _ := res.RowsAffected(); n == 0 {
+				// Overtaken by a retry: no intent, so nothing is sent twice.
+				return errClaimLost
 			}
 		}
 		return nil

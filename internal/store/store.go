@@ -45,6 +45,8 @@ type Store struct {
 	batch   chan *writeReq // SQLite group commit; nil on PostgreSQL
 	stop    chan struct{}
 	stopped sync.WaitGroup
+	closeMu sync.RWMutex // held for reading while a write is queued
+	closed  bool
 
 	rebound sync.Map  // query text with ? → PostgreSQL $n text
 	stmts   sync.Map  // stmtKey → *sql.Stmt (SQLite only; see prepared.go)
@@ -148,8 +150,15 @@ func (s *Store) Ping(ctx context.Context) error {
 // Close stops the committer and closes the connections.
 func (s *Store) Close() error {
 	if s.stop != nil {
+		s.closeMu.Lock()
+		s.closed = true
+		s.closeMu.Unlock()
 		close(s.stop)
 		s.stopped.Wait()
+		// The committer may stop with writes still queued: none ran.
+		for len(s.batch) > 0 {
+			(<-s.batch).done <- ErrClosed
+		}
 		s.stop = nil
 	}
 	var err error

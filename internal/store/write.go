@@ -87,15 +87,28 @@ func (s *Store) writeData(ctx context.Context, fn func(*Tx) error) error {
 		return s.writeAlone(ctx, fn)
 	}
 	req := &writeReq{ctx: ctx, fn: fn, done: make(chan error, 1)}
+	// Read-locked while queueing, so that Close can stop admitting writes
+	// and then answer every one already queued.
+	s.closeMu.RLock()
+	if s.closed {
+		s.closeMu.RUnlock()
+		return ErrClosed
+	}
 	select {
 	case s.batch <- req:
 	case <-ctx.Done():
+		s.closeMu.RUnlock()
 		return ctx.Err()
 	}
+	s.closeMu.RUnlock()
 	// Once queued, wait for the outcome even if ctx ends: the committer decides
 	// whether the write happened, and the caller must learn which.
 	return <-req.done
 }
+
+// ErrClosed is the error of a write made after (or queued too late before)
+// Store.Close: it was not made.
+var ErrClosed = errors.New("store: closed")
 
 func (s *Store) writeAlone(ctx context.Context, fn func(*Tx) error) error {
 	tx, err := s.w.BeginTx(ctx, nil)

@@ -86,3 +86,57 @@ func TestGroupTakesWritesArrivingWhileItRuns(t *testing.T) {
 		})
 	}
 }
+
+// TestWriteAfterCloseFails checks that a write made after Close, or left in
+// the queue when the committer stops, fails with ErrClosed instead of
+// waiting forever.
+func TestWriteAfterCloseFails(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "w.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Queued behind a write that holds the committer until Close has begun.
+	running, release := make(chan struct{}), make(chan struct{})
+	first := make(chan error, 1)
+	go func() {
+		first <- s.writeData(ctx, func(*Tx) error {
+			close(running)
+			<-release
+			return nil
+		})
+	}()
+	<-running
+	queued := make(chan error, 1)
+	go func() { queued <- s.writeData(ctx, func(*Tx) error { return nil }) }()
+	for len(s.batch) == 0 {
+		runtime.Gosched()
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- s.Close() }()
+	for {
+		s.closeMu.RLock()
+		done := s.closed
+		s.closeMu.RUnlock()
+		if done {
+			break
+		}
+		runtime.Gosched()
+	}
+	close(release)
+	if err := <-first; err != nil {
+		t.Errorf("the running write: %v", err)
+	}
+	if err := <-queued; err != nil && !errors.Is(err, ErrClosed) {
+		t.Errorf("the queued write: %v, want success or ErrClosed", err)
+	}
+	if err := <-closed; err != nil {
+		t.Errorf("close: %v", err)
+	}
+	if err := s.writeData(ctx, func(*Tx) error { return nil }); !errors.Is(err, ErrClosed) {
+		t.Errorf("write after close: %v, want ErrClosed", err)
+	}
+}
