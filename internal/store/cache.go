@@ -24,7 +24,7 @@ type readCache struct {
 	mu      sync.Mutex
 	conn    *sql.Conn // dedicated to reading the generation
 	gen     *sql.Stmt // prepared on conn at first use (after migrations)
-	dbPath  string
+	shm     *shmFile  // the store's -shm descriptor; nil where there is none
 	wal     *walIndex // nil until mapped, or where it cannot be
 	walTry  bool      // whether mapping was attempted
 	seen    walHeader // WAL-index header read before the last generation query
@@ -32,17 +32,16 @@ type readCache struct {
 	entries map[string]any
 }
 
-func newReadCache(ctx context.Context, db *sql.DB, dbPath string) (*readCache, error) {
+func newReadCache(ctx context.Context, db *sql.DB) (*readCache, error) {
 	conn, err := db.Conn(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("store: cache connection: %w", err)
 	}
-	return &readCache{conn: conn, dbPath: dbPath, version: -1, entries: map[string]any{}}, nil
+	return &readCache{conn: conn, version: -1, entries: map[string]any{}}, nil
 }
 
-// close closes the cache's connection and returns the WAL-index view, which
-// the caller must close after every other SQLite connection of the store
-// (walindex_unix.go says why).
+// close closes the cache's connection and returns the WAL-index view for
+// the caller to unmap.
 func (c *readCache) close() (*walIndex, error) {
 	// Under the lock: a check racing with Close must not read unmapped memory.
 	c.mu.Lock()
@@ -86,7 +85,9 @@ func (c *readCache) current(ctx context.Context) (int64, error) {
 		// c.seen stays zero, which no real header equals, so the next
 		// check queries once more with the header read first.
 		c.walTry = true
-		c.wal, _ = openWALIndex(c.dbPath)
+		if c.shm != nil {
+			c.wal, _ = mapWALIndex(c.shm)
+		}
 	}
 	if v != c.version {
 		c.version = v

@@ -88,3 +88,45 @@ func TestCacheBounded(t *testing.T) {
 		t.Error("a value loaded before a commit was kept")
 	}
 }
+
+// TestShmDescriptorOutlivesEveryStore checks that the process's -shm
+// descriptor stays open while any store has the database open, mapped or not:
+// closing it would drop the remaining stores' SQLite locks.
+func TestShmDescriptorOutlivesEveryStore(t *testing.T) {
+	ctx := context.Background()
+	dsn := "sqlite://" + filepath.Join(t.TempDir(), "s.db")
+	a, err := Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	a.cache.mu.Lock()
+	a.cache.current(ctx)
+	a.cache.current(ctx) // the second check maps the header
+	a.cache.mu.Unlock()
+	if a.cache.wal == nil || a.shm == nil {
+		t.Fatal("the first store did not map the WAL index")
+	}
+	b, err := Open(ctx, dsn) // open, never mapped
+	if err != nil {
+		t.Fatal(err)
+	}
+	sf := b.shm
+	if sf == nil || sf != a.shm || sf.refs != 2 {
+		t.Fatalf("stores share %p/%p with %d references, want one descriptor held twice", a.shm, sf, sf.refs)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sf.f.Stat(); err != nil || sf.refs != 1 {
+		t.Fatalf("after the first store closed: descriptor %v, %d references; want open and 1", err, sf.refs)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sf.f.Stat(); err == nil {
+		t.Error("the descriptor is still open after the last store closed")
+	}
+}

@@ -47,6 +47,7 @@ type Store struct {
 	stopped sync.WaitGroup
 	closeMu sync.RWMutex // held for reading while a write is queued
 	closed  bool
+	shm     *shmFile // SQLite: this process's -shm descriptor (walindex_unix.go)
 
 	rebound sync.Map  // query text with ? → PostgreSQL $n text
 	stmts   sync.Map  // stmtKey → *sql.Stmt (SQLite only; see prepared.go)
@@ -94,7 +95,7 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 		s.engine, s.w, s.r = SQLite, w, r
 		// One more reader connection, held by the cache for the generation.
 		r.SetMaxOpenConns(n + 1)
-		if s.cache, err = newReadCache(ctx, r, path); err != nil {
+		if s.cache, err = newReadCache(ctx, r); err != nil {
 			w.Close()
 			r.Close()
 			return nil, err
@@ -105,6 +106,10 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 			r.Close()
 			return nil, fmt.Errorf("store: writer connection: %w", err)
 		}
+		// The writer's connection has put the database in WAL mode, so the
+		// -shm file exists. Without it, the cache asks SQL every time.
+		s.shm, _ = acquireShm(path)
+		s.cache.shm = s.shm
 		s.batch = make(chan *writeReq, 1024)
 		s.stop = make(chan struct{})
 		s.stopped.Add(1)
@@ -188,8 +193,12 @@ func (s *Store) Close() error {
 		err = errors.Join(err, s.r.Close())
 	}
 	if wal != nil {
-		// Last: closing the -shm descriptor drops this process's locks on it.
 		err = errors.Join(err, wal.close())
+	}
+	if s.shm != nil {
+		// Last: closing the -shm descriptor drops this process's locks on it.
+		err = errors.Join(err, s.shm.release())
+		s.shm = nil
 	}
 	return err
 }

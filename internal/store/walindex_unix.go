@@ -3,7 +3,6 @@
 package store
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -23,26 +22,23 @@ import (
 // The mapping stays valid while the store is open: SQLite truncates the
 // file only when it is the first connection to open the database, and the
 // read cache's own connection keeps the database open.
-type walIndex struct {
-	mem []byte
-	shm *shmFile
-}
+type walIndex struct{ mem []byte }
 
 // walHeader is the first copy of the WAL-index header: version, change
 // counter, page count, last valid frame, checksums and salts.
 type walHeader [12]uint32
 
-// shmFile is this process's own descriptor of a -shm file. Closing any
-// descriptor of a file drops every POSIX lock the process holds on it,
-// SQLite's included: its dead-man switch (without which the next process to
-// open the database takes itself for the only user and rebuilds the WAL
-// index under this one) and its WAL locks. So the descriptor stays open
-// while any store of this process maps the file, and is closed only after
-// the stores' SQLite connections are (see Store.Close).
+// shmFile is this process's own descriptor of a -shm file, shared by the
+// stores of the process that have the database open. Closing any descriptor
+// of a file drops every POSIX lock the process holds on it, SQLite's
+// included: its dead-man switch (without which the next process to open the
+// database takes itself for the only user and rebuilds the WAL index under
+// this one) and its WAL locks. So the descriptor is closed only when the
+// last of those stores has closed its SQLite connections (see Store.Close).
 type shmFile struct {
 	f    *os.File
 	key  shmKey
-	refs int
+	refs int // stores holding it
 }
 
 // shmKey names a file whatever path reaches it.
@@ -53,7 +49,9 @@ var shmFiles = struct {
 	m map[shmKey]*shmFile
 }{m: map[shmKey]*shmFile{}}
 
-func openWALIndex(dbPath string) (*walIndex, error) {
+// acquireShm returns the process's descriptor of dbPath's -shm file for one
+// more store; release it after the store's SQLite connections are closed.
+func acquireShm(dbPath string) (*shmFile, error) {
 	path := dbPath + "-shm"
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -72,27 +70,43 @@ func openWALIndex(dbPath string) (*walIndex, error) {
 		if err != nil {
 			return nil, err
 		}
-		// Registered before anything can fail: from here on the descriptor
-		// must not be closed while SQLite may hold locks on the file.
 		sf = &shmFile{f: f, key: key}
 		shmFiles.m[key] = sf
 	}
+	sf.refs++
+	return sf, nil
+}
+
+func (sf *shmFile) release() error {
+	shmFiles.Lock()
+	defer shmFiles.Unlock()
+	if sf.refs--; sf.refs > 0 {
+		return nil
+	}
+	delete(shmFiles.m, sf.key)
+	return sf.f.Close()
+}
+
+// mapWALIndex maps the WAL-index header of the -shm file sf.
+func mapWALIndex(sf *shmFile) (*walIndex, error) {
 	const headerBytes = 136 // two header copies and the checkpoint info
+	fi, err := sf.f.Stat()
+	if err != nil {
+		return nil, err
+	}
 	if fi.Size() < headerBytes {
-		return nil, fmt.Errorf("store: %s holds no WAL index yet", path)
+		return nil, fmt.Errorf("store: %s holds no WAL index yet", sf.f.Name())
 	}
 	mem, err := syscall.Mmap(int(sf.f.Fd()), 0, headerBytes, syscall.PROT_READ, syscall.MAP_SHARED)
 	if err != nil {
 		return nil, err
 	}
-	sf.refs++
-	w := &walIndex{mem: mem, shm: sf}
+	w := &walIndex{mem: mem}
 	// iVersion is 3007000 in every WAL index SQLite has written since WAL
 	// began; anything else is not a header we understand.
 	if v := w.header()[0]; v != 3007000 {
-		syscall.Munmap(mem)
-		sf.refs--
-		return nil, fmt.Errorf("store: %s: unknown WAL-index version %d", path, v)
+		w.close()
+		return nil, fmt.Errorf("store: %s: unknown WAL-index version %d", sf.f.Name(), v)
 	}
 	return w, nil
 }
@@ -108,16 +122,4 @@ func (w *walIndex) header() walHeader {
 	return h
 }
 
-// close unmaps the header and, when no other store of this process maps
-// the file, closes the descriptor: call it only once the store's SQLite
-// connections are closed.
-func (w *walIndex) close() error {
-	err := syscall.Munmap(w.mem)
-	shmFiles.Lock()
-	defer shmFiles.Unlock()
-	if w.shm.refs--; w.shm.refs == 0 {
-		delete(shmFiles.m, w.shm.key)
-		err = errors.Join(err, w.shm.f.Close())
-	}
-	return err
-}
+func (w *walIndex) close() error { return syscall.Munmap(w.mem) }
