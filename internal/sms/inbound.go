@@ -79,21 +79,27 @@ func (s *Service) Inbound(ctx context.Context, in carrier.Inbound) error {
 // process stopped between writing the intent and recording the carrier's
 // answer). With no evidence that the carrier accepted them they are
 // abandoned, uncharged; a receipt arriving later still marks them sent and
-// charges them, because the receipt proves acceptance.
+// charges them, because the receipt proves acceptance. A send this process
+// is still making is not interrupted, however old: it is skipped.
 func (s *Service) Reconcile(ctx context.Context, age time.Duration) (int, error) {
 	ids, err := s.Store.PendingBefore(ctx, time.Now().Add(-age))
 	if err != nil {
 		return 0, err
 	}
+	n := 0
 	for _, id := range ids {
-		if err := s.Store.MarkUnsent(ctx, id, domain.StatusAbandoned); err != nil {
-			return 0, err
+		if _, sending := s.inflight.Load(id); sending {
+			continue
 		}
+		if err := s.Store.MarkUnsent(ctx, id, domain.StatusAbandoned); err != nil {
+			return n, err
+		}
+		n++
 	}
-	if len(ids) > 0 {
-		s.Log.Warn("abandoned messages left pending by an interrupted send", "count", len(ids))
+	if n > 0 {
+		s.Log.Warn("abandoned messages left pending by an interrupted send", "count", n)
 	}
-	return len(ids), nil
+	return n, nil
 }
 
 // RunReconciler calls Reconcile every interval until ctx ends.

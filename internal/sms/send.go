@@ -10,6 +10,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -123,6 +124,11 @@ type Service struct {
 	// recording an outcome); to make the client see a dropped connection, as
 	// after a real crash, panic with http.ErrAbortHandler instead.
 	Fault func(step string) error
+
+	// inflight holds the ids of messages this process is sending (intent
+	// written, outcome not yet): the reconciler leaves them alone however
+	// long the carrier takes.
+	inflight sync.Map
 }
 
 // Send validates, prices and sends one request. The returned status is 201
@@ -197,6 +203,8 @@ func (s *Service) Send(ctx context.Context, p auth.Principal, req SendRequest, i
 		return 0, nil, err
 	}
 	res.Messages[0].ID = id
+	s.inflight.Store(id, struct{}{})
+	defer s.inflight.Delete(id)
 	if err := s.fault("after-intent"); err != nil {
 		return 0, nil, err // the reconciler resolves the pending message
 	}

@@ -674,3 +674,30 @@ func TestOvertakenIdempotencyClaimSendsNothing(t *testing.T) {
 		}
 	})
 }
+
+// TestReconcilerLeavesSendsInFlight: a reconciler run while this process is
+// still waiting for the carrier (a slow carrier, or a short
+// --reconcile-after) must not abandon the message being sent.
+func TestReconcilerLeavesSendsInFlight(t *testing.T) {
+	eachEngine(t, func(t *testing.T, e *env) {
+		var abandoned int
+		e.car.during = func(carrier.Message) {
+			n, err := e.svc.Reconcile(bg, 0)
+			check(t, err)
+			abandoned = n
+		}
+		status, _, err := e.svc.Send(bg, e.p, e.request(), nil)
+		if err != nil || status != 201 {
+			t.Fatalf("send: %d %v", status, err)
+		}
+		if abandoned != 0 {
+			t.Errorf("the reconciler abandoned %d message(s) still being sent", abandoned)
+		}
+		if m := e.only(t); m.Status != domain.StatusSent {
+			t.Errorf("message %s, want sent", m.Status)
+		}
+		if total, n := e.ledger(t); total != 7900 || n != 1 {
+			t.Errorf("ledger: %d in %d rows, want one charge of 7900", total, n)
+		}
+	})
+}
