@@ -680,6 +680,18 @@ func TestCLIConfiguration(t *testing.T) {
 			t.Errorf("%s: switchboard %s: got account %q, want %q\nstdout: %s", c.name, strings.Join(c.args, " "), got, c.want, stdout)
 		}
 	}
+	// A variable that does not parse is refused, not replaced by the default.
+	for _, bad := range []struct{ env, cmd string }{{"SWITCHBOARD_JSON=yes", "account"}, {"SWITCHBOARD_RECONCILE_AFTER=soon", "serve"}} {
+		args := []string{"--db", flagDB, bad.cmd, "list"}
+		if bad.cmd == "serve" {
+			args = []string{"--db", flagDB, "serve", "--listen", "127.0.0.1:0"}
+		}
+		_, stderr, exit := runEnv(t, childEnv(bad.env), args...)
+		name, _, _ := strings.Cut(bad.env, "=")
+		if exit != 2 || !strings.Contains(stderr, name) {
+			t.Errorf("%s: got exit %d, stderr %q; want 2 naming the variable", bad.env, exit, stderr)
+		}
+	}
 }
 
 // ---- scenario 4: CLI changes are visible to a running server at once ----

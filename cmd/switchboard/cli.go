@@ -9,7 +9,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -52,8 +51,7 @@ func env(name, def string) string {
 
 func (c *cli) commonFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.db, "db", env("DB", "./switchboard.db"), "database: a file path or sqlite://PATH for SQLite, postgres://… for PostgreSQL (SWITCHBOARD_DB)")
-	jsonDefault, _ := strconv.ParseBool(env("JSON", "false"))
-	fs.BoolVar(&c.json, "json", jsonDefault, "print one JSON object instead of text (SWITCHBOARD_JSON)")
+	fs.BoolVar(&c.json, "json", false, "print one JSON object instead of text (SWITCHBOARD_JSON)")
 	fs.StringVar(&c.listen, "listen", env("LISTEN", "127.0.0.1:8080"), "address to serve on (SWITCHBOARD_LISTEN)")
 	fs.StringVar(&c.publicURL, "public-url", env("PUBLIC_URL", ""), "public base URL of this server, e.g. https://sb.example.com; default http://LISTEN (SWITCHBOARD_PUBLIC_URL)")
 	fs.StringVar(&c.logLevel, "log-level", env("LOG_LEVEL", "info"), "log level: debug, info, warn, error (SWITCHBOARD_LOG_LEVEL)")
@@ -69,11 +67,7 @@ func (c *cli) serveFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.kannelUser, "kannel-user", env("KANNEL_USER", ""), "Kannel sendsms username (SWITCHBOARD_KANNEL_USER)")
 	fs.StringVar(&c.kannelPassword, "kannel-password", env("KANNEL_PASSWORD", ""), "Kannel sendsms password (SWITCHBOARD_KANNEL_PASSWORD)")
 	fs.StringVar(&c.kannelSecret, "kannel-secret", env("KANNEL_SECRET", ""), "secret Kannel's dlr-url and get-url carry, at least 16 characters (SWITCHBOARD_KANNEL_SECRET)")
-	d, err := time.ParseDuration(env("RECONCILE_AFTER", "2m"))
-	if err != nil {
-		d = 2 * time.Minute
-	}
-	fs.DurationVar(&c.reconcileAfter, "reconcile-after", d, "abandon a send still unanswered after this long (SWITCHBOARD_RECONCILE_AFTER)")
+	fs.DurationVar(&c.reconcileAfter, "reconcile-after", 2*time.Minute, "abandon a send still unanswered after this long (SWITCHBOARD_RECONCILE_AFTER)")
 	fs.StringVar(&c.debugAddr, "debug-addr", env("DEBUG_ADDR", ""), "serve Go's pprof profiles on this address, e.g. 127.0.0.1:6060; off by default (SWITCHBOARD_DEBUG_ADDR)")
 }
 
@@ -85,6 +79,17 @@ func (c *cli) parse(name string, args []string, define func(fs *flag.FlagSet)) e
 	c.commonFlags(fs)
 	if define != nil {
 		define(fs)
+	}
+	// Typed flags take their variable through the flag itself, so that a bad
+	// value is refused like a bad flag instead of silently replaced.
+	for name, variable := range map[string]string{"json": "JSON", "reconcile-after": "RECONCILE_AFTER"} {
+		if f := fs.Lookup(name); f != nil {
+			if v, ok := os.LookupEnv("SWITCHBOARD_" + variable); ok {
+				if err := f.Value.Set(v); err != nil {
+					return usageError{fmt.Sprintf("SWITCHBOARD_%s=%q: %v", variable, v, err)}
+				}
+			}
+		}
 	}
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
