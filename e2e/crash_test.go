@@ -420,7 +420,7 @@ func (c *crashSetup) tryLaunch(t *testing.T, graceful bool) (*process, error) {
 	p := &process{
 		t:      t,
 		name:   "switchboard " + strings.Join(args, " "),
-		cmd:    exec.Command(binary, args...),
+		cmd:    exec.Command(switchboardBinary(), args...),
 		stdout: newLineWriter(),
 		stderr: newLineWriter(),
 		done:   make(chan struct{}),

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"os"
 	"os/exec"
@@ -20,8 +21,25 @@ import (
 	"switchboard/internal/apitest"
 )
 
-// binary is the switchboard executable TestMain builds once.
-var binary string
+// binary is the switchboard executable TestMain builds once from the
+// module in root; tests reach it through switchboardBinary.
+var binary, root string
+
+var sourcesRead sync.Once
+
+// switchboardBinary returns the binary. Its first call in a run reads the
+// binary's sources: go test reuses a cached result while the files the tests
+// read are unchanged, and the sources are read by the go build child (and
+// before the tests start), so otherwise a change to the server would be
+// reported with a stale pass.
+func switchboardBinary() string {
+	sourcesRead.Do(func() {
+		if err := readSources(root); err != nil {
+			panic(err)
+		}
+	})
+	return binary
+}
 
 // Time limits. A CLI command or server start that takes longer is hung, not slow.
 const (
@@ -43,7 +61,8 @@ func buildAndRun(m *testing.M) int {
 	if !explicit {
 		flag.Set("test.parallel", "8")
 	}
-	root, err := moduleRoot()
+	var err error
+	root, err = moduleRoot()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		return 1
@@ -62,6 +81,23 @@ func buildAndRun(m *testing.M) int {
 		return 1
 	}
 	return m.Run()
+}
+
+// readSources reads the module's Go files and go.mod/go.sum, the inputs of
+// the binary under test.
+func readSources(root string) error {
+	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && path != root && strings.HasPrefix(d.Name(), ".") {
+			return filepath.SkipDir
+		}
+		if name := d.Name(); !d.IsDir() && (strings.HasSuffix(name, ".go") || name == "go.mod" || name == "go.sum") {
+			_, err = os.ReadFile(path)
+		}
+		return err
+	})
 }
 
 // moduleRoot walks up from the working directory (the package directory under
@@ -105,7 +141,7 @@ func run(t *testing.T, args ...string) (stdout, stderr string, exit int) {
 // runEnv is run with the environment env.
 func runEnv(t *testing.T, env []string, args ...string) (stdout, stderr string, exit int) {
 	t.Helper()
-	cmd := exec.Command(binary, args...)
+	cmd := exec.Command(switchboardBinary(), args...)
 	cmd.Env = env
 	cmd.Dir = t.TempDir() // whatever it writes next to itself stays out of the source tree
 	var out, errOut bytes.Buffer
@@ -255,7 +291,7 @@ func start(t *testing.T, env []string, args ...string) *process {
 	p := &process{
 		t:      t,
 		name:   "switchboard " + strings.Join(args, " "),
-		cmd:    exec.Command(binary, args...),
+		cmd:    exec.Command(switchboardBinary(), args...),
 		stdout: newLineWriter(),
 		stderr: newLineWriter(),
 		done:   make(chan struct{}),
