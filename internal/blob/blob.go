@@ -107,7 +107,8 @@ func (s *Store) Close() error {
 // characters of unpadded base64url encoding 32 bytes (canonically, with zero
 // trailing bits), a dot, and 1 to 10 characters of [a-z0-9].
 func ValidName(name string) bool {
-	if !nameRE.MatchString(name) {
+	// No name Put makes ends in the file store's sidecar suffix.
+	if !nameRE.MatchString(name) || strings.HasSuffix(name, attrsExt) {
 		return false
 	}
 	raw, err := base64.RawURLEncoding.Strict().DecodeString(name[:tokenLen])

@@ -230,6 +230,7 @@ func badNames() []string {
 		good + ".p-g",                          // bad extension alphabet
 		good + ".abcdefghijk",                  // extension too long
 		good + ".png.attrs",                    // fileblob sidecar
+		good + ".attrs",                        // a sidecar-named object Put never makes
 		good + ".png.123.tmp",                  // fileblob temp file
 		good + ".png%00",
 		good + ".png?x=1",

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/http"
+	"path"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -178,8 +179,10 @@ func principal(r *http.Request) auth.Principal {
 	return p
 }
 
+// loggablePath is p with attachment names, which are secrets, left out. The
+// path is judged cleaned ("//media/x" and "/a/../media/x" lead there too).
 func loggablePath(p string) string {
-	if strings.HasPrefix(p, "/media/") {
+	if strings.HasPrefix(path.Clean("/"+p), "/media/") {
 		return "/media/[redacted]"
 	}
 	return p

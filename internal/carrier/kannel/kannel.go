@@ -109,6 +109,12 @@ func New(cfg Config) (*Driver, error) {
 		tr.MaxIdleConnsPerHost = 64
 		client = &http.Client{Timeout: defaultTimeout, Transport: tr}
 	}
+	// Never follow a redirect: the request carries the password, the
+	// callback secret and attachment URLs, and only smsbox's own answer
+	// means the message was accepted (a 3xx is a refusal below).
+	c := *client
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	client = &c
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)

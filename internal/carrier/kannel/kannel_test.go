@@ -3,12 +3,14 @@ package kannel
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -254,6 +256,32 @@ func TestSendAnswerMapping(t *testing.T) {
 				t.Fatalf("Send on %d %q: %v, want accepted", tt.status, tt.answer, err)
 			}
 		})
+	}
+}
+
+// TestSendDoesNotFollowRedirects: the sendsms request carries the password,
+// the callback secret and attachment URLs, so a redirect must not take it
+// anywhere, and an "accepted" answer from elsewhere is not smsbox's.
+func TestSendDoesNotFollowRedirects(t *testing.T) {
+	t.Parallel()
+	var elsewhere atomic.Int32
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		elsewhere.Add(1)
+		w.WriteHeader(http.StatusAccepted)
+		io.WriteString(w, "0: Accepted for delivery")
+	}))
+	defer other.Close()
+	redirecting := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+"/elsewhere", http.StatusFound)
+	}))
+	defer redirecting.Close()
+	d := newDriver(t, testConfig(redirecting.URL))
+	_, err := d.Send(context.Background(), carrier.Message{ID: 1, From: "15550001", To: []string{"15550002"}, Text: "hi"})
+	if !errors.Is(err, carrier.ErrUnavailable) {
+		t.Errorf("Send through a redirect: err = %v, want ErrUnavailable", err)
+	}
+	if n := elsewhere.Load(); n != 0 {
+		t.Errorf("the redirect was followed (%d requests elsewhere)", n)
 	}
 }
 
