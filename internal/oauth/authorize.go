@@ -124,7 +124,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	}
 	username, password := strings.TrimSpace(r.PostForm.Get("username")), r.PostForm.Get("password")
 	ip := clientIP(r)
-	if wait := s.throttle.wait(username, ip); wait > 0 {
+	if wait := s.throttle.begin(username, ip); wait > 0 {
 		secs := int((wait + time.Second - 1) / time.Second)
 		w.Header().Set("Retry-After", strconv.Itoa(secs))
 		s.page(w, r, http.StatusTooManyRequests, "login",
@@ -143,12 +143,12 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	// CheckPassword costs one bcrypt comparison even for an unknown user or
 	// one without a password, so timing does not tell whether a name exists.
 	if !auth.CheckPassword(user.PasswordHash, password) || user.ID == 0 {
-		s.throttle.fail(username, ip)
+		// Already counted by begin.
 		s.log.InfoContext(ctx, "oauth sign-in failed", "ip", ip, "client_id", client.ClientID)
 		s.page(w, r, http.StatusUnauthorized, "login", s.loginData(client, reqID, csrf, username, "Wrong username or password."), req.RedirectURI)
 		return
 	}
-	s.throttle.succeed(username)
+	s.throttle.succeed(username, ip)
 	if err := s.store.SignInOAuthRequest(ctx, req.Hash, user.ID); err != nil {
 		if domain.IsNotFound(err) {
 			s.expired(w, r)

@@ -1,6 +1,8 @@
 package oauth
 
 import (
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -38,29 +40,32 @@ func TestThrottleGrowsAndForgets(t *testing.T) {
 	now := time.Unix(1_000_000, 0)
 	th := newThrottle()
 	th.now = func() time.Time { return now }
+	// Each attempt let through counts as a failure until it succeeds.
 	for i := range freeUserFailures {
-		if w := th.wait("Amy", "192.0.2.1"); w != 0 {
+		if w := th.begin("Amy", "192.0.2.1"); w != 0 {
 			t.Fatalf("wait before failure %d = %v, want 0", i+1, w)
 		}
-		th.fail("amy", "192.0.2.1")
 	}
-	if w := th.wait("AMY", "198.51.100.7"); w != 0 {
+	if w := th.begin("AMY", "198.51.100.7"); w != 0 {
 		t.Fatalf("wait after the free failures = %v, want 0", w)
 	}
 	var last time.Duration
 	for i := range 10 {
-		th.fail("amy", "192.0.2.1")
-		w := th.wait("amy", "203.0.113.9") // another address: the username still waits
+		w := th.begin("amy", "203.0.113.9") // another address: the username still waits
 		if w < last || w > maxWait || w == 0 {
 			t.Fatalf("wait after %d extra failures = %v (previous %v), want growing up to %v", i+1, w, last, maxWait)
 		}
 		last = w
+		now = now.Add(w)
+		if w := th.begin("amy", "192.0.2.1"); w != 0 {
+			t.Fatalf("after waiting it out: wait %v, want 0", w)
+		}
 	}
 	if last != maxWait {
 		t.Fatalf("wait = %v, want capped at %v", last, maxWait)
 	}
 	// The address also waits for other usernames (it failed 13 times).
-	if w := th.wait("bob", "192.0.2.1"); w == 0 {
+	if w := th.begin("bob", "192.0.2.1"); w == 0 {
 		t.Fatal("address not throttled after 13 failures")
 	}
 	// IPv6 addresses of one /64 share a counter.
@@ -68,12 +73,35 @@ func TestThrottleGrowsAndForgets(t *testing.T) {
 		t.Fatal("ipKey does not group a /64 or unmap IPv4")
 	}
 	now = now.Add(forgetAfter + time.Second)
-	if w := th.wait("amy", "192.0.2.1"); w != 0 {
+	if w := th.begin("amy", "192.0.2.1"); w != 0 {
 		t.Fatalf("wait after a quiet spell = %v, want 0", w)
 	}
-	th.fail("amy", "192.0.2.1")
-	th.succeed("amy")
-	if len(th.entries) != 1 {
-		t.Fatalf("entries after success = %v, want the address only", th.entries)
+	th.succeed("amy", "192.0.2.1")
+	if e := th.entries[ipKey("192.0.2.1")]; th.entries[userKey("amy")] != nil || e == nil || e.failures != 0 {
+		t.Fatalf("entries after success = %v, want the username forgotten and the address's attempt taken back", th.entries)
+	}
+}
+
+// TestThrottleHoldsAgainstABurst: attempts made at the same moment, before
+// any password check has finished, are let through only up to the free ones
+// (plus the one whose wait has not started), not all at once.
+func TestThrottleHoldsAgainstABurst(t *testing.T) {
+	now := time.Unix(1_000_000, 0)
+	th := newThrottle()
+	th.now = func() time.Time { return now }
+	var wg sync.WaitGroup
+	var allowed atomic.Int32
+	for range 60 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if th.begin("amy", "192.0.2.1") == 0 {
+				allowed.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	if n := allowed.Load(); n != freeUserFailures+1 {
+		t.Errorf("%d of 60 simultaneous attempts let through, want %d", n, freeUserFailures+1)
 	}
 }

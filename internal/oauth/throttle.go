@@ -11,7 +11,8 @@ import (
 // address; past a few free attempts each further failure opens a waiting
 // period, doubling up to a cap, during which attempts for that username or
 // address are refused without checking the password. Refusing (rather than
-// sleeping) bounds the guessing rate even for parallel requests. Counters are
+// sleeping), and counting an attempt before checking it, bounds the guessing
+// rate even for parallel requests. Counters are
 // forgotten after a quiet spell. They live in memory, per process: several
 // nodes each enforce their own limit, which multiplies an attacker's rate by
 // the node count but keeps sign-in free of database writes.
@@ -68,9 +69,12 @@ func (e *strikes) until() time.Time {
 	return e.last.Add(d)
 }
 
-// wait returns how long the caller must wait before the next attempt for
-// username from ip, or 0.
-func (t *throttle) wait(username, ip string) time.Duration {
+// begin returns how long the caller must wait before an attempt for
+// username from ip, or 0. An attempt let through is counted as a failure at
+// once, before its password is checked, so that parallel attempts see it
+// (checking costs a bcrypt comparison, time enough for a burst to slip in);
+// succeed takes it back.
+func (t *throttle) begin(username, ip string) time.Duration {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	now := t.now()
@@ -86,16 +90,12 @@ func (t *throttle) wait(username, ip string) time.Duration {
 		}
 		longest = max(longest, e.until().Sub(now))
 	}
-	return longest
-}
-
-// fail counts a failed attempt.
-func (t *throttle) fail(username, ip string) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	now := t.now()
+	if longest > 0 {
+		return longest
+	}
 	t.strike(userKey(username), freeUserFailures, now)
 	t.strike(ipKey(ip), freeIPFailures, now)
+	return 0
 }
 
 func (t *throttle) strike(key string, free int, now time.Time) {
@@ -124,10 +124,14 @@ func (t *throttle) sweep(now time.Time) {
 	}
 }
 
-// succeed forgets the username's failures. The address's are kept: one
+// succeed forgets the username's failures and takes back the attempt begin
+// counted against the address. The address's other failures are kept: one
 // valid account must not let an attacker reset their address's counter.
-func (t *throttle) succeed(username string) {
+func (t *throttle) succeed(username, ip string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	delete(t.entries, userKey(username))
+	if e := t.entries[ipKey(ip)]; e != nil && e.failures > 0 {
+		e.failures--
+	}
 }
