@@ -293,12 +293,16 @@ func provision(t *testing.T, db string) *world {
 	return w
 }
 
-// fill makes nil lists empty, as the API returns them.
+// fill makes nil lists empty and a missing time zone UTC, as the API
+// returns them.
 func fill(u *apiUser) {
 	for _, l := range []*[]string{&u.Extensions, &u.Lines, &u.Numbers, &u.Voicemails} {
 		if *l == nil {
 			*l = []string{}
 		}
+	}
+	if u.TimeZone == "" {
+		u.TimeZone = "UTC"
 	}
 }
 

@@ -172,6 +172,10 @@ func TestListUsers(t *testing.T) {
 		if exts, _ := alice["extensions"].([]any); len(exts) != 1 || exts[0] != "101" {
 			t.Errorf("alice extensions = %v, want [101]", alice["extensions"])
 		}
+		// A user created without a zone still has an IANA zone name.
+		if tz := got[0]["timeZone"]; tz != "UTC" {
+			t.Errorf("timeZone of a user created without one = %v, want UTC", tz)
+		}
 
 		// The other account sees only its own user.
 		_, _, body = f.do(t, "GET", "/api/public/v1/users", f.keys["beta"], "")

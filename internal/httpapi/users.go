@@ -27,10 +27,18 @@ type userJSON struct {
 	Voicemails []string `json:"voicemails"`
 }
 
+// defaultTimeZone is the timeZone of a user created without one: the field
+// is always an IANA zone name.
+const defaultTimeZone = "UTC"
+
 func toUserJSON(u domain.User) userJSON {
+	tz := u.TimeZone
+	if tz == "" {
+		tz = defaultTimeZone
+	}
 	return userJSON{
 		ID: u.ID, Username: u.Username, FirstName: u.FirstName, LastName: u.LastName, Title: u.Title,
-		Email: u.Email, Mobile: u.Mobile, Company: u.Company, TimeZone: u.TimeZone, Extension: u.Extension,
+		Email: u.Email, Mobile: u.Mobile, Company: u.Company, TimeZone: tz, Extension: u.Extension,
 		Extensions: nonNil(u.Extensions), Lines: nonNil(u.Lines), Numbers: nonNil(u.Numbers), Voicemails: nonNil(u.Voicemails),
 	}
 }
