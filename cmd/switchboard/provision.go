@@ -143,7 +143,7 @@ func cmdUserCreate(ctx context.Context, c *cli, args []string) error {
 		fs.StringVar(&u.Email, "email", "", "email address")
 		fs.StringVar(&u.Mobile, "mobile", "", "personal cell number")
 		fs.StringVar(&u.Company, "company", "", "company override (default: the account name)")
-		fs.StringVar(&u.TimeZone, "timezone", "", "IANA time zone, e.g. America/Chicago")
+		fs.StringVar(&u.TimeZone, "timezone", "", "IANA time zone, e.g. America/Chicago (the API reports UTC when omitted)")
 		fs.StringVar(&u.Extension, "extension", "", "dial-by-name extension")
 		fs.StringVar(&exts, "extensions", "", "comma-separated PBX extensions")
 		fs.StringVar(&lines, "lines", "", "comma-separated SIP lines")
