@@ -182,7 +182,7 @@ func principal(r *http.Request) auth.Principal {
 // loggablePath is p with attachment names, which are secrets, left out. The
 // path is judged cleaned ("//media/x" and "/a/../media/x" lead there too).
 func loggablePath(p string) string {
-	if strings.HasPrefix(path.Clean("/"+p), "/media/") {
+	if strings.Contains(p, "/media/") && strings.HasPrefix(path.Clean("/"+p), "/media/") {
 		return "/media/[redacted]"
 	}
 	return p
