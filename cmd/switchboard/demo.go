@@ -27,6 +27,9 @@ func cmdDemo(ctx context.Context, c *cli, args []string) error {
 	if err := c.parse("demo", args, c.serveFlags); err != nil {
 		return err
 	}
+	if err := c.checkServeFlags(); err != nil {
+		return err
+	}
 	log, flush, err := c.logger()
 	if err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -34,6 +35,9 @@ func cmdServe(ctx context.Context, c *cli, args []string) error {
 	if err := c.parse("serve", args, c.serveFlags); err != nil {
 		return err
 	}
+	if err := c.checkServeFlags(); err != nil {
+		return err
+	}
 	log, flush, err := c.logger()
 	if err != nil {
 		return err
@@ -44,6 +48,29 @@ func cmdServe(ctx context.Context, c *cli, args []string) error {
 		return err
 	}
 	return serve(ctx, c, st, log, nil)
+}
+
+// checkServeFlags refuses settings that cannot work before anything starts:
+// a typo there would otherwise surface later as broken links or callbacks.
+func (c *cli) checkServeFlags() error {
+	if _, _, err := net.SplitHostPort(c.listen); err != nil {
+		return usageError{fmt.Sprintf("--listen %q: want host:port, e.g. 127.0.0.1:8080", c.listen)}
+	}
+	if c.publicURL != "" {
+		u, err := url.Parse(c.publicURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+			return usageError{fmt.Sprintf("--public-url %q: want an http(s) base URL such as https://sb.example.com, with no query or fragment", c.publicURL)}
+		}
+	}
+	if c.media != "" {
+		if err := blob.CheckURL(c.media); err != nil {
+			return usageError{fmt.Sprintf("--media: %v", err)}
+		}
+	}
+	if c.reconcileAfter <= 0 {
+		return usageError{fmt.Sprintf("--reconcile-after %v: want a positive duration, e.g. 2m", c.reconcileAfter)}
+	}
+	return nil
 }
 
 // serve listens on c.listen and serves until ctx ends, then drains in-flight

@@ -65,22 +65,13 @@ type Store struct {
 //   - s3://bucket?region=... — see gocloud.dev/blob/s3blob for parameters.
 //   - mem:// — in memory, for tests.
 func Open(ctx context.Context, rawURL string) (*Store, error) {
-	u, err := url.Parse(rawURL)
-	if err != nil {
-		return nil, fmt.Errorf("blob: parse store URL: %w", err)
+	if err := CheckURL(rawURL); err != nil {
+		return nil, err
 	}
+	u, _ := url.Parse(rawURL)
 	var dir string
 	if u.Scheme == "file" {
-		if u.Host != "" && u.Host != "localhost" {
-			return nil, fmt.Errorf("blob: file store URL must be file:///absolute/path, got host %q", u.Host)
-		}
-		if u.Path == "" || !filepath.IsAbs(filepath.FromSlash(u.Path)) {
-			return nil, errors.New("blob: file store URL must be file:///absolute/path")
-		}
 		q := u.Query()
-		if v, ok := q["metadata"]; ok && len(v) > 0 && v[0] == "skip" {
-			return nil, errors.New("blob: file store URL must not set metadata=skip (content types would be lost)")
-		}
 		dir = filepath.Clean(filepath.FromSlash(u.Path))
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return nil, fmt.Errorf("blob: create store directory: %w", err)
@@ -96,6 +87,33 @@ func Open(ctx context.Context, rawURL string) (*Store, error) {
 		return nil, fmt.Errorf("blob: open bucket: %w", err)
 	}
 	return &Store{bucket: b, dir: dir}, nil
+}
+
+// CheckURL reports what is wrong with a store URL, without opening anything:
+// a configuration mistake, as opposed to a store that fails to open.
+func CheckURL(rawURL string) error {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return fmt.Errorf("blob: parse store URL: %w", err)
+	}
+	if !gcblob.DefaultURLMux().ValidBucketScheme(u.Scheme) {
+		return fmt.Errorf("blob: store URL %q: want file:///absolute/path or s3://bucket?region=…", rawURL)
+	}
+	if u.Scheme == "file" {
+		if u.Host != "" && u.Host != "localhost" {
+			return fmt.Errorf("blob: file store URL must be file:///absolute/path, got host %q", u.Host)
+		}
+		if u.Path == "" || !filepath.IsAbs(filepath.FromSlash(u.Path)) {
+			return errors.New("blob: file store URL must be file:///absolute/path")
+		}
+		if v, ok := u.Query()["metadata"]; ok && len(v) > 0 && v[0] == "skip" {
+			return errors.New("blob: file store URL must not set metadata=skip (content types would be lost)")
+		}
+	}
+	if u.Scheme == "s3" && u.Host == "" {
+		return fmt.Errorf("blob: store URL %q names no bucket", rawURL)
+	}
+	return nil
 }
 
 // Close releases the bucket.
