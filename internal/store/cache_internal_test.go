@@ -13,14 +13,8 @@ import (
 // the next check query again.
 func TestCacheUsesWALIndex(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "c.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openSQLite(t)
 	defer s.Close()
-	if err := s.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
 	c := s.cache
 	check := func() int64 {
 		c.mu.Lock()
@@ -54,14 +48,8 @@ func TestCacheUsesWALIndex(t *testing.T) {
 // maxCacheEntries, and that a value loaded before a commit is not kept.
 func TestCacheBounded(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "c.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openSQLite(t)
 	defer s.Close()
-	if err := s.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
 	c := s.cache
 	_, _, v, err := c.lookup(ctx, "k0")
 	if err != nil {

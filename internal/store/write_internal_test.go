@@ -9,19 +9,28 @@ import (
 	"testing"
 )
 
+// openSQLite opens and migrates a fresh SQLite store; the caller closes it.
+func openSQLite(t *testing.T) *Store {
+	t.Helper()
+	ctx := context.Background()
+	s, err := Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "s.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Migrate(ctx); err != nil {
+		s.Close()
+		t.Fatal(err)
+	}
+	return s
+}
+
 // TestGroupTakesWritesArrivingWhileItRuns checks that a write queued while a
 // group is running joins that group's commit, and that when the joined write
 // fails, the retry in savepoints keeps the others and fails only that one.
 func TestGroupTakesWritesArrivingWhileItRuns(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "w.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openSQLite(t)
 	defer s.Close()
-	if err := s.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
 	insert := func(name string) func(*Tx) error {
 		return func(tx *Tx) error {
 			_, err := tx.exec(ctx, `INSERT INTO accounts (name, created_at) VALUES (?, ?)`, name, tx.now)
@@ -92,13 +101,7 @@ func TestGroupTakesWritesArrivingWhileItRuns(t *testing.T) {
 // waiting forever.
 func TestWriteAfterCloseFails(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "w.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	s := openSQLite(t)
 	// Queued behind a write that holds the committer until Close has begun.
 	running, release := make(chan struct{}), make(chan struct{})
 	first := make(chan error, 1)
