@@ -361,6 +361,8 @@ func TestSendBilling(t *testing.T) {
 		{"euro 81 (162 septets)", []string{usA}, strings.Repeat("€", 81), nil, "sms", 2, "0.0079", "0.0158", []string{usA}},
 		{"extension chars 80", []string{usA}, strings.Repeat(`[]{}\^~|`, 10), nil, "sms", 1, "0.0079", "0.0079", []string{usA}},
 		{"extension chars 80 + 1", []string{usA}, strings.Repeat(`[]{}\^~|`, 10) + "a", nil, "sms", 2, "0.0079", "0.0158", []string{usA}},
+		{"euro straddling a part's end starts the next", []string{usA}, strings.Repeat("a", 152) + "€" + strings.Repeat("a", 152), nil, "sms", 3, "0.0079", "0.0237", []string{usA}},
+		{"emoji straddling a part's end starts the next", []string{usA}, strings.Repeat("ж", 66) + emoji + strings.Repeat("ж", 66), nil, "sms", 3, "0.0079", "0.0237", []string{usA}},
 		{"greek capitals are gsm 160", []string{usA}, strings.Repeat("ΔΦΓΛΩΠΨΣΘΞ", 16), nil, "sms", 1, "0.0079", "0.0079", []string{usA}},
 		{"lowercase greek is ucs-2", []string{usA}, "α" + strings.Repeat("a", 70), nil, "sms", 2, "0.0079", "0.0158", []string{usA}},
 		{"gsm basic table accents 160", []string{usA}, strings.Repeat("é", 160), nil, "sms", 1, "0.0079", "0.0079", []string{usA}},

@@ -92,38 +92,51 @@ func Of(text string) Count {
 			// Everything up to i is GSM-7, i.e. BMP runes of one UTF-16
 			// unit each, so only the remainder needs a closer look.
 			units := utf8.RuneCountInString(text[:i]) + utf16Units(text[i:])
-			return Count{Encoding: UCS2, Units: units, Segments: segments(units, ucs2Single, ucs2Multi)}
+			return Count{Encoding: UCS2, Units: units, Segments: segments(text, units, ucs2Single, ucs2Multi, utf16Cost)}
 		}
 		septets += c
 	}
-	return Count{Encoding: GSM7, Units: septets, Segments: segments(septets, gsm7Single, gsm7Multi)}
+	return Count{Encoding: GSM7, Units: septets, Segments: segments(text, septets, gsm7Single, gsm7Multi, gsm7Cost)}
 }
 
-// utf16Units counts UTF-16 code units: runes beyond the Basic Multilingual
-// Plane (most emoji) need a surrogate pair, which is why they count 2.
+// utf16Cost is the number of UTF-16 code units r needs: runes beyond the
+// Basic Multilingual Plane (most emoji) are a surrogate pair.
+func utf16Cost(r rune) int {
+	if r >= 0x10000 {
+		return 2
+	}
+	return 1
+}
+
+// utf16Units counts the UTF-16 code units of s.
 func utf16Units(s string) int {
 	n := 0
 	for _, r := range s {
-		if r >= 0x10000 {
-			n += 2
-		} else {
-			n++
-		}
+		n += utf16Cost(r)
 	}
 	return n
 }
 
-// segments applies the spec's arithmetic: one segment up to single, then
-// ceil(units/multi). Real encoders sometimes avoid splitting an escape
-// sequence or a surrogate pair across a segment boundary, which can add a
-// segment; the spec's billing rule does not, so neither does this.
-func segments(units, single, multi int) int {
+// segments is how many parts a text of the given length needs: one up to
+// single units; beyond that, parts of at most multi units, filled the way an
+// encoder fills them. A character is never cut in two, so an extension
+// character (ESC and its code) or a surrogate pair that would straddle a
+// boundary starts the next part, which can add a part to ceil(units/multi).
+// Independent calculators (Twilio's, split-sms) and carriers count the same.
+func segments(text string, units, single, multi int, cost func(rune) int) int {
 	switch {
 	case units == 0:
 		return 0
 	case units <= single:
 		return 1
-	default:
-		return (units + multi - 1) / multi
 	}
+	parts, used := 1, 0
+	for _, r := range text {
+		c := cost(r)
+		if used+c > multi {
+			parts, used = parts+1, 0
+		}
+		used += c
+	}
+	return parts
 }

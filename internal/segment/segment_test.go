@@ -74,8 +74,12 @@ func TestOf(t *testing.T) {
 		{"81 euro", rep("€", 81), GSM7, 162, 2},
 		{"159 a + euro straddles 160", rep("a", 159) + "€", GSM7, 161, 2},
 		{"158 a + euro fits", rep("a", 158) + "€", GSM7, 160, 1},
-		{"153 brackets", rep("[", 153), GSM7, 306, 2},
-		{"154 brackets", rep("[", 154), GSM7, 308, 3},
+		{"152 brackets", rep("[", 152), GSM7, 304, 2},
+		// A part of 153 septets holds 76 brackets: the 77th would be cut.
+		{"153 brackets", rep("[", 153), GSM7, 306, 3},
+		{"euro straddles 153, no extra part", rep("a", 152) + "€" + rep("a", 10), GSM7, 164, 2},
+		{"euro straddles 153, extra part", rep("a", 152) + "€" + rep("a", 152), GSM7, 306, 3},
+		{"euro ends part 1 exactly", rep("a", 151) + "€" + rep("a", 153), GSM7, 306, 2},
 		{"all extension", "€[]{}\\^~|\f", GSM7, 20, 1},
 		{"braces in code", "if (x) { y[0] = ~z | w; }", GSM7, 31, 1},
 		{"form feed", "a\fb", GSM7, 4, 1},
@@ -138,6 +142,12 @@ func TestOf(t *testing.T) {
 		{"euro in ucs2 counts 1", rep("€", 69) + "ç", UCS2, 70, 1},
 		{"late trigger", rep("a", 160) + "…", UCS2, 161, 3},
 		{"emoji straddles 70", rep("a", 69) + "😀", UCS2, 71, 2},
+		// A surrogate pair is never cut: one straddling 67 starts part 2.
+		{"emoji straddles 67, extra part", rep("ж", 66) + "😀" + rep("ж", 66), UCS2, 134, 3},
+		{"emoji ends part 1 exactly", rep("ж", 65) + "😀" + rep("ж", 67), UCS2, 134, 2},
+		// Only a surrogate pair is kept whole, not a grapheme: a flag (two
+		// regional indicators) may end part 1 with its first half.
+		{"flag split between its indicators", rep("ж", 65) + "🇺🇸" + rep("ж", 65), UCS2, 134, 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -197,7 +207,8 @@ func FuzzOf(f *testing.F) {
 			t.Fatalf("Of(%q).Encoding = %q", s, c.Encoding)
 		}
 
-		// Segments must be the smallest count that holds Units.
+		// Segments must hold Units; a part loses at most one unit to a
+		// character (cost 2) that would straddle its end.
 		single, multi := gsm7Single, gsm7Multi
 		if c.Encoding == UCS2 {
 			single, multi = ucs2Single, ucs2Multi
@@ -212,7 +223,7 @@ func FuzzOf(f *testing.F) {
 				t.Fatalf("Of(%q) = %+v: %d units do not fit one segment", s, c, c.Units)
 			}
 		default:
-			if c.Units <= single || c.Units > c.Segments*multi || c.Units <= (c.Segments-1)*multi {
+			if c.Units <= single || c.Units > c.Segments*multi || c.Units <= (c.Segments-1)*(multi-1) {
 				t.Fatalf("Of(%q) = %+v: segment count inconsistent with units", s, c)
 			}
 		}
