@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/url"
+	"os"
 	"runtime"
 	"sort"
 	"strings"
@@ -47,7 +48,9 @@ type Store struct {
 	stopped sync.WaitGroup
 	closeMu sync.RWMutex // held for reading while a write is queued
 	closed  bool
-	shm     *shmFile // SQLite: this process's -shm descriptor (walindex_unix.go)
+	shm     *shmFile    // SQLite: this process's -shm descriptor (walindex_unix.go)
+	path    string      // SQLite: the database file
+	file    os.FileInfo // SQLite: that file as opened, to notice it removed or replaced
 
 	rebound sync.Map  // query text with ? → PostgreSQL $n text
 	stmts   sync.Map  // stmtKey → *sql.Stmt (SQLite only; see prepared.go)
@@ -92,7 +95,7 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 		n := max(4, 2*runtime.GOMAXPROCS(0))
 		r.SetMaxOpenConns(n)
 		r.SetMaxIdleConns(n)
-		s.engine, s.w, s.r = SQLite, w, r
+		s.engine, s.w, s.r, s.path = SQLite, w, r, path
 		// One more reader connection, held by the cache for the generation.
 		r.SetMaxOpenConns(n + 1)
 		if s.cache, err = newReadCache(ctx, r); err != nil {
@@ -109,6 +112,7 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 		// The writer's connection has put the database in WAL mode, so the
 		// -shm file exists. Without it, the cache asks SQL every time.
 		s.shm, _ = acquireShm(path)
+		s.file, _ = os.Stat(path)
 		s.cache.shm = s.shm
 		s.batch = make(chan *writeReq, 1024)
 		s.stop = make(chan struct{})
@@ -144,10 +148,17 @@ func sqliteDSN(path string, readOnly bool) string {
 // Engine reports which database engine the store runs on.
 func (s *Store) Engine() Engine { return s.engine }
 
-// Ping checks that the database answers.
+// Ping checks that the database answers and, on SQLite, that its file is
+// still the one opened: SQLite keeps writing to a deleted or replaced file
+// through its open descriptors, so every later write would be lost on restart.
 func (s *Store) Ping(ctx context.Context) error {
 	if err := s.r.PingContext(ctx); err != nil {
 		return fmt.Errorf("store: ping: %w", err)
+	}
+	if s.file != nil {
+		if fi, err := os.Stat(s.path); err != nil || !os.SameFile(fi, s.file) {
+			return fmt.Errorf("store: %s was removed or replaced after it was opened; restart to open the file now at that path", s.path)
+		}
 	}
 	return nil
 }

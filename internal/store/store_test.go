@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -298,6 +301,40 @@ func TestCacheSeesOtherProcesses(t *testing.T) {
 				if err != nil || got.RevokedAt == nil {
 					t.Fatalf("round %d: revocation by another store not seen: %+v, %v", round, got, err)
 				}
+			}
+		})
+	}
+}
+
+// TestPingNoticesFileRemovedOrReplaced checks that a SQLite database file
+// deleted or swapped from under an open store makes Ping (hence /readyz) fail:
+// SQLite would go on writing to the old file through its open descriptors,
+// and every write would be lost on restart.
+func TestPingNoticesFileRemovedOrReplaced(t *testing.T) {
+	for _, replace := range []bool{false, true} {
+		t.Run(fmt.Sprintf("replace=%t", replace), func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "sb.db")
+			s, err := store.Open(ctx, path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			if err := s.Migrate(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Ping(ctx); err != nil {
+				t.Fatalf("ping before: %v", err)
+			}
+			if err := os.Rename(path, path+".moved"); err != nil {
+				t.Fatal(err)
+			}
+			if replace {
+				if err := os.WriteFile(path, nil, 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := s.Ping(ctx); err == nil || !strings.Contains(err.Error(), "removed or replaced") {
+				t.Fatalf("ping after the file was moved away: %v, want removed or replaced", err)
 			}
 		})
 	}
