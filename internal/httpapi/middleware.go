@@ -163,9 +163,15 @@ func (s *Server) authenticate(ctx context.Context, r *http.Request, scope auth.S
 }
 
 // bearer extracts the token of an "Authorization: Bearer <token>" header. The
-// scheme is case-insensitive (RFC 7235); the token must be non-empty.
+// scheme is case-insensitive (RFC 7235); the token must be non-empty. Two
+// Authorization headers are no credential: which one counts would be a guess
+// (and a proxy may have picked the other).
 func bearer(r *http.Request) (string, bool) {
-	h := r.Header.Get("Authorization")
+	hs := r.Header.Values("Authorization")
+	if len(hs) != 1 {
+		return "", false
+	}
+	h := hs[0]
 	scheme, token, ok := strings.Cut(h, " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
 		return "", false

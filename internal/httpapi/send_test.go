@@ -728,8 +728,7 @@ func TestSendValidation(t *testing.T) {
 				"5 MiB decoded":           {From: lineMain, To: []string{usA}, Attachments: []attachmentJSON{attach("big.jpg", "image/jpeg", make([]byte, 5*1024*1024))}},
 				"uppercase extension":     {From: lineMain, To: []string{usA}, Attachments: []attachmentJSON{attach("PHOTO.JPG", "image/jpeg", []byte("x"))}},
 				"bmp":                     {From: lineMain, To: []string{usA}, Attachments: []attachmentJSON{attach("a.bmp", "image/bmp", []byte("BM"))}},
-				"formatted from":          {From: "(415) 555-0100", To: []string{usA}, Message: "hi"},
-				"ten-digit from":          {From: "4155550100", To: []string{usA}, Message: "hi"},
+				"formatted from":          {From: "+1 (415) 555-0100", To: []string{usA}, Message: "hi"},
 				"line assigned to a user": {From: lineBob, To: []string{usA}, Message: "hi"},
 			} {
 				status, _, body := f.post(t, f.keys["acme"], "", jsonBody(t, b))
@@ -761,6 +760,8 @@ func TestSendPermissions(t *testing.T) {
 			{"from a line that cannot text", "acme", lineFax, 403, "permission_denied", ""},
 			{"from garbage", "acme", "main line", 403, "permission_denied", ""},
 			{"from as +-prefixed ten digits is not guessed", "acme", "+4155550100", 403, "permission_denied", ""},
+			{"from without its country code is not guessed", "acme", "4155550100", 403, "permission_denied", ""},
+			{"formatted from without its country code is not guessed", "acme", "(415) 555-0100", 403, "permission_denied", ""},
 			{"beta key, acme line", "beta", lineMain, 403, "permission_denied", ""},
 			{"key without sms:send", "acme-nosend", lineMain, 403, "insufficient_scope", "sms:send"},
 			{"no credential", "", lineMain, 401, "unauthenticated", ""},

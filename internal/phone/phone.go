@@ -29,9 +29,37 @@ const (
 func Normalize(s string) (string, bool) {
 	// Digits are ASCII, so the result is never longer than s; sizing the
 	// buffer up front keeps this to a single allocation.
-	buf := make([]byte, 0, len(s)+1)
-	buf = append(buf, '1') // dropped below unless the number has 10 digits
-	plus := false
+	buf := make([]byte, 1, len(s)+1)
+	buf[0] = '1' // dropped below unless the number has 10 digits
+	buf, plus, ok := strip(buf, s)
+	digits := buf[1:]
+	switch {
+	case !ok || len(digits) == 0:
+		return "", false
+	case len(digits) == 10 && !plus:
+		// With a '+' the writer declared an international number, which the
+		// spec says is used as given; only a bare 10-digit number is North
+		// American without its country code.
+		return string(buf), true
+	}
+	return string(digits), true
+}
+
+// Digits strips the same formatting as Normalize and returns the digits as
+// written, never adding a country code: a sending number ("from") must be
+// given in full, because the spec says it is never guessed.
+func Digits(s string) (string, bool) {
+	buf, _, ok := strip(make([]byte, 0, len(s)), s)
+	if !ok || len(buf) == 0 {
+		return "", false
+	}
+	return string(buf), true
+}
+
+// strip appends the digits of s to buf, reporting whether s had a leading
+// '+' and whether everything else in it was formatting.
+func strip(buf []byte, s string) (_ []byte, plus, ok bool) {
+	n := len(buf)
 	for _, r := range s {
 		switch {
 		case '0' <= r && r <= '9':
@@ -40,28 +68,16 @@ func Normalize(s string) (string, bool) {
 			// A plus only means "international prefix" in front of the
 			// number; a second one, or one among the digits, is not
 			// formatting.
-			if plus || len(buf) > 1 {
-				return "", false
+			if plus || len(buf) > n {
+				return buf, plus, false
 			}
 			plus = true
 		case r == '-', r == '.', r == '(', r == ')', r == '/', unicode.Is(unicode.Zs, r):
 		default:
-			return "", false
+			return buf, plus, false
 		}
 	}
-	digits := buf[1:]
-	switch len(digits) {
-	case 0:
-		return "", false
-	case 10:
-		// With a '+' the writer declared an international number, which the
-		// spec says is used as given; only a bare 10-digit number is North
-		// American without its country code.
-		if !plus {
-			return string(buf), true
-		}
-	}
-	return string(digits), true
+	return buf, plus, true
 }
 
 // Dialable reports whether digits, a number as returned by Normalize, is a

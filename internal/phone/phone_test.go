@@ -231,3 +231,32 @@ func BenchmarkDialable(b *testing.B) {
 		_ = Dialable("14155550123")
 	}
 }
+
+func TestDigits(t *testing.T) {
+	tests := []struct {
+		in   string
+		want string
+		ok   bool
+	}{
+		{"14155550100", "14155550100", true},
+		{"+1 (415) 555-0100", "14155550100", true},
+		{"1.415.555.0100", "14155550100", true},
+		// Unlike Normalize, never a country code added: a sending number is
+		// given in full.
+		{"4155550100", "4155550100", true},
+		{"(415) 555-0100", "4155550100", true},
+		{"+44 20 7946 0123", "442079460123", true},
+		{"", "", false},
+		{"+", "", false},
+		{"415 555 O1OO", "", false},
+		{"1+4155550100", "", false},
+		{"++14155550100", "", false},
+		{"14155550100 ext 2", "", false},
+	}
+	for _, tt := range tests {
+		got, ok := Digits(tt.in)
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("Digits(%q) = %q, %t; want %q, %t", tt.in, got, ok, tt.want, tt.ok)
+		}
+	}
+}

@@ -332,7 +332,7 @@ func extension(name string) string {
 // sendingLine resolves from to one of the account's SMS lines the principal
 // may send from; anything else is 403, never a guess.
 func (s *Service) sendingLine(ctx context.Context, p auth.Principal, from string) (domain.Line, error) {
-	number, ok := phone.Normalize(from)
+	number, ok := phone.Digits(from)
 	if !ok {
 		return domain.Line{}, domain.Errorf(domain.PermissionDenied, "from %q is not one of your SMS lines (see GET /sms/lines)", from)
 	}
