@@ -6,10 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"switchboard/internal/domain"
 )
@@ -21,9 +24,17 @@ const defaultBodyLimit = 1 << 20
 // trailing data, wrong types and unparseable JSON are 400 invalid_request, and
 // a body over limit is 413. An empty body is allowed only when optional is true.
 func decodeJSON(w http.ResponseWriter, r *http.Request, dst any, limit int64, optional bool) error {
-	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	raw, err := readBody(w, r, limit)
 	if err != nil {
-		return decodeError(err)
+		return err
+	}
+	// encoding/json would quietly turn invalid UTF-8 and unpaired surrogate
+	// escapes into U+FFFD, changing the text (and what it costs to send).
+	if !utf8.Valid(raw) {
+		return domain.Errorf(domain.Invalid, "request body is not valid UTF-8")
+	}
+	if loneSurrogate(raw) {
+		return domain.Errorf(domain.Invalid, "request body has a \\u escape of half a surrogate pair, which is not a character")
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
@@ -46,10 +57,27 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, dst any, limit int64, op
 	return exactKeys(json.NewDecoder(bytes.NewReader(raw)), reflect.TypeOf(dst), "")
 }
 
-// exactKeys walks one JSON value and rejects object keys that are not
-// exactly a json tag of the struct they decode into ("Message" is not
-// "message"). t nil means any value.
+// readBody reads the request body, at most limit bytes (413 beyond). A body
+// declared larger is refused before any of it is read.
+func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+	if r.ContentLength > limit {
+		return nil, decodeError(&http.MaxBytesError{Limit: limit})
+	}
+	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	if err != nil {
+		return nil, decodeError(err)
+	}
+	return raw, nil
+}
+
+// exactKeys walks one JSON value and rejects what encoding/json lets through:
+// object keys that are not exactly a json tag of the struct they decode into
+// ("Message" is not "message"), a key given twice (which one counts differs
+// between parsers, so a proxy and the service could disagree), and null as an
+// array element that is not a pointer (["1415…", null] is not a list of
+// numbers). t nil means any value.
 func exactKeys(dec *json.Decoder, t reflect.Type, path string) error {
+	nullable := t == nil || t.Kind() == reflect.Pointer || t.Kind() == reflect.Interface
 	for t != nil && t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
@@ -58,17 +86,26 @@ func exactKeys(dec *json.Decoder, t reflect.Type, path string) error {
 		return decodeError(err)
 	}
 	switch tok {
+	case nil:
+		if !nullable && strings.HasSuffix(path, "].") {
+			return domain.Errorf(domain.Invalid, "field %s must be %s, not null", strings.TrimSuffix(path, "."), jsonKind(t.Kind().String()))
+		}
 	case json.Delim('{'):
 		var fields map[string]reflect.Type
 		if t != nil && t.Kind() == reflect.Struct {
 			fields = jsonFields(t)
 		}
+		var seen []string // objects in requests have a handful of keys
 		for dec.More() {
 			k, err := dec.Token()
 			if err != nil {
 				return decodeError(err)
 			}
 			key, _ := k.(string)
+			if slices.Contains(seen, key) {
+				return domain.Errorf(domain.Invalid, "field %q appears more than once", path+key)
+			}
+			seen = append(seen, key)
 			var ft reflect.Type
 			if fields != nil {
 				var ok bool
@@ -131,9 +168,12 @@ func decodeError(err error) error {
 	var tooBig *http.MaxBytesError
 	var typeErr *json.UnmarshalTypeError
 	var syntaxErr *json.SyntaxError
+	var netErr net.Error
 	switch {
 	case errors.As(err, &tooBig):
 		return &domain.Error{Code: domain.Invalid, Message: fmt.Sprintf("request body exceeds %d bytes", tooBig.Limit), Status: http.StatusRequestEntityTooLarge}
+	case errors.As(err, &netErr) && netErr.Timeout():
+		return domain.Errorf(domain.Invalid, "request body was not received in time")
 	case errors.As(err, &typeErr):
 		if typeErr.Field == "" {
 			return domain.Errorf(domain.Invalid, "request body must be %s", jsonKind(typeErr.Type.Kind().String()))
@@ -145,6 +185,62 @@ func decodeError(err error) error {
 		return domain.Errorf(domain.Invalid, "unknown field %s", strings.TrimPrefix(err.Error(), "json: unknown field "))
 	}
 	return domain.Errorf(domain.Invalid, "request body is not valid JSON")
+}
+
+// loneSurrogate reports whether raw, a JSON text, has a \\uXXXX escape of a
+// UTF-16 surrogate that is not part of a high-low pair. Backslashes only
+// occur inside strings (anywhere else the text is not JSON, which the decoder
+// reports), so the scan needs no knowledge of the JSON structure.
+func loneSurrogate(raw []byte) bool {
+	for i := bytes.IndexByte(raw, '\\'); i >= 0; {
+		if i+1 >= len(raw) {
+			return false
+		}
+		step := 2
+		if raw[i+1] == 'u' {
+			switch u := hex4(raw[i+2:]); {
+			case u >= 0xD800 && u < 0xDC00: // high: a low escape must follow
+				if i+7 >= len(raw) || raw[i+6] != '\\' || raw[i+7] != 'u' {
+					return true
+				}
+				if lo := hex4(raw[i+8:]); lo < 0xDC00 || lo > 0xDFFF {
+					return true
+				}
+				step = 12
+			case u >= 0xDC00 && u <= 0xDFFF: // low without a high before it
+				return true
+			default:
+				step = 6
+			}
+		}
+		next := bytes.IndexByte(raw[min(i+step, len(raw)):], '\\')
+		if next < 0 {
+			return false
+		}
+		i += step + next
+	}
+	return false
+}
+
+// hex4 is the value of the four hex digits at the start of b, or -1.
+func hex4(b []byte) int {
+	if len(b) < 4 {
+		return -1
+	}
+	v := 0
+	for _, c := range b[:4] {
+		switch {
+		case '0' <= c && c <= '9':
+			v = v<<4 | int(c-'0')
+		case 'a' <= c && c <= 'f':
+			v = v<<4 | int(c-'a'+10)
+		case 'A' <= c && c <= 'F':
+			v = v<<4 | int(c-'A'+10)
+		default:
+			return -1
+		}
+	}
+	return v
 }
 
 func jsonKind(goKind string) string {

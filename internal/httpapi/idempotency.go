@@ -40,9 +40,9 @@ func (s *Server) idempotent(limit int64, h handlerFunc) handlerFunc {
 		if len(keys) > 1 || !validIdempotencyKey(key) {
 			return domain.Errorf(domain.Invalid, "%s must be sent once, with 1 to 255 printable ASCII characters", IdempotencyHeader)
 		}
-		raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+		raw, err := readBody(w, r, limit)
 		if err != nil {
-			return decodeError(err)
+			return err
 		}
 		p := principal(r)
 		// The person is part of the request: a user whose role does not

@@ -688,6 +688,15 @@ func TestSendValidation(t *testing.T) {
 		{"to is a string", raw(`{"from":"` + lineMain + `","to":"` + usA + `","message":"hi"}`), "to"},
 		{"message is a number", raw(`{"from":"` + lineMain + `","to":["` + usA + `"],"message":5}`), "message"},
 		{"from is a number", raw(`{"from":14155550100,"to":["` + usA + `"],"message":"hi"}`), "from"},
+		{"null recipient", raw(`{"from":"` + lineMain + `","to":[null],"message":"hi"}`), "to[0]"},
+		{"null among recipients", raw(`{"from":"` + lineMain + `","to":["` + usA + `",null],"message":"hi"}`), "to[1]"},
+		{"null attachment", raw(`{"from":"` + lineMain + `","to":["` + usA + `"],"attachments":[null]}`), "attachments[0]"},
+		{"key given twice", raw(`{"from":"19999999999","from":"` + lineMain + `","to":["` + usA + `"],"message":"hi"}`), "from"},
+		{"attachment key given twice", raw(`{"from":"` + lineMain + `","to":["` + usA + `"],"attachments":[{"filename":"a.png","filename":"b.png","contentType":"image/png","content":"eA=="}]}`), "attachments[0].filename"},
+		{"invalid UTF-8 in message", raw(`{"from":"` + lineMain + `","to":["` + usA + `"],"message":"caf` + "\xe9" + `"}`), "UTF-8"},
+		{"unpaired high surrogate escape", raw(`{"from":"` + lineMain + `","to":["` + usA + `"],"message":"a\ud800b"}`), "surrogate"},
+		{"unpaired low surrogate escape", raw(`{"from":"` + lineMain + `","to":["` + usA + `"],"message":"a\udc00"}`), "surrogate"},
+		{"high surrogate escape at the end", raw(`{"from":"` + lineMain + `","to":["` + usA + `"],"message":"\ud83d"}`), "surrogate"},
 		{"body is an array", raw(`[]`), ""},
 		{"unparseable JSON", raw(`{"from":"` + lineMain + `","to":[`), ""},
 		{"not JSON at all", raw(`from=1&to=2`), ""},
@@ -740,6 +749,58 @@ func TestSendValidation(t *testing.T) {
 			}
 		})
 	})
+}
+
+// TestSendEscapesKeptExact checks the escapes that must reach the message as
+// written: a surrogate pair is one emoji (and is priced as one), and an
+// escaped backslash before "u" is text, not an escape.
+func TestSendEscapesKeptExact(t *testing.T) {
+	t.Parallel()
+	forEachSendEngine(t, func(t *testing.T, f *sendFixture) {
+		for _, tc := range []struct{ json, want string }{
+			{`\ud83d\ude00 hi`, "😀 hi"},
+			{`\\ud800 is text`, `\ud800 is text`},
+			{`\u00e9t\u00E9`, "été"},
+		} {
+			body := `{"from":"` + lineMain + `","to":["` + usA + `"],"message":"` + tc.json + `"}`
+			status, _, raw := f.post(t, f.keys["acme"], "", body)
+			if status != 201 {
+				t.Fatalf("%s: %d %s", tc.json, status, raw)
+			}
+			if got := f.lastMessage(t, f.acme).Body; got != tc.want {
+				t.Errorf("%s: stored %q, want %q", tc.json, got, tc.want)
+			}
+		}
+	})
+}
+
+// TestSendBodyDeclaredTooLarge checks that a body whose Content-Length is over
+// the limit is refused before it is read: the client never sends a byte of it.
+func TestSendBodyDeclaredTooLarge(t *testing.T) {
+	t.Parallel()
+	f := setupSend(t, store.SQLite)
+	for _, idem := range []string{"", "k-too-large"} {
+		pr, pw := io.Pipe() // nothing is ever written: reading it would hang
+		req, err := http.NewRequest("POST", f.url+sendPath, pr)
+		must(t, err)
+		req.ContentLength = 72<<20 + 1
+		req.Header.Set("Authorization", "Bearer "+f.keys["acme"])
+		if idem != "" {
+			req.Header.Set("Idempotency-Key", idem)
+		}
+		c := apitest.Client(t)
+		c.Timeout = 10 * time.Second
+		resp, err := c.Do(req)
+		pw.Close()
+		if err != nil {
+			t.Fatalf("Idempotency-Key %q: %v (the server read the body instead of refusing it)", idem, err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 413 || !strings.Contains(string(b), "invalid_request") {
+			t.Errorf("Idempotency-Key %q: %d %s, want 413 invalid_request", idem, resp.StatusCode, b)
+		}
+	}
 }
 
 // --- Authentication and permissions --------------------------------------------
@@ -1524,4 +1585,27 @@ func mapsEqual(a, b map[int]int) bool {
 		}
 	}
 	return true
+}
+
+// TestSendTwoAuthorizationHeaders checks that two Authorization headers are no
+// credential, whichever order the valid one comes in: picking one would be a
+// guess, and a proxy in front may have checked the other.
+func TestSendTwoAuthorizationHeaders(t *testing.T) {
+	t.Parallel()
+	f := setupSend(t, store.SQLite)
+	good := "Bearer " + f.keys["acme"]
+	for _, pair := range [][2]string{{good, "Bearer junk"}, {"Bearer junk", good}, {good, good}} {
+		count0 := f.sim.Count()
+		req, err := http.NewRequest("POST", f.url+sendPath, strings.NewReader(jsonBody(t, sendBody{From: lineMain, To: []string{usA}, Message: "hi"})))
+		must(t, err)
+		req.Header.Add("Authorization", pair[0])
+		req.Header.Add("Authorization", pair[1])
+		resp, err := f.client.Do(req)
+		must(t, err)
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 401 || !strings.Contains(string(b), "unauthenticated") || f.sim.Count() != count0 {
+			t.Errorf("%q then %q: %d %s (sent %d), want 401 unauthenticated and nothing sent", pair[0], pair[1], resp.StatusCode, b, f.sim.Count()-count0)
+		}
+	}
 }
