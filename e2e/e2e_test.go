@@ -592,6 +592,7 @@ func TestCLIErrors(t *testing.T) {
 		{"nonexistent account: line list", []string{"line", "list", "--account", "999"}, 1},
 		{"rate prefix starting with 0", []string{"rate", "set", "--account", acme, "--prefix", "044", "--sms", "0.01", "--mms", "0.02"}, 2},
 		{"rate too large", []string{"rate", "set", "--account", acme, "--prefix", "44", "--sms", "99999999999999", "--mms", "0.02"}, 2},
+		{"rate above the cap", []string{"rate", "set", "--account", acme, "--prefix", "44", "--sms", "0.01", "--mms", "1000.000001"}, 2},
 		{"nonexistent role", []string{"user", "create", "--account", acme, "--first", "A", "--last", "B", "--role", "ghost"}, 1},
 		{"nonexistent key", []string{"key", "revoke", "--account", acme, "--id", "999"}, 1},
 		{"username taken in another account", []string{"user", "create", "--account", acme, "--first", "A", "--last", "B", "--username", "taken"}, 1},
@@ -783,6 +784,9 @@ func TestServerWritesSurviveOtherProcesses(t *testing.T) {
 	createLine(t, db, acme, "--number", "14155550100")
 	if _, exit := cli(t, db, "rate", "set", "--account", fmt.Sprint(acme), "--prefix", "1", "--sms", "0.0079", "--mms", "0.02"); exit != 0 {
 		t.Fatalf("rate set: exit %d", exit)
+	}
+	if _, exit := cli(t, db, "rate", "set", "--account", fmt.Sprint(acme), "--prefix", "7", "--sms", "1000", "--mms", "1000.000000"); exit != 0 {
+		t.Fatalf("rate set at the $1,000 cap: exit %d", exit)
 	}
 	key := createKey(t, db, acme, "sender", "sms:send").Key
 	base := startServer(t, db)

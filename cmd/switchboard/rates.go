@@ -52,11 +52,17 @@ func cmdRateSet(ctx context.Context, c *cli, args []string) error {
 	return nil
 }
 
+// maxRate caps a rate at $1,000 per unit, far above any carrier's, so that the
+// price of any message (at most 30 segments fit in 2000 bytes) and an
+// account's ledger total stay exact: a bigger rate would be a typo that makes
+// every send to the prefix fail with 500 when its price overflows.
+var maxRate = money.Micros(1000 * 1_000_000)
+
 // parseRate reads a rate flag, saying what is wrong with a bad one.
 func parseRate(flag, value, example string) (money.Micros, error) {
 	m, err := money.Parse(value)
-	if errors.Is(err, money.ErrOverflow) {
-		return 0, usageError{fmt.Sprintf("%s %q is too large", flag, value)}
+	if errors.Is(err, money.ErrOverflow) || (err == nil && m > maxRate) {
+		return 0, usageError{fmt.Sprintf("%s %q is too large: at most %s", flag, value, maxRate)}
 	}
 	if err != nil {
 		return 0, usageError{fmt.Sprintf("%s %q: want a decimal amount such as %s (at most 6 decimals)", flag, value, example)}
