@@ -119,6 +119,9 @@ func serve(ctx context.Context, c *cli, st *store.Store, log *slog.Logger, ready
 		}()
 	}
 	log.Info("serving", "addr", ln.Addr().String(), "public_url", publicURL, "engine", st.Engine(), "carrier", c.carrier)
+	if !store.Durable && st.Engine() == store.SQLite {
+		log.Warn("this binary was built with the benchnosync tag: SQLite commits are not durable; never deploy it")
+	}
 	if ready != nil {
 		ready(a)
 	}

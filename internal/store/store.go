@@ -133,7 +133,8 @@ func sqliteDSN(path string, readOnly bool) string {
 		"foreign_keys(1)",
 		"busy_timeout(10000)",
 		// FULL: an acknowledged write (a charge) survives power loss.
-		"synchronous(FULL)",
+		// (Only a benchmark build can change it: see synchronous.go.)
+		synchronous,
 	} {
 		q.Add("_pragma", p)
 	}
