@@ -153,7 +153,11 @@ func (s *Server) api(pattern string, scope auth.Scope, h handlerFunc) {
 func (s *Server) authenticate(ctx context.Context, r *http.Request, scope auth.Scope) (auth.Principal, error) {
 	token, ok := bearer(r)
 	if !ok {
-		return auth.Principal{}, &domain.Error{Code: domain.Unauthenticated, Message: "a bearer credential is required", Scope: string(scope)}
+		msg := "a bearer credential is required"
+		if len(r.Header.Values("Authorization")) > 1 {
+			msg = "send one Authorization header, not several"
+		}
+		return auth.Principal{}, &domain.Error{Code: domain.Unauthenticated, Message: msg, Scope: string(scope)}
 	}
 	p, err := s.auth.Authenticate(ctx, token)
 	if e, ok := err.(*domain.Error); ok && e.Code == domain.Unauthenticated {

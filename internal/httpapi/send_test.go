@@ -1604,7 +1604,7 @@ func TestSendTwoAuthorizationHeaders(t *testing.T) {
 		must(t, err)
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if resp.StatusCode != 401 || !strings.Contains(string(b), "unauthenticated") || f.sim.Count() != count0 {
+		if resp.StatusCode != 401 || !strings.Contains(string(b), "unauthenticated") || !strings.Contains(string(b), "one Authorization header") || f.sim.Count() != count0 {
 			t.Errorf("%q then %q: %d %s (sent %d), want 401 unauthenticated and nothing sent", pair[0], pair[1], resp.StatusCode, b, f.sim.Count()-count0)
 		}
 	}
