@@ -56,7 +56,7 @@ func cmdRateSet(ctx context.Context, c *cli, args []string) error {
 // price of any message (at most 30 segments fit in 2000 bytes) and an
 // account's ledger total stay exact: a bigger rate would be a typo that makes
 // every send to the prefix fail with 500 when its price overflows.
-var maxRate = money.Micros(1000 * 1_000_000)
+const maxRate = money.Micros(1000 * 1_000_000)
 
 // parseRate reads a rate flag, saying what is wrong with a bad one.
 func parseRate(flag, value, example string) (money.Micros, error) {

@@ -187,7 +187,7 @@ func decodeError(err error) error {
 	return domain.Errorf(domain.Invalid, "request body is not valid JSON")
 }
 
-// loneSurrogate reports whether raw, a JSON text, has a \\uXXXX escape of a
+// loneSurrogate reports whether raw, a JSON text, has a \uXXXX escape of a
 // UTF-16 surrogate that is not part of a high-low pair. Backslashes only
 // occur inside strings (anywhere else the text is not JSON, which the decoder
 // reports), so the scan needs no knowledge of the JSON structure.
