@@ -252,6 +252,13 @@ func tuneRuntime() {
 		if os.Getenv("GOGC") == "" {
 			debug.SetGCPercent(400)
 		}
+		// That multiplier would also let a burst of large uploads (up to
+		// 256 MiB of bodies in flight, a few times that once decoded) grow
+		// the heap to several gigabytes; a soft limit makes the collector
+		// work harder instead. An operator's own GOMEMLIMIT wins.
+		if os.Getenv("GOMEMLIMIT") == "" {
+			debug.SetMemoryLimit(2 << 30)
+		}
 		// Twice as many Ps as CPUs. Every SQLite write goes through one
 		// committer goroutine that spends half its time in fsync; when fsync
 		// returns while request goroutines hold every P, it waits in the run

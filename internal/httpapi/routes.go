@@ -16,7 +16,7 @@ func (s *Server) routes() {
 	s.route("GET "+Prefix+"/openapi.json", s.openapi)
 	s.api("GET /users", auth.UsersRead, s.listUsers)
 	s.api("GET /sms/lines", auth.SMSRead, s.listLines)
-	s.api("POST /sms/messages", auth.SMSSend, s.idempotent(sendBodyLimit, s.sendMessage))
+	s.api("POST /sms/messages", auth.SMSSend, s.budgeted(sendBodyLimit, s.idempotent(sendBodyLimit, s.sendMessage)))
 
 	// Hosted attachments: public, unguessable names.
 	if s.media != nil {

@@ -66,6 +66,12 @@ type sendFixture struct {
 
 func setupSend(t *testing.T, engine store.Engine) *sendFixture {
 	t.Helper()
+	return setupSendWith(t, engine, nil)
+}
+
+// setupSendWith is setupSend with a chance to adjust the server's Config.
+func setupSendWith(t *testing.T, engine store.Engine, adjust func(*httpapi.Config)) *sendFixture {
+	t.Helper()
 	st := storetest.Open(t, engine)
 	f := &sendFixture{fixture: &fixture{st: st, keys: map[string]string{}, users: map[string]domain.User{}}}
 
@@ -145,13 +151,17 @@ func setupSend(t *testing.T, engine store.Engine) *sendFixture {
 		},
 	}
 	carrierSim.Attach(f.svc)
-	srv.Config.Handler = httpapi.New(httpapi.Config{
+	cfg := httpapi.Config{
 		Store: st,
 		Auth:  &auth.Authenticator{Store: st},
 		Log:   log,
 		SMS:   f.svc,
 		Media: media.Handler(),
-	})
+	}
+	if adjust != nil {
+		adjust(&cfg)
+	}
+	srv.Config.Handler = httpapi.New(cfg)
 	srv.Start()
 	t.Cleanup(srv.Close)
 	f.url = srv.URL

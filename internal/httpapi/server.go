@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -31,6 +32,11 @@ type Config struct {
 	// OAuth serves the authorization server: discovery, /oauth/ pages and
 	// /api/v1/oauth/ endpoints.
 	OAuth http.Handler
+	// BodyBudget is how many bytes of large request bodies may be in flight
+	// at once, and BodyWait how long a request waits for room (budget.go);
+	// zero means 256 MiB and 30 s.
+	BodyBudget int64
+	BodyWait   time.Duration
 }
 
 // Server routes requests to handlers.
@@ -46,6 +52,7 @@ type Server struct {
 	media        http.Handler
 	carrierHooks http.Handler
 	oauth        http.Handler
+	bodies       *bodyBudget
 }
 
 // New builds the server and its route table.
@@ -65,8 +72,13 @@ func New(cfg Config) *Server {
 		media:        cfg.Media,
 		carrierHooks: cfg.CarrierHooks,
 		oauth:        cfg.OAuth,
+		bodies:       newBodyBudget(cfg.BodyBudget, cfg.BodyWait),
 	}
 	s.routes()
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "switchboard_http_large_body_bytes",
+		Help: "Bytes of large request bodies (over 1 MiB) being received or handled now, out of a fixed budget.",
+	}, func() float64 { return float64(s.bodies.held.Load()) }))
 	registerStoreMetrics(reg, cfg.Store)
 	s.mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	s.handler = s.withRequestID(s.withRecover(s.withAccessLog(s.mux)))

@@ -1,0 +1,108 @@
+package httpapi_test
+
+import (
+	"encoding/base64"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"switchboard/internal/httpapi"
+	"switchboard/internal/store"
+)
+
+// TestSendLargeBodiesShareABudget checks that large request bodies wait for
+// room in the budget of bytes in flight (503 unavailable, nothing read or
+// sent, when none comes in time), that ordinary texts never wait for it, and
+// that the room comes back when a large request ends.
+func TestSendLargeBodiesShareABudget(t *testing.T) {
+	t.Parallel()
+	const budget = 3 << 20
+	f := setupSendWith(t, store.SQLite, func(c *httpapi.Config) {
+		c.BodyBudget, c.BodyWait = budget, 300*time.Millisecond
+	})
+	// A 2 MiB attachment: over the small-body threshold, under the budget.
+	content := base64.StdEncoding.EncodeToString(make([]byte, 2<<20))
+	large := `{"from":"` + lineMain + `","to":["` + usA + `"],"attachments":[{"filename":"a.png","contentType":"image/png","content":"` + content + `"}]}`
+
+	// A client that sends half of a large body and stalls holds its share.
+	pr, pw := io.Pipe()
+	stalled, err := http.NewRequest("POST", f.url+sendPath, pr)
+	must(t, err)
+	stalled.ContentLength = int64(len(large))
+	stalled.Header.Set("Authorization", "Bearer "+f.keys["acme"])
+	done := make(chan int)
+	go func() {
+		resp, err := http.DefaultClient.Do(stalled)
+		if err != nil {
+			done <- 0
+			return
+		}
+		resp.Body.Close()
+		done <- resp.StatusCode
+	}()
+	t.Cleanup(func() { pw.CloseWithError(io.ErrUnexpectedEOF) }) // before the server's Close waits for it
+	if _, err := pw.Write([]byte(large[:len(large)/2])); err != nil {
+		t.Fatal(err)
+	}
+	// Wait until the server has granted it its share (the gauge an operator
+	// watches), so the next request surely finds the budget taken.
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if largeBodyBytes(t, f.url) == int64(len(large)) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the stalled request never held the budget")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+
+	count0 := f.sim.Count()
+	status, _, body := f.post(t, f.keys["acme"], "", large)
+	if status != 503 || !strings.Contains(string(body), `"unavailable"`) {
+		t.Fatalf("second large body while the first holds the budget: %d %s, want 503 unavailable", status, body)
+	}
+	if f.sim.Count() != count0 {
+		t.Fatalf("the refused request sent something")
+	}
+	// An ordinary text does not wait for large bodies.
+	if status, _, body := f.post(t, f.keys["acme"], "", `{"from":"`+lineMain+`","to":["`+usA+`"],"message":"hi"}`); status != 201 {
+		t.Fatalf("small send while the budget is held: %d %s", status, body)
+	}
+
+	// The stalled request finishes; its share comes back.
+	if _, err := pw.Write([]byte(large[len(large)/2:])); err != nil {
+		t.Fatal(err)
+	}
+	pw.Close()
+	if got := <-done; got != 201 {
+		t.Fatalf("stalled large send: status %d, want 201", got)
+	}
+	if n := largeBodyBytes(t, f.url); n != 0 {
+		t.Fatalf("large body bytes after every large request ended: %d", n)
+	}
+	if status, _, body := f.post(t, f.keys["acme"], "", large); status != 201 {
+		t.Fatalf("large send after the budget was released: %d %.200s", status, body)
+	}
+}
+
+// largeBodyBytes reads the switchboard_http_large_body_bytes gauge.
+func largeBodyBytes(t *testing.T, base string) int64 {
+	t.Helper()
+	resp, err := http.Get(base + "/metrics")
+	must(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	must(t, err)
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "switchboard_http_large_body_bytes "); ok {
+			n, err := strconv.ParseFloat(v, 64)
+			must(t, err)
+			return int64(n)
+		}
+	}
+	t.Fatal("no switchboard_http_large_body_bytes in /metrics")
+	return 0
+}
