@@ -95,11 +95,15 @@ func serve(ctx context.Context, c *cli, st *store.Store, log *slog.Logger, ready
 	srv := &http.Server{
 		Handler:           a.handler,
 		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       2 * time.Minute, // sends may carry 50 MB of attachments
-		WriteTimeout:      2 * time.Minute,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		ReadTimeout:       2 * time.Minute, // sends may carry 70 MB of attachments
+		// The write deadline runs from the end of the headers, so it must
+		// cover the whole request: a large body's wait for the budget (30 s),
+		// reading it (up to ReadTimeout) and the carrier call (30 s). A send
+		// that was charged must not lose its answer to an early deadline.
+		WriteTimeout:   4 * time.Minute,
+		IdleTimeout:    2 * time.Minute,
+		MaxHeaderBytes: 64 << 10,
+		ErrorLog:       slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

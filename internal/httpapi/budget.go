@@ -1,7 +1,9 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"sync/atomic"
 	"time"
@@ -43,16 +45,31 @@ func newBodyBudget(size int64, wait time.Duration) *bodyBudget {
 }
 
 // budgeted runs h once the request's body, at most limit bytes, fits in the
-// budget; a body of unknown length counts as limit. A request that has not
+// budget; a body of unknown length over smallBody counts as limit. A request that has not
 // found room after the wait is 503 unavailable, having read nothing.
 func (s *Server) budgeted(limit int64, h handlerFunc) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		n := r.ContentLength
+		if n < 0 {
+			// Unknown length (chunked): read up to smallBody first, so that
+			// a small text is not counted as the largest possible body.
+			head, err := io.ReadAll(io.LimitReader(r.Body, smallBody+1))
+			if err != nil {
+				return bodyError(w, err)
+			}
+			if len(head) <= smallBody {
+				r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(head)), int64(len(head))
+				return h(w, r)
+			}
+			r.Body = struct {
+				io.Reader
+				io.Closer
+			}{io.MultiReader(bytes.NewReader(head), r.Body), r.Body}
+			n = limit
+		}
 		switch {
 		case n > limit:
 			return h(w, r) // refused unread by the body reader
-		case n < 0:
-			n = limit
 		case n <= smallBody:
 			return h(w, r)
 		}

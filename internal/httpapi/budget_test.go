@@ -1,8 +1,11 @@
 package httpapi_test
 
 import (
+	"bufio"
 	"encoding/base64"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -20,7 +23,7 @@ import (
 func TestSendLargeBodiesShareABudget(t *testing.T) {
 	t.Parallel()
 	const budget = 3 << 20
-	f := setupSendWith(t, store.SQLite, func(c *httpapi.Config) {
+	f := setupSendWith(t, store.SQLite, func(c *httpapi.Config, _ *http.Server) {
 		c.BodyBudget, c.BodyWait = budget, 300*time.Millisecond
 	})
 	// A 2 MiB attachment: over the small-body threshold, under the budget.
@@ -33,7 +36,7 @@ func TestSendLargeBodiesShareABudget(t *testing.T) {
 	must(t, err)
 	stalled.ContentLength = int64(len(large))
 	stalled.Header.Set("Authorization", "Bearer "+f.keys["acme"])
-	done := make(chan int)
+	done := make(chan int, 1)
 	go func() {
 		resp, err := http.DefaultClient.Do(stalled)
 		if err != nil {
@@ -67,9 +70,18 @@ func TestSendLargeBodiesShareABudget(t *testing.T) {
 	if f.sim.Count() != count0 {
 		t.Fatalf("the refused request sent something")
 	}
-	// An ordinary text does not wait for large bodies.
-	if status, _, body := f.post(t, f.keys["acme"], "", `{"from":"`+lineMain+`","to":["`+usA+`"],"message":"hi"}`); status != 201 {
+	// An ordinary text does not wait for large bodies, with or without a
+	// declared length.
+	small := `{"from":"` + lineMain + `","to":["` + usA + `"],"message":"hi"}`
+	if status, _, body := f.post(t, f.keys["acme"], "", small); status != 201 {
 		t.Fatalf("small send while the budget is held: %d %s", status, body)
+	}
+	if status, body := postChunked(t, f, small); status != 201 {
+		t.Fatalf("small chunked send while the budget is held: %d %s", status, body)
+	}
+	// A large chunked body counts as the largest possible one.
+	if status, body := postChunked(t, f, large); status != 503 || !strings.Contains(body, `"unavailable"`) {
+		t.Fatalf("large chunked send while the budget is held: %d %.200s, want 503 unavailable", status, body)
 	}
 
 	// The stalled request finishes; its share comes back.
@@ -105,4 +117,46 @@ func largeBodyBytes(t *testing.T, base string) int64 {
 	}
 	t.Fatal("no switchboard_http_large_body_bytes in /metrics")
 	return 0
+}
+
+// postChunked posts body without a Content-Length (chunked encoding).
+func postChunked(t *testing.T, f *sendFixture, body string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest("POST", f.url+sendPath, io.MultiReader(strings.NewReader(body)))
+	must(t, err)
+	if req.ContentLength != 0 { // 0 with a body: length unknown, sent chunked
+		t.Fatalf("request has Content-Length %d", req.ContentLength)
+	}
+	req.Header.Set("Authorization", "Bearer "+f.keys["acme"])
+	resp, err := f.client.Do(req)
+	must(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	must(t, err)
+	return resp.StatusCode, string(b)
+}
+
+// TestSendBodyTimeoutAnswered checks that a client whose body stops arriving
+// gets the 400 that says so, although the server's write deadline runs out
+// together with its read deadline.
+func TestSendBodyTimeoutAnswered(t *testing.T) {
+	t.Parallel()
+	f := setupSendWith(t, store.SQLite, func(_ *httpapi.Config, srv *http.Server) {
+		srv.ReadTimeout, srv.WriteTimeout = 500*time.Millisecond, 500*time.Millisecond
+	})
+	conn, err := net.Dial("tcp", strings.TrimPrefix(f.url, "http://"))
+	must(t, err)
+	defer conn.Close()
+	body := `{"from":"` + lineMain + `","to":["` + usA + `"],"message":"hi"}`
+	fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
+		sendPath, f.keys["acme"], len(body), body[:10]) // and then nothing
+	conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("no answer after the body stalled: %v", err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 400 || !strings.Contains(string(b), "not received in time") {
+		t.Fatalf("got %d %s, want 400 saying the body was not received in time", resp.StatusCode, b)
+	}
 }

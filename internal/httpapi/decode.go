@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"switchboard/internal/domain"
@@ -58,20 +59,31 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, erro
 		return nil, decodeError(&http.MaxBytesError{Limit: limit})
 	}
 	body := http.MaxBytesReader(w, r.Body, limit)
+	var raw []byte
+	var err error
 	if r.ContentLength > 0 {
 		// Known length: one allocation of the right size, not ReadAll's
 		// doublings (which, for a 72 MB body, allocate twice that).
-		raw := make([]byte, r.ContentLength)
-		if _, err := io.ReadFull(body, raw); err != nil {
-			return nil, decodeError(err)
-		}
-		return raw, nil
+		raw = make([]byte, r.ContentLength)
+		_, err = io.ReadFull(body, raw)
+	} else {
+		raw, err = io.ReadAll(body)
 	}
-	raw, err := io.ReadAll(body)
 	if err != nil {
-		return nil, decodeError(err)
+		return nil, bodyError(w, err)
 	}
 	return raw, nil
+}
+
+// bodyError is decodeError for a failure to read the body. When the read
+// deadline has passed, the write deadline is close behind it (both count
+// from the start of the request), so the answer gets a few seconds of its own.
+func bodyError(w http.ResponseWriter, err error) error {
+	var netErr net.Error
+	if errors.As(err, &netErr) && netErr.Timeout() {
+		http.NewResponseController(w).SetWriteDeadline(time.Now().Add(10 * time.Second))
+	}
+	return decodeError(err)
 }
 
 // exactKeys walks one JSON value and rejects what encoding/json lets through:

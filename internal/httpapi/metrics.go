@@ -20,7 +20,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	m := &metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "switchboard_http_requests_total",
-			Help: "HTTP requests by route pattern, method and status.",
+			Help: "HTTP requests by route pattern and status.",
 		}, []string{"route", "status"}),
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "switchboard_http_request_duration_seconds",

@@ -69,8 +69,9 @@ func setupSend(t *testing.T, engine store.Engine) *sendFixture {
 	return setupSendWith(t, engine, nil)
 }
 
-// setupSendWith is setupSend with a chance to adjust the server's Config.
-func setupSendWith(t *testing.T, engine store.Engine, adjust func(*httpapi.Config)) *sendFixture {
+// setupSendWith is setupSend with a chance to adjust the handler's Config
+// and the HTTP server before it starts.
+func setupSendWith(t *testing.T, engine store.Engine, adjust func(*httpapi.Config, *http.Server)) *sendFixture {
 	t.Helper()
 	st := storetest.Open(t, engine)
 	f := &sendFixture{fixture: &fixture{st: st, keys: map[string]string{}, users: map[string]domain.User{}}}
@@ -159,7 +160,7 @@ func setupSendWith(t *testing.T, engine store.Engine, adjust func(*httpapi.Confi
 		Media: media.Handler(),
 	}
 	if adjust != nil {
-		adjust(&cfg)
+		adjust(&cfg, srv.Config)
 	}
 	srv.Config.Handler = httpapi.New(cfg)
 	srv.Start()

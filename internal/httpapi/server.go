@@ -77,7 +77,7 @@ func New(cfg Config) *Server {
 	s.routes()
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "switchboard_http_large_body_bytes",
-		Help: "Bytes of large request bodies (over 1 MiB) being received or handled now, out of a fixed budget.",
+		Help: "Bytes of large request bodies (over 1 MiB, or of unknown length and over 1 MiB so far: counted as the largest allowed) being received or handled now, out of a fixed budget.",
 	}, func() float64 { return float64(s.bodies.held.Load()) }))
 	registerStoreMetrics(reg, cfg.Store)
 	s.mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))

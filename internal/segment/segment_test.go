@@ -207,25 +207,29 @@ func FuzzOf(f *testing.F) {
 			t.Fatalf("Of(%q).Encoding = %q", s, c.Encoding)
 		}
 
-		// Segments must hold Units; a part loses at most one unit to a
-		// character (cost 2) that would straddle its end.
+		// Segments must match a reference that builds the parts: runes
+		// appended to the current part until the next would not fit.
 		single, multi := gsm7Single, gsm7Multi
+		cost := func(r rune) int { return gsm7Cost(r) }
 		if c.Encoding == UCS2 {
 			single, multi = ucs2Single, ucs2Multi
+			cost = func(r rune) int { return len(utf16.Encode([]rune{r})) }
 		}
-		switch {
-		case c.Units == 0:
-			if c.Segments != 0 || s != "" {
-				t.Fatalf("Of(%q) = %+v: zero units only for empty text, with zero segments", s, c)
+		var parts [][]rune
+		if c.Units > single {
+			used := multi // no part open yet
+			for _, r := range []rune(s) {
+				if used+cost(r) > multi {
+					parts, used = append(parts, nil), 0
+				}
+				parts[len(parts)-1] = append(parts[len(parts)-1], r)
+				used += cost(r)
 			}
-		case c.Segments == 1:
-			if c.Units > single {
-				t.Fatalf("Of(%q) = %+v: %d units do not fit one segment", s, c, c.Units)
-			}
-		default:
-			if c.Units <= single || c.Units > c.Segments*multi || c.Units <= (c.Segments-1)*(multi-1) {
-				t.Fatalf("Of(%q) = %+v: segment count inconsistent with units", s, c)
-			}
+		} else if c.Units > 0 {
+			parts = [][]rune{[]rune(s)}
+		}
+		if c.Segments != len(parts) {
+			t.Fatalf("Of(%q) = %+v, want %d segments", s, c, len(parts))
 		}
 		if c.Units < utf8.RuneCountInString(s) {
 			t.Fatalf("Of(%q).Units = %d, fewer than its runes", s, c.Units)

@@ -261,6 +261,8 @@ func validate(req SendRequest) ([]upload, error) {
 	if len(req.Message) > MaxMessageBytes {
 		return nil, domain.Errorf(domain.Invalid, "message is %d bytes; at most %d are allowed", len(req.Message), MaxMessageBytes)
 	}
+	// The HTTP API refuses invalid UTF-8 before decoding; this guards the
+	// service's other callers, since U+FFFD would change the price.
 	if !utf8.ValidString(req.Message) {
 		return nil, domain.Errorf(domain.Invalid, "message is not valid UTF-8")
 	}

@@ -2,11 +2,11 @@
 
 package store
 
+// Durable reports whether SQLite commits survive power loss.
+const Durable = false
+
 // synchronous OFF gives up durability (no fsync at all) so that
 // bench/send-bound.sh can measure how fast sends would be if commits cost the
 // disk nothing: the ceiling that no grouping of commits can pass. Never
 // deploy a binary built with this tag.
-// Durable reports whether SQLite commits survive power loss.
-const Durable = false
-
 const synchronous = "synchronous(OFF)"
