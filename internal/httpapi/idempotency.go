@@ -63,7 +63,7 @@ func (s *Server) idempotent(limit int64, h handlerFunc) handlerFunc {
 		}
 		r.Body = io.NopCloser(bytes.NewReader(raw))
 		r = r.WithContext(context.WithValue(r.Context(), idempotencyClaimCtx{}, claim))
-		tee := &teeWriter{ResponseWriter: w}
+		tee := &teeWriter{statusWriter: statusWriter{ResponseWriter: w}}
 		if err := h(tee, r); err != nil {
 			writeError(tee, r, s.log, err)
 		}
@@ -90,22 +90,11 @@ func validIdempotencyKey(k string) bool {
 
 // teeWriter keeps a copy of the response for the idempotency record.
 type teeWriter struct {
-	http.ResponseWriter
-	status int
-	body   bytes.Buffer
-}
-
-func (t *teeWriter) WriteHeader(code int) {
-	if t.status == 0 {
-		t.status = code
-	}
-	t.ResponseWriter.WriteHeader(code)
+	statusWriter
+	body bytes.Buffer
 }
 
 func (t *teeWriter) Write(b []byte) (int, error) {
-	if t.status == 0 {
-		t.status = http.StatusOK
-	}
 	t.body.Write(b)
-	return t.ResponseWriter.Write(b)
+	return t.statusWriter.Write(b)
 }

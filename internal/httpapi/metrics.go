@@ -60,7 +60,11 @@ func registerStoreMetrics(reg prometheus.Registerer, st *store.Store) {
 func (m *metrics) wrap(pattern string, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		sw := &statusWriter{ResponseWriter: w}
+		// The access log's writer already records the status; reuse it.
+		sw, ok := w.(*statusWriter)
+		if !ok {
+			sw = &statusWriter{ResponseWriter: w}
+		}
 		next.ServeHTTP(sw, r)
 		status := strconv.Itoa(sw.status)
 		m.requests.WithLabelValues(pattern, status).Inc()
