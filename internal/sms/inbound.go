@@ -91,7 +91,7 @@ func (s *Service) Reconcile(ctx context.Context, age time.Duration) (int, error)
 		if _, sending := s.inflight.Load(id); sending {
 			continue
 		}
-		if err := s.Store.MarkUnsent(ctx, id, domain.StatusAbandoned); err != nil {
+		if _, err := s.Store.MarkUnsent(ctx, id, domain.StatusAbandoned); err != nil {
 			return n, err
 		}
 		n++

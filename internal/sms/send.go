@@ -214,9 +214,17 @@ func (s *Service) Send(ctx context.Context, p auth.Principal, req SendRequest, i
 	cancel()
 	if sendErr != nil {
 		s.Log.Warn("carrier refused message", "message_id", id, "err", sendErr)
-		if err := s.Store.MarkUnsent(ctx, id, domain.StatusFailed); err != nil {
+		status, err := s.Store.MarkUnsent(ctx, id, domain.StatusFailed)
+		switch {
+		case err != nil:
 			// Left pending: the reconciler will abandon it. Still nothing charged.
 			s.Log.Error("record carrier refusal", "message_id", id, "err", err)
+		case status == domain.StatusSent:
+			// A delivery receipt arrived before the carrier's answer failed
+			// (a lost reply, a timeout): the carrier has the message and the
+			// receipt charged it, so this is a success, not a 503.
+			s.Log.Warn("carrier answer failed but a delivery receipt proves acceptance; answering sent", "message_id", id)
+			return http.StatusCreated, res, nil
 		}
 		s.discard(names) // nobody was given their URLs
 		return 0, nil, domain.Errorf(domain.Unavailable, "the carrier did not accept the message; nothing was sent or charged")

@@ -29,8 +29,8 @@ type stubCarrier struct {
 	err   error
 	got   []carrier.Message
 	ctxOK []bool // whether the context was still live at each call
-	// during, when set, runs inside Send after acceptance is decided, before
-	// it returns (to deliver a receipt that beats the answer).
+	// during, when set, runs inside Send before it returns, whatever the
+	// answer (to deliver a receipt that beats it).
 	during func(m carrier.Message)
 }
 
@@ -41,11 +41,11 @@ func (c *stubCarrier) Send(ctx context.Context, m carrier.Message) (carrier.Acce
 	c.ctxOK = append(c.ctxOK, ctx.Err() == nil)
 	n := len(c.got)
 	c.mu.Unlock()
-	if err != nil {
-		return carrier.Accepted{}, err
-	}
 	if during != nil {
 		during(m)
+	}
+	if err != nil {
+		return carrier.Accepted{}, err
 	}
 	return carrier.Accepted{Ref: fmt.Sprintf("stub-%d", n)}, nil
 }
@@ -528,6 +528,32 @@ func TestReceiptBeforeAnswer(t *testing.T) {
 		}
 		if m.CarrierRef != "stub-1" {
 			t.Errorf("carrier_ref = %q, want %q: the carrier's reference is lost when the receipt is applied first", m.CarrierRef, "stub-1")
+		}
+	})
+}
+
+// TestReceiptBeforeFailedAnswer: the carrier delivers a receipt and then its
+// answer fails (a lost reply, a timeout). The receipt proved acceptance and
+// charged the message, so the client must be told it was sent: a 503 would
+// say nothing was sent or charged, and its retry would send a second one.
+func TestReceiptBeforeFailedAnswer(t *testing.T) {
+	eachEngine(t, func(t *testing.T, e *env) {
+		e.car.err = fmt.Errorf("%w: reply lost", carrier.ErrUnavailable)
+		e.car.during = func(m carrier.Message) {
+			if err := e.svc.Receipt(bg, carrier.Receipt{MessageID: m.ID, Status: "delivered"}); err != nil {
+				t.Errorf("receipt: %v", err)
+			}
+		}
+		status, res, err := e.svc.Send(bg, e.p, e.request(), nil)
+		if err != nil || status != 201 || len(res.Messages) != 1 || res.Messages[0].Status != domain.StatusSent {
+			t.Fatalf("send = %d %+v %v, want 201 sent", status, res, err)
+		}
+		m := e.message(t, res.Messages[0].ID)
+		if m.Status != domain.StatusSent || m.DeliveryStatus != "delivered" {
+			t.Errorf("message = %+v", m)
+		}
+		if total, n := e.ledger(t); total != 7900 || n != 1 {
+			t.Errorf("ledger = %d in %d rows, want 7900 once", total, n)
 		}
 	})
 }

@@ -205,14 +205,21 @@ func markSent(ctx context.Context, tx *Tx, id int64, ref string, linked bool, kn
 // MarkUnsent records that message id was not accepted: failed when the
 // carrier refused (the client was told nothing was sent), abandoned when the
 // process stopped mid-send. A linked Idempotency-Key record is dropped so a
-// retry can send. Only pending messages change.
-func (s *Store) MarkUnsent(ctx context.Context, id int64, status string) error {
-	return s.writeData(ctx, func(tx *Tx) error {
+// retry can send. Only pending messages change; the message's status after
+// the call is returned, so that a caller learns when a delivery receipt
+// proved the carrier accepted it after all (status sent, charged).
+func (s *Store) MarkUnsent(ctx context.Context, id int64, status string) (string, error) {
+	after := status
+	err := s.writeData(ctx, func(tx *Tx) error {
+		after = status
 		res, err := tx.exec(ctx, `UPDATE messages SET status = ? WHERE id = ? AND status = ?`, status, id, domain.StatusPending)
 		if err != nil {
 			return fmt.Errorf("store: mark %s: %w", status, err)
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
+			if err := tx.queryRow(ctx, `SELECT status FROM messages WHERE id = ?`, id).Scan(&after); err != nil {
+				return fmt.Errorf("store: mark %s: %w", status, err)
+			}
 			return nil
 		}
 		if _, err := tx.exec(ctx, `DELETE FROM idempotency_keys WHERE message_id = ?`, id); err != nil {
@@ -220,6 +227,7 @@ func (s *Store) MarkUnsent(ctx context.Context, id int64, status string) error {
 		}
 		return nil
 	})
+	return after, err
 }
 
 // PendingSince lists outbound messages still pending that were created before t.
