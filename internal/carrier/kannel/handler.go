@@ -48,6 +48,13 @@ func (d *Driver) Handler(sink carrier.Sink) http.Handler {
 func (d *Driver) guard(next func(http.ResponseWriter, *http.Request, url.Values)) http.Handler {
 	want := sha256.Sum256([]byte(d.secret))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// The mux lets HEAD through a GET pattern; a callback has effects,
+		// so only Kannel's GET runs it.
+		if r.Method != http.MethodGet {
+			w.Header().Set("Allow", http.MethodGet)
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+			return
+		}
 		if len(r.URL.RawQuery) > maxQueryBytes {
 			http.Error(w, "query too long", http.StatusRequestURITooLong)
 			return
@@ -61,7 +68,12 @@ func (d *Driver) guard(next func(http.ResponseWriter, *http.Request, url.Values)
 		}
 		// Hashing first makes the comparison constant-time in the length
 		// too. The secret itself is never logged.
-		got := sha256.Sum256([]byte(q.Get("secret")))
+		// One secret, given once: a second value would be ignored by Get.
+		secrets := q["secret"]
+		if len(secrets) != 1 {
+			secrets = []string{""}
+		}
+		got := sha256.Sum256([]byte(secrets[0]))
 		if subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
 			d.log.Warn("kannel callback with a wrong secret", "path", r.URL.Path, "remote", r.RemoteAddr)
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
@@ -88,7 +100,7 @@ func (d *Driver) serveDLR(w http.ResponseWriter, r *http.Request, q url.Values, 
 
 func (d *Driver) parseDLR(q url.Values) (carrier.Receipt, error) {
 	id, err := strconv.ParseInt(q.Get("id"), 10, 64)
-	if err != nil || id <= 0 {
+	if err != nil || id <= 0 || !isDigits(q.Get("id")) {
 		return carrier.Receipt{}, errors.New("id must be a positive integer")
 	}
 	typ, err := strconv.Atoi(q.Get("type"))
@@ -160,17 +172,19 @@ func (d *Driver) timestamp(s string) (time.Time, error) {
 		return d.now().UTC(), nil
 	}
 	sec, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || sec <= 0 {
-		return time.Time{}, errors.New("ts must be Unix seconds")
+	// Up to the end of year 9999: a larger value would overflow the
+	// microseconds it is stored as, and is no RFC 3339 time.
+	if err != nil || sec <= 0 || sec > 253402300799 {
+		return time.Time{}, errors.New("ts must be Unix seconds, up to the year 9999")
 	}
 	return time.Unix(sec, 0).UTC(), nil
 }
 
 // normalizeNumber strips surrounding spaces and one leading '+' and
-// requires the rest to be digits.
+// requires the rest to be digits, at most E.164's 15.
 func normalizeNumber(s string) (string, bool) {
 	s = strings.TrimPrefix(strings.TrimSpace(s), "+")
-	return s, isDigits(s)
+	return s, isDigits(s) && len(s) <= 15
 }
 
 // ok answers 200 with an empty body: smsbox then sends no reply SMS.

@@ -151,13 +151,16 @@ func TestDLRRejectsMalformed(t *testing.T) {
 	srv, sink := setupHandler(t)
 	base := srv.URL + "/carrier/kannel/dlr?secret=" + testSecret
 	for _, q := range []string{
-		"&type=1",                 // no id
-		"&id=abc&type=1",          // id not a number
-		"&id=-4&type=1",           // id not positive
-		"&id=4",                   // no type
-		"&id=4&type=x",            // type not a number
-		"&id=4&type=1&ts=yester",  // bad time
-		"&id=4&type=1&ts=%ZZ&x=1", // undecodable query
+		"&type=1",                             // no id
+		"&id=abc&type=1",                      // id not a number
+		"&id=-4&type=1",                       // id not positive
+		"&id=4",                               // no type
+		"&id=4&type=x",                        // type not a number
+		"&id=4&type=1&ts=yester",              // bad time
+		"&id=4&type=1&ts=%ZZ&x=1",             // undecodable query
+		"&id=%2B4&type=1",                     // id with a sign
+		"&id=4&type=1&ts=9223372036854775807", // ts past the year 9999
+		"&id=4&type=1&ts=253402300800",        // 10000-01-01
 	} {
 		if code, _ := get(t, base+q); code != http.StatusBadRequest {
 			t.Errorf("query %q: status %d, want 400", q, code)
@@ -177,6 +180,21 @@ func TestSecretIsChecked(t *testing.T) {
 			if code != http.StatusUnauthorized {
 				t.Errorf("%s with %q: status %d, want 401", path, secret, code)
 			}
+		}
+		// The right secret twice, or beside a wrong one, is not one secret.
+		for _, secret := range []string{"&secret=" + testSecret + "&secret=" + testSecret, "&secret=" + testSecret + "&secret=x"} {
+			if code, _ := get(t, srv.URL+"/carrier/kannel"+path+secret); code != http.StatusUnauthorized {
+				t.Errorf("%s with %q: status %d, want 401", path, secret, code)
+			}
+		}
+		// HEAD (which a GET route would otherwise let through) runs nothing.
+		resp, err := http.Head(srv.URL + "/carrier/kannel" + path + "&secret=" + testSecret)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusMethodNotAllowed {
+			t.Errorf("HEAD %s: status %d, want 405", path, resp.StatusCode)
 		}
 		if code, _ := get(t, srv.URL+"/carrier/kannel"+path+"&secret="+testSecret); code != http.StatusOK {
 			t.Errorf("%s with the right secret: status %d, want 200", path, code)
@@ -258,7 +276,9 @@ func TestInboundRejectsBadNumbers(t *testing.T) {
 	t.Parallel()
 	srv, sink := setupHandler(t)
 	base := srv.URL + "/carrier/kannel/inbound?secret=" + testSecret + "&text=hi"
-	for _, q := range []string{"&to=1556", "&from=1555", "&from=BANK&to=1556", "&from=1555&to=1-556", "&from=%2B&to=1556", "&from=1555&to=1556&coding=x"} {
+	for _, q := range []string{"&to=1556", "&from=1555", "&from=BANK&to=1556", "&from=1555&to=1-556", "&from=%2B&to=1556", "&from=1555&to=1556&coding=x",
+		"&from=1234567890123456&to=1556", // 16 digits: longer than E.164 allows
+	} {
 		if code, _ := get(t, base+q); code != http.StatusBadRequest {
 			t.Errorf("query %q: status %d, want 400", q, code)
 		}
