@@ -470,6 +470,36 @@ func TestIntermediateReceiptDoesNotOverwriteFinal(t *testing.T) {
 			t.Errorf("receipts changed charges: %d in %d rows", total, n)
 		}
 
+		// The same report twice: one event, so a webhook is not sent twice.
+		id = send()
+		check(t, e.svc.Receipt(bg, carrier.Receipt{MessageID: id, Status: "delivered", At: at}))
+		check(t, e.svc.Receipt(bg, carrier.Receipt{MessageID: id, Status: "delivered", At: at.Add(time.Second)}))
+		check(t, e.svc.Receipt(bg, carrier.Receipt{MessageID: id, Status: "smsc_intermediate", At: at.Add(2 * time.Second)}))
+		if m := e.message(t, id); m.DeliveryStatus != "delivered" || !m.DeliveryAt.Equal(at) {
+			t.Errorf("after a repeat and an intermediate notification: %q at %v", m.DeliveryStatus, m.DeliveryAt)
+		}
+		if n := e.events(t, "message.delivery", id); n != 1 {
+			t.Errorf("%d delivery events for one report sent twice, want 1", n)
+		}
+
+		// A refused (failed) message keeps the report for the operator, under
+		// the same rule, and gets no event: the client was told it was not sent.
+		e.car.err = fmt.Errorf("%w: refused", carrier.ErrUnavailable)
+		_, _, err := e.svc.Send(bg, e.p, e.request(), nil)
+		e.car.err = nil
+		if domain.ErrorCode(err) != domain.Unavailable {
+			t.Fatalf("refused send: %v", err)
+		}
+		failed := e.messages(t)[len(e.messages(t))-1]
+		check(t, e.svc.Receipt(bg, carrier.Receipt{MessageID: failed.ID, Status: "undelivered", Error: "rejected", At: at}))
+		check(t, e.svc.Receipt(bg, carrier.Receipt{MessageID: failed.ID, Status: "smsc_submit", At: at.Add(time.Second)}))
+		if m := e.message(t, failed.ID); m.Status != domain.StatusFailed || m.DeliveryStatus != "undelivered" || m.DeliveryError != "rejected" {
+			t.Errorf("failed message after a final then a progress report: %s %q %q", m.Status, m.DeliveryStatus, m.DeliveryError)
+		}
+		if n := e.events(t, "message.delivery", failed.ID); n != 0 {
+			t.Errorf("%d delivery events for a message reported unsent, want 0", n)
+		}
+
 		// A receipt for an unknown message is dropped without error (else the carrier retries forever).
 		if err := e.svc.Receipt(bg, carrier.Receipt{MessageID: 999999, Status: "delivered"}); err != nil {
 			t.Errorf("unknown message: %v", err)

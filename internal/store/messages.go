@@ -253,7 +253,7 @@ func (s *Store) PendingBefore(ctx context.Context, t time.Time) ([]int64, error)
 // later intermediate report (Kannel may deliver "smsc_submit" after
 // "delivered") must not overwrite them.
 var intermediateDelivery = map[string]bool{
-	"buffered": true, "smsc_submit": true, "queued": true, "accepted": true, "enroute": true, "sent": true, "sending": true,
+	"buffered": true, "smsc_submit": true, "smsc_intermediate": true, "queued": true, "accepted": true, "enroute": true, "sent": true, "sending": true,
 }
 
 // ApplyReceipt stores a carrier delivery report on message id. A report for a
@@ -264,34 +264,37 @@ func (s *Store) ApplyReceipt(ctx context.Context, id int64, status, errText stri
 	return s.writeData(ctx, func(tx *Tx) error {
 		var account int64
 		var msgStatus, from, to string
-		var cur sql.NullString
+		var cur, curErr sql.NullString
 		// Lock the row (PostgreSQL) so that concurrent receipts for one
 		// message apply one after the other.
-		err := tx.queryRow(ctx, `SELECT account_id, status, delivery_status, from_number, to_numbers FROM messages WHERE id = ? AND direction = 'out'`+tx.s.forUpdate(), id).
-			Scan(&account, &msgStatus, &cur, &from, &to)
+		err := tx.queryRow(ctx, `SELECT account_id, status, delivery_status, delivery_error, from_number, to_numbers FROM messages WHERE id = ? AND direction = 'out'`+tx.s.forUpdate(), id).
+			Scan(&account, &msgStatus, &cur, &curErr, &from, &to)
 		if errors.Is(err, sql.ErrNoRows) {
 			return domain.Errorf(domain.NotFound, "message %d not found", id)
 		}
 		if err != nil {
 			return fmt.Errorf("store: receipt: %w", err)
 		}
-		switch msgStatus {
-		case domain.StatusPending, domain.StatusAbandoned:
+		if msgStatus == domain.StatusPending || msgStatus == domain.StatusAbandoned {
 			// Whether a key is linked is not known here: assume it is.
 			if err := markSent(ctx, tx, id, "", true, nil); err != nil {
 				return err
 			}
-		case domain.StatusFailed:
-			// The client was told nothing was sent: never charge it. The
-			// report is kept for the operator, with no event.
-			_, err := tx.exec(ctx, `UPDATE messages SET delivery_status = ?, delivery_error = ?, delivery_at = ? WHERE id = ?`, status, errText, micros(at), id)
-			return err
 		}
-		if cur.Valid && !intermediateDelivery[cur.String] && intermediateDelivery[status] {
-			return nil
+		switch {
+		case cur.Valid && cur.String == status && curErr.String == errText:
+			return nil // the same report again: nothing new, no second event
+		case cur.Valid && !intermediateDelivery[cur.String] && intermediateDelivery[status]:
+			return nil // progress after the end (Kannel may send smsc_submit after delivered)
 		}
 		if _, err := tx.exec(ctx, `UPDATE messages SET delivery_status = ?, delivery_error = ?, delivery_at = ? WHERE id = ?`, status, errText, micros(at), id); err != nil {
 			return fmt.Errorf("store: receipt: %w", err)
+		}
+		if msgStatus == domain.StatusFailed {
+			// The client was told nothing was sent: never charged, and no
+			// event (a webhook consumer never saw it sent). The report is
+			// kept on the message for the operator.
+			return nil
 		}
 		var numbers []string
 		json.Unmarshal([]byte(to), &numbers)

@@ -24,6 +24,7 @@ var dlrStatus = map[int]string{
 	4:  "buffered",
 	8:  "smsc_submit",
 	16: "smsc_reject",
+	32: "smsc_intermediate", // SMSC intermediate notification: progress, not an outcome
 }
 
 // dlrFailed lists the DLR types that mean the message will not arrive.
