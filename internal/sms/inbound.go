@@ -5,6 +5,9 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
+
+	"golang.org/x/text/unicode/norm"
 
 	"switchboard/internal/carrier"
 	"switchboard/internal/domain"
@@ -19,8 +22,22 @@ var (
 	startWords = map[string]bool{"START": true, "UNSTOP": true}
 )
 
+// keyword is text reduced to the word an opt-out check compares: compatibility
+// forms folded (full-width ＳＴＯＰ is STOP), invisible format and control
+// characters dropped (a zero-width space or BOM a phone added), then spaces and
+// punctuation trimmed from both ends ("STOP.", "STOP !", "'stop'"), upper-cased.
+// A sentence stays a sentence: only a text that is the keyword counts.
 func keyword(text string) string {
-	return strings.ToUpper(strings.TrimRight(strings.TrimSpace(text), ".!"))
+	if len(text) > 64 {
+		return "" // a keyword text is short; a long one is a sentence
+	}
+	text = strings.Map(func(r rune) rune {
+		if unicode.Is(unicode.Cf, r) || (unicode.IsControl(r) && !unicode.IsSpace(r)) {
+			return -1
+		}
+		return r
+	}, norm.NFKC.String(text))
+	return strings.ToUpper(strings.TrimFunc(text, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsPunct(r) }))
 }
 
 // Receipt implements carrier.Sink: it stores a delivery report. A report for
