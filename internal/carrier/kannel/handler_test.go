@@ -124,7 +124,8 @@ func TestDLRMapping(t *testing.T) {
 			carrier.Receipt{MessageID: 42, Status: "undelivered", Error: "id:1 sub:001 dlvrd:000 stat:UNDELIV err:001", At: time.Unix(1795366935, 0).UTC()}},
 		{"16", "NACK/0x00000045/Submit failed", "", carrier.Receipt{MessageID: 42, Status: "smsc_reject", Error: "NACK/0x00000045/Submit failed", At: fixedNow}},
 		{"16", "", "", carrier.Receipt{MessageID: 42, Status: "smsc_reject", Error: "smsc_reject", At: fixedNow}},
-		{"32", "x", "", carrier.Receipt{MessageID: 42, Status: "dlr_32", At: fixedNow}},
+		{"32", "x", "", carrier.Receipt{MessageID: 42, Status: "smsc_intermediate", At: fixedNow}},
+		{"64", "x", "", carrier.Receipt{MessageID: 42, Status: "dlr_64", At: fixedNow}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.want.Status+"/"+tt.typ, func(t *testing.T) {
