@@ -106,6 +106,25 @@ func (tr *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
+// Validate checks a response that did not come through Transport (one read
+// off a raw connection, say) against the OpenAPI document, as Transport does.
+// req needs only the method and URL the response answers.
+func Validate(t testing.TB, req *http.Request, resp *http.Response) {
+	t.Helper()
+	v, err := getValidator()
+	if err != nil {
+		t.Fatalf("apitest: %v", err)
+	}
+	tr := &transport{t: t, v: v, base: roundTripFunc(func(*http.Request) (*http.Response, error) { return resp, nil })}
+	if _, err := tr.RoundTrip(req); err != nil {
+		t.Errorf("apitest: %v", err)
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
 func underPrefix(path string) bool {
 	return path == Prefix || strings.HasPrefix(path, Prefix+"/")
 }

@@ -262,3 +262,28 @@ func TestConcurrentUse(t *testing.T) {
 		t.Errorf("valid responses reported as invalid: %q", got)
 	}
 }
+
+// TestValidate checks the entry point for responses read without Transport:
+// a response the document allows passes, one it does not is reported, and
+// the caller can still read the body.
+func TestValidate(t *testing.T) {
+	req := httptest.NewRequest("GET", "/api/public/v1/nope", nil)
+	for _, tt := range []struct {
+		name, contentType, body string
+		failures                int
+	}{
+		{"error envelope", "application/json", `{"error":{"type":"not_found","message":"no such route"}}`, 0},
+		{"not the envelope", "text/plain", "nope", 1},
+	} {
+		rec := &recorder{TB: t}
+		resp := &http.Response{StatusCode: 404, Header: http.Header{"Content-Type": {tt.contentType}, "X-Request-Id": {"r"}},
+			Body: io.NopCloser(strings.NewReader(tt.body))}
+		Validate(rec, req, resp)
+		if got := rec.take(); len(got) != tt.failures {
+			t.Errorf("%s: %d failures, want %d: %q", tt.name, len(got), tt.failures, got)
+		}
+		if b, _ := io.ReadAll(resp.Body); string(b) != tt.body {
+			t.Errorf("%s: body after Validate = %q", tt.name, b)
+		}
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"switchboard/internal/apitest"
 	"switchboard/internal/httpapi"
 	"switchboard/internal/store"
 )
@@ -38,7 +39,7 @@ func TestSendLargeBodiesShareABudget(t *testing.T) {
 	stalled.Header.Set("Authorization", "Bearer "+f.keys["acme"])
 	done := make(chan int, 1)
 	go func() {
-		resp, err := http.DefaultClient.Do(stalled)
+		resp, err := apitest.Client(t).Do(stalled)
 		if err != nil {
 			done <- 0
 			return
@@ -151,10 +152,13 @@ func TestSendBodyTimeoutAnswered(t *testing.T) {
 	fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
 		sendPath, f.keys["acme"], len(body), body[:10]) // and then nothing
 	conn.SetReadDeadline(time.Now().Add(10 * time.Second))
-	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	req, err := http.NewRequest("POST", f.url+sendPath, nil)
+	must(t, err)
+	resp, err := http.ReadResponse(bufio.NewReader(conn), req)
 	if err != nil {
 		t.Fatalf("no answer after the body stalled: %v", err)
 	}
+	apitest.Validate(t, req, resp)
 	b, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != 400 || !strings.Contains(string(b), "not received in time") {
 		t.Fatalf("got %d %s, want 400 saying the body was not received in time", resp.StatusCode, b)
