@@ -181,10 +181,17 @@ func (d *Driver) timestamp(s string) (time.Time, error) {
 	return time.Unix(sec, 0).UTC(), nil
 }
 
-// normalizeNumber strips surrounding spaces and one leading '+' and
-// requires the rest to be digits, at most E.164's 15.
+// normalizeNumber strips surrounding spaces and one leading '+', or the
+// international prefix 00 that some SMSCs put in its place (no number with a
+// country code starts with 0), and requires the rest to be digits, at most
+// E.164's 15. Without this, a STOP from 0044… would not opt out 44….
 func normalizeNumber(s string) (string, bool) {
-	s = strings.TrimPrefix(strings.TrimSpace(s), "+")
+	s = strings.TrimSpace(s)
+	if t, ok := strings.CutPrefix(s, "+"); ok {
+		s = t
+	} else if t, ok := strings.CutPrefix(s, "00"); ok && t != "" && t[0] != '0' {
+		s = t
+	}
 	return s, isDigits(s) && len(s) <= 15
 }
 

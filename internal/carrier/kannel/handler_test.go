@@ -243,6 +243,16 @@ func TestInboundParsing(t *testing.T) {
 			want: carrier.Inbound{From: "15550001", To: "15550002", Text: "€ café “q”", At: fixedNow},
 		},
 		{
+			name: "international prefix 00 instead of +", from: "00447911123456", to: "0015550002",
+			text: "STOP", coding: "0",
+			want: carrier.Inbound{From: "447911123456", To: "15550002", Text: "STOP", At: fixedNow},
+		},
+		{
+			name: "a national number keeps its 0", from: "07911123456", to: "15550002",
+			text: "hi", coding: "0",
+			want: carrier.Inbound{From: "07911123456", To: "15550002", Text: "hi", At: fixedNow},
+		},
+		{
 			name: "8-bit binary that is not UTF-8 reads as Latin-1", from: "15550001", to: "15550002",
 			text: "caf\xe9", coding: "1", charset: "8-BIT",
 			want: carrier.Inbound{From: "15550001", To: "15550002", Text: "café", At: fixedNow},
