@@ -45,8 +45,9 @@ func newBodyBudget(size int64, wait time.Duration) *bodyBudget {
 }
 
 // budgeted runs h once the request's body, at most limit bytes, fits in the
-// budget; a body of unknown length over smallBody counts as limit. A request that has not
-// found room after the wait is 503 unavailable, having read nothing.
+// budget; a body of unknown length that is over smallBody counts as limit. A
+// request that has not found room after the wait is 503 unavailable, having
+// read nothing more.
 func (s *Server) budgeted(limit int64, h handlerFunc) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		n := r.ContentLength
