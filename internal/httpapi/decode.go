@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -55,6 +56,9 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, dst any, limit int64, op
 // readBody reads the request body, at most limit bytes (413 beyond). A body
 // declared larger is refused before any of it is read.
 func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+	if raw, ok := r.Context().Value(readBodyCtx{}).([]byte); ok {
+		return raw, nil // read already, by a wrapper (withBody)
+	}
 	if r.ContentLength > limit {
 		return nil, decodeError(&http.MaxBytesError{Limit: limit})
 	}
@@ -75,6 +79,16 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, erro
 	return raw, nil
 }
 
+// readBodyCtx carries a body readBody has already returned, so that a
+// wrapper that needs the bytes (idempotency hashes them) and the handler
+// share one copy instead of two.
+type readBodyCtx struct{}
+
+// withBody returns r carrying raw, its body as readBody returned it.
+func withBody(r *http.Request, raw []byte) *http.Request {
+	return r.WithContext(context.WithValue(r.Context(), readBodyCtx{}, raw))
+}
+
 // bodyError is decodeError for a failure to read the body. When the read
 // deadline has passed, the write deadline is close behind it (both count
 // from the start of the request), so the answer gets a few seconds of its own.
@@ -82,6 +96,7 @@ func bodyError(w http.ResponseWriter, err error) error {
 	var netErr net.Error
 	if errors.As(err, &netErr) && netErr.Timeout() {
 		http.NewResponseController(w).SetWriteDeadline(time.Now().Add(10 * time.Second))
+		return domain.Errorf(domain.Invalid, "request body was not received in time")
 	}
 	return decodeError(err)
 }
@@ -184,12 +199,9 @@ func decodeError(err error) error {
 	var tooBig *http.MaxBytesError
 	var typeErr *json.UnmarshalTypeError
 	var syntaxErr *json.SyntaxError
-	var netErr net.Error
 	switch {
 	case errors.As(err, &tooBig):
 		return &domain.Error{Code: domain.Invalid, Message: fmt.Sprintf("request body exceeds %d bytes", tooBig.Limit), Status: http.StatusRequestEntityTooLarge}
-	case errors.As(err, &netErr) && netErr.Timeout():
-		return domain.Errorf(domain.Invalid, "request body was not received in time")
 	case errors.As(err, &typeErr):
 		if typeErr.Field == "" {
 			return domain.Errorf(domain.Invalid, "request body must be %s", jsonKind(typeErr.Type.Kind().String()))

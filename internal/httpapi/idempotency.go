@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
-	"io"
 	"net/http"
 
 	"switchboard/internal/domain"
@@ -61,7 +60,7 @@ func (s *Server) idempotent(limit int64, h handlerFunc) handlerFunc {
 			writeEncoded(w, replay.Status, replay.Body)
 			return nil
 		}
-		r.Body = io.NopCloser(bytes.NewReader(raw))
+		r = withBody(r, raw)
 		r = r.WithContext(context.WithValue(r.Context(), idempotencyClaimCtx{}, claim))
 		tee := &teeWriter{statusWriter: statusWriter{ResponseWriter: w}}
 		if err := h(tee, r); err != nil {

@@ -151,13 +151,9 @@ func (s *Server) api(pattern string, scope auth.Scope, h handlerFunc) {
 }
 
 func (s *Server) authenticate(ctx context.Context, r *http.Request, scope auth.Scope) (auth.Principal, error) {
-	token, ok := bearer(r)
-	if !ok {
-		msg := "a bearer credential is required"
-		if len(r.Header.Values("Authorization")) > 1 {
-			msg = "send one Authorization header, not several"
-		}
-		return auth.Principal{}, &domain.Error{Code: domain.Unauthenticated, Message: msg, Scope: string(scope)}
+	token, missing := bearer(r)
+	if missing != "" {
+		return auth.Principal{}, &domain.Error{Code: domain.Unauthenticated, Message: missing, Scope: string(scope)}
 	}
 	p, err := s.auth.Authenticate(ctx, token)
 	if e, ok := err.(*domain.Error); ok && e.Code == domain.Unauthenticated {
@@ -166,22 +162,22 @@ func (s *Server) authenticate(ctx context.Context, r *http.Request, scope auth.S
 	return p, err
 }
 
-// bearer extracts the token of an "Authorization: Bearer <token>" header. The
-// scheme is case-insensitive (RFC 7235); the token must be non-empty. Two
-// Authorization headers are no credential: which one counts would be a guess
-// (and a proxy may have picked the other).
-func bearer(r *http.Request) (string, bool) {
+// bearer extracts the token of an "Authorization: Bearer <token>" header, or
+// says why there is none. The scheme is case-insensitive (RFC 7235); the token
+// must be non-empty. Two Authorization headers are no credential: which one
+// counts would be a guess (and a proxy may have picked the other).
+func bearer(r *http.Request) (token, missing string) {
 	hs := r.Header.Values("Authorization")
-	if len(hs) != 1 {
-		return "", false
+	if len(hs) > 1 {
+		return "", "send one Authorization header, not several"
 	}
-	h := hs[0]
-	scheme, token, ok := strings.Cut(h, " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return "", false
+	if len(hs) == 1 {
+		scheme, t, ok := strings.Cut(hs[0], " ")
+		if t = strings.TrimSpace(t); ok && strings.EqualFold(scheme, "Bearer") && t != "" {
+			return t, ""
+		}
 	}
-	token = strings.TrimSpace(token)
-	return token, token != ""
+	return "", "a bearer credential is required"
 }
 
 func principal(r *http.Request) auth.Principal {

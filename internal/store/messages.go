@@ -209,7 +209,7 @@ func markSent(ctx context.Context, tx *Tx, id int64, ref string, linked bool, kn
 // the call is returned, so that a caller learns when a delivery receipt
 // proved the carrier accepted it after all (status sent, charged).
 func (s *Store) MarkUnsent(ctx context.Context, id int64, status string) (string, error) {
-	after := status
+	var after string
 	err := s.writeData(ctx, func(tx *Tx) error {
 		after = status
 		res, err := tx.exec(ctx, `UPDATE messages SET status = ? WHERE id = ? AND status = ?`, status, id, domain.StatusPending)
