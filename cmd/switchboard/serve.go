@@ -241,6 +241,7 @@ func (a *app) close() {
 	if a.sim != nil {
 		a.sim.Close()
 	}
+	a.sms.Stop()
 	a.media.Close()
 }
 

@@ -3,6 +3,7 @@ package sms
 import (
 	"context"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -53,6 +54,24 @@ func (s *Service) Receipt(ctx context.Context, r carrier.Receipt) error {
 		s.Log.Warn("receipt for unknown message dropped", "message_id", r.MessageID)
 		return nil
 	}
+	if err != nil {
+		// A receipt is evidence that the carrier took the message, and for a
+		// message still pending it is what charges it: keep trying after the
+		// database refused it, as well as telling the carrier it failed (its
+		// own retry, if any, is harmless: the same report twice changes
+		// nothing).
+		key := "receipt:" + strconv.FormatInt(r.MessageID, 10) + ":" + r.Status + ":" + r.Error
+		s.settle.start(key, r.MessageID, func(ctx context.Context) error {
+			err := s.Store.ApplyReceipt(ctx, r.MessageID, r.Status, r.Error, at)
+			if domain.IsNotFound(err) {
+				return nil
+			}
+			return err
+		}, func(err error) {
+			s.Log.Error("delivery receipt not recorded: the process stopped while the database refused it",
+				"message_id", r.MessageID, "status", r.Status, "err", err)
+		})
+	}
 	return err
 }
 
@@ -99,19 +118,23 @@ func (s *Service) Inbound(ctx context.Context, in carrier.Inbound) error {
 // charges them, because the receipt proves acceptance. A send this process
 // is still making is not interrupted, however old: it is skipped.
 func (s *Service) Reconcile(ctx context.Context, age time.Duration) (int, error) {
-	ids, err := s.Store.PendingBefore(ctx, time.Now().Add(-age))
+	before := time.Now().Add(-age)
+	ids, err := s.Store.PendingBefore(ctx, before)
 	if err != nil {
 		return 0, err
 	}
 	n := 0
 	for _, id := range ids {
-		if _, sending := s.inflight.Load(id); sending {
+		if _, sending := s.inflight.Load(id); sending || s.settle.settling(id) {
 			continue
 		}
-		if _, err := s.Store.MarkUnsent(ctx, id, domain.StatusAbandoned); err != nil {
+		done, err := s.Store.Abandon(ctx, id, before)
+		if err != nil {
 			return n, err
 		}
-		n++
+		if done {
+			n++
+		}
 	}
 	if n > 0 {
 		s.Log.Warn("abandoned messages left pending by an interrupted send", "count", n)

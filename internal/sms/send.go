@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -129,7 +130,15 @@ type Service struct {
 	// written, outcome not yet): the reconciler leaves them alone however
 	// long the carrier takes.
 	inflight sync.Map
+	// settle retries recording evidence of acceptance that the database
+	// refused (see settler).
+	settle settler
 }
+
+// Stop ends the retries of records the database refused so far; each one
+// still unwritten is logged with its message id. Call it when the process
+// stops serving.
+func (s *Service) Stop() { s.settle.stop() }
 
 // Send validates, prices and sends one request. The returned status is 201
 // when a message was sent and 200 when every recipient was skipped. Errors
@@ -233,10 +242,17 @@ func (s *Service) Send(ctx context.Context, p auth.Principal, req SendRequest, i
 		return 0, nil, err
 	}
 	if err := s.Store.MarkOutboundSent(ctx, out, acc.Ref); err != nil {
-		// The carrier has the message but the charge is not recorded: the
-		// message stays pending and the next receipt records it. Answering 5xx
-		// here would break "5xx means nothing sent", so report success.
-		s.Log.Error("record carrier acceptance; left for reconciliation", "message_id", id, "err", err)
+		// The carrier has the message but the database refused the charge:
+		// answering 5xx would break "5xx means nothing sent", so the client
+		// gets 201 and the charge is retried until the database takes it
+		// (a receipt may record it first; either way it is charged once).
+		s.Log.Error("record carrier acceptance failed; retrying until the database answers", "message_id", id, "err", err)
+		s.settle.start("sent:"+strconv.FormatInt(id, 10), id, func(ctx context.Context) error {
+			return s.Store.MarkOutboundSent(ctx, out, acc.Ref)
+		}, func(err error) {
+			s.Log.Error("charge of a message the carrier accepted is not recorded: the process stopped while the database refused it; a delivery receipt will still charge it",
+				"message_id", id, "carrier_ref", acc.Ref, "err", err)
+		})
 	}
 	return http.StatusCreated, res, nil
 }

@@ -84,6 +84,8 @@ type env struct {
 	p     auth.Principal
 	line  domain.Line
 	steps []string // fault steps seen, in order
+	// attempts receives (without blocking) after each settler retry.
+	attempts chan struct{}
 }
 
 const (
@@ -95,7 +97,12 @@ var bg = context.Background()
 
 func newEnv(t *testing.T, engine store.Engine) *env {
 	t.Helper()
-	st := storetest.Open(t, engine)
+	return newEnvOn(t, storetest.Open(t, engine))
+}
+
+// newEnvOn is newEnv on an open, migrated store.
+func newEnvOn(t *testing.T, st *store.Store) *env {
+	t.Helper()
 	a := domain.Account{Name: "Acme"}
 	check(t, st.CreateAccount(bg, &a))
 	line := domain.Line{AccountID: a.ID, Number: testLine, SMSEnabled: true}
@@ -114,6 +121,15 @@ func newEnv(t *testing.T, engine store.Engine) *env {
 		MediaURL: func(name string) string { return b.URL("https://sb.test/media/", name) },
 		Log:      slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}
+	e.attempts = make(chan struct{}, 1)
+	e.svc.settle.base = time.Millisecond
+	e.svc.settle.attempted = func(string, error) {
+		select {
+		case e.attempts <- struct{}{}:
+		default:
+		}
+	}
+	t.Cleanup(e.svc.Stop)
 	return e
 }
 

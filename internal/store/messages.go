@@ -230,7 +230,34 @@ func (s *Store) MarkUnsent(ctx context.Context, id int64, status string) (string
 	return after, err
 }
 
-// PendingSince lists outbound messages still pending that were created before t.
+// Abandon marks message id abandoned, uncharged, if it is still pending,
+// was created before t and carries no evidence that the carrier took it (a
+// carrier reference or a delivery report). It is a compare-and-set, so that
+// a node whose list of pending messages is stale changes nothing. A linked
+// Idempotency-Key record is dropped, as by MarkUnsent. It reports whether the
+// message was abandoned.
+func (s *Store) Abandon(ctx context.Context, id int64, t time.Time) (bool, error) {
+	var done bool
+	err := s.writeData(ctx, func(tx *Tx) error {
+		done = false
+		res, err := tx.exec(ctx, `UPDATE messages SET status = ? WHERE id = ? AND status = ? AND created_at < ? AND carrier_ref = '' AND delivery_status IS NULL`,
+			domain.StatusAbandoned, id, domain.StatusPending, micros(t))
+		if err != nil {
+			return fmt.Errorf("store: abandon: %w", err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return nil
+		}
+		done = true
+		if _, err := tx.exec(ctx, `DELETE FROM idempotency_keys WHERE message_id = ?`, id); err != nil {
+			return fmt.Errorf("store: idempotency: %w", err)
+		}
+		return nil
+	})
+	return done, err
+}
+
+// PendingBefore lists outbound messages still pending that were created before t.
 func (s *Store) PendingBefore(ctx context.Context, t time.Time) ([]int64, error) {
 	// The literal 'pending' (not a parameter) lets SQLite use the partial index.
 	rows, err := s.query(ctx, `SELECT id FROM messages WHERE status = 'pending' AND created_at < ? ORDER BY created_at LIMIT 1000`, micros(t))
