@@ -105,6 +105,44 @@ func (s *Store) rawQueryRow(query string, args []any) *rawRow {
 	return &rawRow{vals: vals}
 }
 
+// rawQuery runs a query on the committer's connection and calls fn with
+// each row, read to the end (so that an UPDATE … RETURNING has run whole
+// even when fn fails early).
+func (s *Store) rawQuery(query string, args []any, fn func(*rawRow) error) error {
+	st, err := s.rawStmt(query)
+	if err != nil {
+		return err
+	}
+	nv, err := namedValues(args)
+	if err != nil {
+		return err
+	}
+	rows, err := st.(driver.StmtQueryContext).QueryContext(context.Background(), nv)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var fnErr error
+	for {
+		vals := make([]driver.Value, len(rows.Columns()))
+		if err := rows.Next(vals); err != nil {
+			if errors.Is(err, io.EOF) {
+				return fnErr
+			}
+			return err
+		}
+		if fnErr != nil {
+			continue
+		}
+		for i, v := range vals {
+			if b, ok := v.([]byte); ok {
+				vals[i] = append([]byte(nil), b...)
+			}
+		}
+		fnErr = fn(&rawRow{vals: vals})
+	}
+}
+
 // Scan copies the row into dest with the conversions the store relies on
 // (a subset of database/sql's).
 func (r *rawRow) Scan(dest ...any) error {

@@ -340,3 +340,22 @@ func (s *Store) wrecover() {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// query runs a multi-row query in the transaction, calling scan once per row
+// (on SQLite with the committer's raw row, so scan must not keep it).
+func (t *Tx) query(ctx context.Context, query string, args []any, scan func(row) error) error {
+	if t.tx != nil {
+		rows, err := t.tx.QueryContext(ctx, t.s.q(query), args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			if err := scan(rows); err != nil {
+				return err
+			}
+		}
+		return rows.Err()
+	}
+	return t.s.rawQuery(query, args, func(r *rawRow) error { return scan(r) })
+}
