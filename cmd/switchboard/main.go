@@ -61,6 +61,9 @@ var commands = []command{
 	{"oauth clients", "list registered OAuth clients", cmdOAuthClients},
 	{"oauth grants", "list an account's OAuth grants: --account ID [--user ID]", cmdOAuthGrants},
 	{"oauth revoke-grant", "revoke a grant and all its tokens: --account ID --id GRANTID", cmdOAuthRevokeGrant},
+	{"calls import", "import calls from a file: --account ID [--format jsonl] FILE", cmdCallsImport},
+	{"recordings revoke", "revoke a call's signed recording links: --account ID --call CALLID", cmdRecordingsRevoke},
+	{"recordings rotate-key", "replace the recording link key: every link handed out stops working", cmdRecordingsRotateKey},
 	{"ledger list", "list an account's charges, newest first: --account ID [--limit N]", cmdLedgerList},
 }
 

@@ -22,6 +22,7 @@ import (
 
 	"switchboard/internal/auth"
 	"switchboard/internal/blob"
+	"switchboard/internal/calls"
 	"switchboard/internal/carrier"
 	"switchboard/internal/carrier/kannel"
 	"switchboard/internal/carrier/sim"
@@ -230,6 +231,7 @@ func newApp(ctx context.Context, c *cli, st *store.Store, log *slog.Logger, publ
 		Log:          log,
 		Registry:     reg,
 		SMS:          a.sms,
+		Calls:        calls.New(calls.Config{Store: st, Blobs: media, PublicURL: publicURL, Log: log}),
 		Media:        media.Handler(),
 		CarrierHooks: hooks,
 		OAuth:        oauth.New(oauth.Config{Store: st, Issuer: publicURL, Log: log}).Handler(),

@@ -6,12 +6,14 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
 	"mime"
 	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
 
 	gcblob "gocloud.dev/blob"
 	_ "gocloud.dev/blob/fileblob" // registers file://
@@ -261,4 +263,31 @@ func (e *redactedError) Unwrap() error { return e.err }
 
 func redact(err error, secret string) error {
 	return &redactedError{msg: strings.ReplaceAll(err.Error(), secret, "[redacted]"), err: err}
+}
+
+// ErrNotExist is returned by Get for a well-formed name with no object.
+var ErrNotExist = errors.New("blob: no such object")
+
+// Object is a stored object opened for reading. It seeks (a seek reopens a
+// range reader lazily), so byte ranges are served without reading it whole.
+type Object struct {
+	io.ReadSeekCloser
+	ContentType string
+	ModTime     time.Time
+	Size        int64
+}
+
+// Get opens the named object for reading; the caller closes it.
+func (s *Store) Get(ctx context.Context, name string) (*Object, error) {
+	if !ValidName(name) {
+		return nil, ErrInvalidName
+	}
+	rd, err := s.bucket.NewReader(ctx, name, nil)
+	if err != nil {
+		if gcerrors.Code(err) == gcerrors.NotFound {
+			return nil, ErrNotExist
+		}
+		return nil, redact(err, name)
+	}
+	return &Object{ReadSeekCloser: rd, ContentType: rd.ContentType(), ModTime: rd.ModTime(), Size: rd.Size()}, nil
 }

@@ -185,11 +185,15 @@ func principal(r *http.Request) auth.Principal {
 	return p
 }
 
-// loggablePath is p with attachment names, which are secrets, left out. The
-// path is judged cleaned ("//media/x" and "/a/../media/x" lead there too).
+// loggablePath is p with attachment names and recording links, which are
+// secrets, left out. The path is judged cleaned ("//media/x" and "/a/../media/x" lead there too).
 func loggablePath(p string) string {
 	if strings.Contains(p, "/media/") && strings.HasPrefix(path.Clean("/"+p), "/media/") {
 		return "/media/[redacted]"
+	}
+	// Signed recording links are secrets too.
+	if strings.Contains(p, "/recordings/") && strings.HasPrefix(path.Clean("/"+p), "/recordings/") {
+		return "/recordings/[redacted]"
 	}
 	return p
 }

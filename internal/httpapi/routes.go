@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"switchboard/internal/auth"
+	"switchboard/internal/calls"
 )
 
 // routes is the route table: every endpoint Switchboard serves, in one place.
@@ -17,6 +18,17 @@ func (s *Server) routes() {
 	s.api("GET /users", auth.UsersRead, s.listUsers)
 	s.api("GET /sms/lines", auth.SMSRead, s.listLines)
 	s.api("POST /sms/messages", auth.SMSSend, s.budgeted(sendBodyLimit, s.idempotent(sendBodyLimit, s.sendMessage)))
+
+	// Call history, and the signed recording links it hands out (public: the
+	// signature is the credential).
+	if s.calls != nil {
+		s.api("POST /calls/search", auth.ReportsRead, s.searchCalls)
+		s.api("GET /calls/{callid}", auth.ReportsRead, s.getCall)
+		s.api("GET /calls/{callid}/transcripts", auth.RecordingsRead, s.callTranscripts)
+		s.api("GET /calls/{callid}/recordings", auth.RecordingsRead, s.callRecordings)
+		s.api("GET /calls/{callid}/recordings/{uniqueid}", auth.RecordingsRead, s.callRecording)
+		s.mux.Handle("GET "+calls.LinkPrefix, s.metrics.wrap("GET "+calls.LinkPrefix, http.HandlerFunc(s.recordingLink)))
+	}
 
 	// Hosted attachments: public, unguessable names.
 	if s.media != nil {

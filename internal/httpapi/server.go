@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"switchboard/internal/auth"
+	"switchboard/internal/calls"
 	"switchboard/internal/sms"
 	"switchboard/internal/store"
 )
@@ -25,6 +26,8 @@ type Config struct {
 	// Registry receives the HTTP metrics; nil makes a private one.
 	Registry *prometheus.Registry
 	SMS      *sms.Service
+	// Calls serves the call history; nil leaves its routes out.
+	Calls *calls.Service
 	// Media serves hosted attachments under /media/.
 	Media http.Handler
 	// CarrierHooks serves the carrier driver's callbacks under /carrier/.
@@ -49,6 +52,7 @@ type Server struct {
 	handler http.Handler
 
 	sms          *sms.Service
+	calls        *calls.Service
 	media        http.Handler
 	carrierHooks http.Handler
 	oauth        http.Handler
@@ -69,6 +73,7 @@ func New(cfg Config) *Server {
 		metrics: newMetrics(reg),
 
 		sms:          cfg.SMS,
+		calls:        cfg.Calls,
 		media:        cfg.Media,
 		carrierHooks: cfg.CarrierHooks,
 		oauth:        cfg.OAuth,
