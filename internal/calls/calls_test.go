@@ -43,7 +43,7 @@ func TestDerivedFieldsIgnoreImportOrder(t *testing.T) {
 		call("1000.2", "inbound", "15550001", "100", "2026-01-01T12:00:00Z", true),
 		call("1000.3", "outbound", "101", "15550001", "2026-01-01T13:00:00Z", false),
 		call("1000.4", "inbound", "15550001", "100", "2026-01-02T08:59:59Z", false),
-		call("1000.5", "inbound", "15550001", "100", "2026-01-02T09:00:00Z", false), // exactly 24 h after 1000.1
+		call("1000.5", "inbound", "15550001", "100", "2026-01-02T09:00:00Z", false),  // exactly 24 h after 1000.1
 		call("1000.6", "outbound", "101", "15550001", "2026-01-03T12:00:01Z", false), // more than 24 h after 1000.2
 		call("1000.7", "inbound", "15550002", "100", "2026-01-01T12:00:00Z", true),
 		call("1000.8", "inbound", "15550002", "100", "2026-01-01T12:00:00Z", false), // same start: ordered by id
