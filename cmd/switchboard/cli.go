@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/netip"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -39,6 +40,9 @@ type cli struct {
 	kannelSecret   string
 	reconcileAfter time.Duration
 	debugAddr      string
+
+	trustedProxyList string
+	trustedProxies   []netip.Prefix // parsed by checkServeFlags
 }
 
 // env returns the SWITCHBOARD_ variable for name, or def.
@@ -68,6 +72,7 @@ func (c *cli) serveFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.kannelPassword, "kannel-password", env("KANNEL_PASSWORD", ""), "Kannel sendsms password (SWITCHBOARD_KANNEL_PASSWORD)")
 	fs.StringVar(&c.kannelSecret, "kannel-secret", env("KANNEL_SECRET", ""), "secret Kannel's dlr-url and get-url carry, at least 16 characters (SWITCHBOARD_KANNEL_SECRET)")
 	fs.DurationVar(&c.reconcileAfter, "reconcile-after", 2*time.Minute, "abandon a send still unanswered after this long (SWITCHBOARD_RECONCILE_AFTER)")
+	fs.StringVar(&c.trustedProxyList, "trusted-proxies", env("TRUSTED_PROXIES", ""), "reverse proxies (addresses or CIDR prefixes, comma-separated) whose X-Forwarded-For names the client for per-address limits; none by default (SWITCHBOARD_TRUSTED_PROXIES)")
 	fs.StringVar(&c.debugAddr, "debug-addr", env("DEBUG_ADDR", ""), "serve Go's pprof profiles on this address, e.g. 127.0.0.1:6060; off by default (SWITCHBOARD_DEBUG_ADDR)")
 }
 

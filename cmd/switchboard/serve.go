@@ -68,6 +68,13 @@ func (c *cli) checkServeFlags() error {
 			return usageError{fmt.Sprintf("--media: %v", err)}
 		}
 	}
+	if c.trustedProxyList != "" {
+		p, err := oauth.ParseTrustedProxies(c.trustedProxyList)
+		if err != nil {
+			return usageError{fmt.Sprintf("--trusted-proxies %q: want addresses or CIDR prefixes separated by commas, e.g. 127.0.0.1,10.0.0.0/8: %v", c.trustedProxyList, err)}
+		}
+		c.trustedProxies = p
+	}
 	if c.reconcileAfter <= 0 {
 		return usageError{fmt.Sprintf("--reconcile-after %v: want a positive duration, e.g. 2m", c.reconcileAfter)}
 	}
@@ -145,13 +152,19 @@ func serve(ctx context.Context, c *cli, st *store.Store, log *slog.Logger, ready
 	return nil
 }
 
-// pruneOAuth deletes expired authorization requests, codes and tokens hourly.
+// pruneOAuth deletes expired authorization requests, codes and tokens, and
+// the registered clients nobody ever authorized, hourly.
 func pruneOAuth(ctx context.Context, st *store.Store, log *slog.Logger) {
 	t := time.NewTicker(time.Hour)
 	defer t.Stop()
 	for {
 		if err := st.PruneOAuth(ctx); err != nil && ctx.Err() == nil {
 			log.Error("prune expired OAuth data", "err", err)
+		}
+		if n, err := st.PruneUnusedOAuthClients(ctx); err != nil && ctx.Err() == nil {
+			log.Error("prune unused OAuth clients", "err", err)
+		} else if n > 0 {
+			log.Info("pruned OAuth clients never authorized", "clients", n, "unused_for", store.OAuthUnusedClientTTL.String())
 		}
 		select {
 		case <-ctx.Done():
@@ -234,7 +247,8 @@ func newApp(ctx context.Context, c *cli, st *store.Store, log *slog.Logger, publ
 		Calls:        calls.New(calls.Config{Store: st, Blobs: media, PublicURL: publicURL, Log: log}),
 		Media:        media.Handler(),
 		CarrierHooks: hooks,
-		OAuth:        oauth.New(oauth.Config{Store: st, Issuer: publicURL, Log: log}).Handler(),
+		OAuth: oauth.New(oauth.Config{Store: st, Issuer: publicURL, Log: log,
+			TrustedProxies: c.trustedProxies, Registry: reg}).Handler(),
 	})
 	return a, nil
 }

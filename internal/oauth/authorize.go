@@ -4,7 +4,6 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -123,7 +122,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	username, password := strings.TrimSpace(r.PostForm.Get("username")), r.PostForm.Get("password")
-	ip := clientIP(r)
+	ip := s.clientIP(r)
 	if wait := s.throttle.begin(username, ip); wait > 0 {
 		secs := int((wait + time.Second - 1) / time.Second)
 		w.Header().Set("Retry-After", strconv.Itoa(secs))
@@ -355,15 +354,4 @@ func hostOf(raw string) string {
 		return u.Host
 	}
 	return raw
-}
-
-// clientIP is the peer address. Forwarded headers are not trusted (anyone can
-// send them); behind a reverse proxy every attempt counts against the proxy's
-// address, which makes the per-address limit stricter, never looser.
-func clientIP(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
 }

@@ -17,6 +17,9 @@ const (
 	errServerError             = "server_error"
 	errInvalidRedirectURI      = "invalid_redirect_uri"
 	errInvalidClientMetadata   = "invalid_client_metadata"
+	// errRateLimited is not an RFC 7591 code (the RFC lets a server add
+	// its own); it is the public API's name for a 429.
+	errRateLimited = "rate_limited"
 )
 
 // oauthError is the RFC 6749 §5.2 error body. It is deliberately not the

@@ -105,3 +105,60 @@ func TestThrottleHoldsAgainstABurst(t *testing.T) {
 		t.Errorf("%d of 60 simultaneous attempts let through, want %d", n, freeUserFailures+1)
 	}
 }
+
+func TestLimiterRefillsAndBounds(t *testing.T) {
+	now := time.Unix(1_000_000, 0)
+	l := newLimiter(Rate{Burst: 2, Every: time.Minute}, Rate{Burst: 3, Every: 10 * time.Second})
+	l.now = func() time.Time { return now }
+	for i := range 2 {
+		if w := l.allow("a"); w != 0 {
+			t.Fatalf("a's attempt %d: wait %v, want 0", i+1, w)
+		}
+	}
+	if w := l.allow("a"); w != time.Minute {
+		t.Fatalf("a's third attempt: wait %v, want 1m", w)
+	}
+	now = now.Add(45 * time.Second)
+	if w := l.allow("a"); w != 15*time.Second {
+		t.Fatalf("a after 45s: wait %v, want 15s", w)
+	}
+	// The global bucket (3, refilled 4.5 by now but capped) serves b once more.
+	if w := l.allow("b"); w != 0 {
+		t.Fatalf("b: wait %v, want 0", w)
+	}
+	if w := l.allow("c"); w != 0 {
+		t.Fatalf("c: wait %v, want 0", w)
+	}
+	if w := l.allow("d"); w != 0 {
+		t.Fatalf("d: wait %v, want 0", w)
+	}
+	if w := l.allow("e"); w != 10*time.Second {
+		t.Fatalf("e with the global bucket empty: wait %v, want 10s", w)
+	}
+	now = now.Add(15 * time.Second)
+	if w := l.allow("a"); w != 0 {
+		t.Fatalf("a after a minute: wait %v, want 0", w)
+	}
+	l.refund("a")
+	if w := l.allow("a"); w != 0 {
+		t.Fatalf("a after a refund: wait %v, want 0", w)
+	}
+
+	// The table of addresses is bounded: full buckets are swept, and when
+	// every tracked address is still paying off, a new one is not tracked
+	// (the global bucket still counts it).
+	l = newLimiter(Rate{Burst: 1, Every: time.Hour}, Rate{Burst: 1000, Every: time.Second})
+	l.now = func() time.Time { return now }
+	l.maxAddrs = 3
+	for _, a := range []string{"a", "b", "c", "d"} {
+		l.allow(a)
+	}
+	if len(l.addrs) != 3 || l.addrs["d"] != nil {
+		t.Fatalf("tracked %v, want a, b and c only", l.addrs)
+	}
+	now = now.Add(time.Hour)
+	l.allow("e")
+	if len(l.addrs) != 1 || l.addrs["e"] == nil {
+		t.Fatalf("tracked %v after an hour, want only e", l.addrs)
+	}
+}

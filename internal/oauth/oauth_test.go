@@ -40,12 +40,17 @@ type env struct {
 }
 
 // setup starts the authorization server over a fresh store, with one user
-// (amy / password) and one registered client.
-func setup(t *testing.T, st *store.Store) *env {
+// (amy / password) and one registered client. configure, when given, adjusts
+// the server's configuration.
+func setup(t *testing.T, st *store.Store, configure ...func(*oauth.Config)) *env {
 	t.Helper()
 	ts := httptest.NewUnstartedServer(nil)
 	issuer := "http://" + ts.Listener.Addr().String()
-	ts.Config.Handler = oauth.New(oauth.Config{Store: st, Issuer: issuer}).Handler()
+	cfg := oauth.Config{Store: st, Issuer: issuer}
+	for _, f := range configure {
+		f(&cfg)
+	}
+	ts.Config.Handler = oauth.New(cfg).Handler()
 	ts.Start()
 	t.Cleanup(ts.Close)
 

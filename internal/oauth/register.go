@@ -10,7 +10,9 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -48,27 +50,57 @@ func badRedirect(format string, args ...any) error {
 	return &metadataError{errInvalidRedirectURI, fmt.Sprintf(format, args...)}
 }
 
-// register is dynamic client registration (RFC 7591) for public clients.
+// Outcomes of a registration, the label of switchboard_oauth_registrations_total.
+const (
+	outcomeRegistered  = "registered"
+	outcomeInvalid     = "invalid"
+	outcomeRateLimited = "rate_limited"
+	outcomeError       = "error"
+)
+
+// register is dynamic client registration (RFC 7591) for public clients. It
+// stays open to anyone, so it is rate limited per client address and in
+// total; clients that never obtain a grant are pruned after
+// store.OAuthUnusedClientTTL. The registration's token is taken before the
+// body is read (so a parallel burst cannot overshoot) and given back when
+// nothing was written: fixing one's metadata costs no budget.
 func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
+	addr := ipKey(s.clientIP(r))
+	if wait := s.registrations.allow(addr); wait > 0 {
+		s.registered.WithLabelValues(outcomeRateLimited).Inc()
+		secs := int((wait + time.Second - 1) / time.Second)
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+		writeError(w, http.StatusTooManyRequests, errRateLimited,
+			fmt.Sprintf("too many client registrations; try again in %d seconds", secs))
+		return
+	}
 	reg, err := s.decodeRegistration(w, r)
 	if err == nil {
 		err = s.checkRedirectURIs(r, reg.RedirectURIs)
 	}
 	var me *metadataError
+	if err != nil {
+		s.registrations.refund(addr)
+	}
 	if errors.As(err, &me) {
+		s.registered.WithLabelValues(outcomeInvalid).Inc()
 		writeError(w, http.StatusBadRequest, me.code, me.description)
 		return
 	}
 	if err != nil {
+		s.registered.WithLabelValues(outcomeError).Inc()
 		s.serverError(w, r, "register client", err)
 		return
 	}
 	c := store.OAuthClient{ClientID: secret(""), Name: reg.ClientName, RedirectURIs: reg.RedirectURIs}
 	if err := s.store.CreateOAuthClient(ctx, &c); err != nil {
+		s.registrations.refund(addr)
+		s.registered.WithLabelValues(outcomeError).Inc()
 		s.serverError(w, r, "register client", err)
 		return
 	}
+	s.registered.WithLabelValues(outcomeRegistered).Inc()
 	s.log.InfoContext(ctx, "oauth client registered", "client_id", c.ClientID, "client_name", c.Name, "redirect_uris", c.RedirectURIs)
 	noStore(w)
 	writeJSON(w, http.StatusCreated, registration{

@@ -5,9 +5,12 @@ import (
 	"encoding/base64"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"switchboard/internal/auth"
 	"switchboard/internal/store"
@@ -40,6 +43,17 @@ type Config struct {
 	// RefreshTTL is how long a refresh token stays usable; every rotation
 	// issues a new one with a fresh lifetime. DefaultRefreshTTL when zero.
 	RefreshTTL time.Duration
+
+	// RegisterPerAddress and RegisterGlobal bound dynamic registration per
+	// client address and in total (per process); the defaults apply when
+	// Burst is zero.
+	RegisterPerAddress Rate
+	RegisterGlobal     Rate
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For is
+	// believed when counting requests per client address (see clientIP).
+	TrustedProxies []netip.Prefix
+	// Registry receives the server's metrics; nil keeps them private.
+	Registry prometheus.Registerer
 }
 
 // Server is the authorization server. It is safe for concurrent use.
@@ -55,6 +69,10 @@ type Server struct {
 	refreshTTL time.Duration
 	throttle   *throttle
 	metadata   []byte
+
+	registrations  *limiter
+	trustedProxies []netip.Prefix
+	registered     *prometheus.CounterVec // by outcome
 }
 
 // New returns a server for cfg.
@@ -67,6 +85,26 @@ func New(cfg Config) *Server {
 		accessTTL:  cfg.AccessTTL,
 		refreshTTL: cfg.RefreshTTL,
 		throttle:   newThrottle(),
+
+		trustedProxies: cfg.TrustedProxies,
+	}
+	perAddr, global := cfg.RegisterPerAddress, cfg.RegisterGlobal
+	if perAddr.Burst <= 0 || perAddr.Every <= 0 {
+		perAddr = DefaultRegisterPerAddress
+	}
+	if global.Burst <= 0 || global.Every <= 0 {
+		global = DefaultRegisterGlobal
+	}
+	s.registrations = newLimiter(perAddr, global)
+	s.registered = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "switchboard_oauth_registrations_total",
+		Help: "Dynamic client registrations by outcome: registered, invalid (refused metadata), rate_limited, error.",
+	}, []string{"outcome"})
+	for _, o := range []string{outcomeRegistered, outcomeInvalid, outcomeRateLimited, outcomeError} {
+		s.registered.WithLabelValues(o)
+	}
+	if cfg.Registry != nil {
+		cfg.Registry.MustRegister(s.registered)
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)

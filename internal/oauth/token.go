@@ -186,7 +186,7 @@ func (s *Server) grantFailed(w http.ResponseWriter, r *http.Request, client stor
 	case store.IsOAuthReplay(err):
 		// Either the client has a bug or someone else holds a copy: both
 		// copies are now worthless, which is the point.
-		s.log.WarnContext(ctx, "oauth "+what+" replayed: grant revoked", "client_id", client.ClientID, "ip", clientIP(r))
+		s.log.WarnContext(ctx, "oauth "+what+" replayed: grant revoked", "client_id", client.ClientID, "ip", s.clientIP(r))
 		writeError(w, http.StatusBadRequest, errInvalidGrant, "the "+what+" was already used; every token issued from it has been revoked")
 	case domain.ErrorCode(err) == domain.InsufficientScope:
 		writeError(w, http.StatusBadRequest, errInvalidScope, "a refresh may only ask for scopes already granted")

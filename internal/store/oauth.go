@@ -21,6 +21,12 @@ const (
 	OAuthRequestTTL = 10 * time.Minute
 	// OAuthCodeTTL bounds how long an authorization code can be exchanged.
 	OAuthCodeTTL = 60 * time.Second
+	// OAuthUnusedClientTTL is how long a registered client that has never
+	// obtained a grant is kept (PruneUnusedOAuthClients). Registration is
+	// open to anyone, so what nobody ever authorized cannot be kept forever;
+	// a client that registers and then waits longer than this before its
+	// first authorization registers again.
+	OAuthUnusedClientTTL = 24 * time.Hour
 	// oauthKeep is how long expired codes and tokens are kept by PruneOAuth,
 	// so that a late replay is still recognized as one.
 	oauthKeep = 24 * time.Hour
@@ -230,6 +236,25 @@ func (s *Store) OAuthClient(ctx context.Context, clientID string) (OAuthClient, 
 		return c, fmt.Errorf("store: oauth client: %w", notFound(err, "oauth client"))
 	}
 	return c, nil
+}
+
+// PruneUnusedOAuthClients deletes the clients registered more than
+// OAuthUnusedClientTTL ago that have never obtained a grant (a grant, even a
+// revoked one, keeps its client), with any authorization in progress for
+// them, and reports how many it deleted.
+func (s *Store) PruneUnusedOAuthClients(ctx context.Context) (int64, error) {
+	var n int64
+	err := s.write(ctx, func(tx *Tx) error {
+		res, err := tx.exec(ctx, `DELETE FROM oauth_clients WHERE created_at < ?
+			AND NOT EXISTS (SELECT 1 FROM oauth_grants g WHERE g.client_id = oauth_clients.client_id)`,
+			tx.now-OAuthUnusedClientTTL.Microseconds())
+		if err != nil {
+			return fmt.Errorf("store: prune unused oauth clients: %w", err)
+		}
+		n, _ = res.RowsAffected()
+		return nil
+	})
+	return n, err
 }
 
 // OAuthClients lists every registered client, oldest first.

@@ -432,3 +432,101 @@ func TestOAuthRevocation(t *testing.T) {
 		}
 	})
 }
+
+func TestPruneUnusedOAuthClients(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		f := setupOAuth(t, s) // f.client will hold a grant
+		f.approve(t, "sms:read")
+		register := func(id string) {
+			t.Helper()
+			c := store.OAuthClient{ClientID: id, Name: id, RedirectURIs: []string{"https://app.example/cb"}}
+			if err := s.CreateOAuthClient(ctx, &c); err != nil {
+				t.Fatal(err)
+			}
+		}
+		register("never-used")
+		// A pending authorization of an unused client goes with it.
+		pending := store.OAuthRequest{Hash: h("pending"), ClientID: "never-used", RedirectURI: "https://app.example/cb",
+			Scopes: []string{"sms:read"}, State: "s", CodeChallenge: "c", CSRFHash: h("csrf")}
+		if err := s.CreateOAuthRequest(ctx, &pending); err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		s.SetClock(func() time.Time { return start.Add(store.OAuthUnusedClientTTL - time.Minute) })
+		register("recent")
+		clients := func() []string {
+			t.Helper()
+			all, err := s.OAuthClients(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ids []string
+			for _, c := range all {
+				ids = append(ids, c.ClientID)
+			}
+			return ids
+		}
+
+		// Not yet a day old: everything stays.
+		if n, err := s.PruneUnusedOAuthClients(ctx); n != 0 || err != nil {
+			t.Fatalf("PruneUnusedOAuthClients before the TTL = %d, %v; want 0", n, err)
+		}
+		s.SetClock(func() time.Time { return start.Add(store.OAuthUnusedClientTTL + time.Minute) })
+		if n, err := s.PruneUnusedOAuthClients(ctx); n != 1 || err != nil {
+			t.Fatalf("PruneUnusedOAuthClients after the TTL = %d, %v; want 1 (never-used)", n, err)
+		}
+		if got, want := clients(), []string{f.client.ClientID, "recent"}; !slices.Equal(got, want) {
+			t.Fatalf("clients after pruning = %v, want %v (the granted one and the recent one)", got, want)
+		}
+		// A revoked grant still keeps its client: it is the record of who was authorized.
+		grants, err := s.OAuthGrants(ctx, f.account.ID, 0)
+		if err != nil || len(grants) != 1 {
+			t.Fatalf("grants = %+v, %v", grants, err)
+		}
+		if err := s.RevokeOAuthGrant(ctx, f.account.ID, grants[0].ID); err != nil {
+			t.Fatal(err)
+		}
+		s.SetClock(func() time.Time { return start.Add(3 * store.OAuthUnusedClientTTL) })
+		if n, err := s.PruneUnusedOAuthClients(ctx); n != 1 || err != nil {
+			t.Fatalf("PruneUnusedOAuthClients two days later = %d, %v; want 1 (recent)", n, err)
+		}
+		if got, want := clients(), []string{f.client.ClientID}; !slices.Equal(got, want) {
+			t.Fatalf("clients = %v, want %v", got, want)
+		}
+	})
+}
+
+func TestServerKey(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		var made atomic.Int32
+		gen := func() []byte { made.Add(1); return []byte(newSecret("key")) }
+		// Racing first uses agree on one key.
+		keys := make([][]byte, 8)
+		var wg sync.WaitGroup
+		for i := range keys {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				k, err := s.ServerKey(ctx, "seal", gen)
+				if err != nil {
+					t.Error(err)
+				}
+				keys[i] = k
+			}()
+		}
+		wg.Wait()
+		for _, k := range keys {
+			if len(k) == 0 || string(k) != string(keys[0]) {
+				t.Fatalf("keys = %q, want one shared key", keys)
+			}
+		}
+		again, err := s.ServerKey(ctx, "seal", func() []byte { t.Fatal("a second key was made"); return nil })
+		if err != nil || string(again) != string(keys[0]) {
+			t.Fatalf("ServerKey again = %q, %v; want %q", again, err, keys[0])
+		}
+		other, err := s.ServerKey(ctx, "other", gen)
+		if err != nil || string(other) == string(keys[0]) {
+			t.Fatalf("another name's key = %q, %v; want a different key", other, err)
+		}
+	})
+}
