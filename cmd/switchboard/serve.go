@@ -200,15 +200,9 @@ func newApp(ctx context.Context, c *cli, st *store.Store, log *slog.Logger, publ
 	a.media = media
 
 	var (
-		gw    carrier.Carrier
-		hooks http.Handler
+		gw carrier.Carrier
+		kd *kannel.Driver
 	)
-	a.sms = &sms.Service{
-		Store:    st,
-		Media:    media,
-		MediaURL: func(name string) string { return media.URL(publicURL+"/media/", name) },
-		Log:      log,
-	}
 	switch c.carrier {
 	case "sim":
 		s := sim.New(sim.Config{ReceiptDelay: sim.DefaultReceiptDelay, Logger: log})
@@ -218,7 +212,6 @@ func newApp(ctx context.Context, c *cli, st *store.Store, log *slog.Logger, publ
 				return nil, usageError{"--sim: " + err.Error()}
 			}
 		}
-		s.Attach(a.sms)
 		gw, a.sim = s, s
 	case "kannel":
 		d, err := kannel.New(kannel.Config{
@@ -229,12 +222,26 @@ func newApp(ctx context.Context, c *cli, st *store.Store, log *slog.Logger, publ
 			media.Close()
 			return nil, usageError{err.Error()}
 		}
-		gw, hooks = d, http.StripPrefix("/carrier/kannel", d.Handler(a.sms))
+		gw, kd = d, d
 	default:
 		media.Close()
 		return nil, usageError{fmt.Sprintf("unknown --carrier %q (want sim or kannel)", c.carrier)}
 	}
-	a.sms.Carrier = gw
+	a.sms = sms.New(sms.Config{
+		Store:    st,
+		Carrier:  gw,
+		Media:    media,
+		MediaURL: func(name string) string { return media.URL(publicURL+"/media/", name) },
+		Log:      log,
+	})
+	// The carrier reports back to the service: receipts and inbound texts.
+	var hooks http.Handler
+	if a.sim != nil {
+		a.sim.Attach(a.sms)
+	}
+	if kd != nil {
+		hooks = http.StripPrefix("/carrier/kannel", kd.Handler(a.sms))
+	}
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

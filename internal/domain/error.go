@@ -22,16 +22,33 @@ const (
 	Internal          Code = "internal_error"
 )
 
+// Kind refines a Code where the API tells apart cases that share an error
+// type (the spec answers several of them with invalid_request). The HTTP
+// layer maps Code and Kind to a status in one place (httpapi/respond.go);
+// nothing below it knows about statuses.
+type Kind uint8
+
+// Kinds. The zero value means the Code says it all.
+const (
+	Plain Kind = iota
+	// Unprocessable: the request is well formed but cannot be carried out as
+	// it stands (no rate applies to a destination, an Idempotency-Key reused
+	// with another request).
+	Unprocessable
+	// TooLarge: the request is bigger than the operation accepts.
+	TooLarge
+	// MethodNotAllowed: the resource exists but does not offer the operation.
+	MethodNotAllowed
+)
+
 // Error is the one error type that crosses layers. Message is safe to show to
 // the client; anything else stays in the wrapped cause and the log.
 type Error struct {
 	Code    Code
+	Kind    Kind
 	Message string
 	// Scope names the missing scope on InsufficientScope.
 	Scope string
-	// Status overrides the HTTP status the code maps to (the spec uses 422 with
-	// invalid_request for unpriced destinations).
-	Status int
 }
 
 func (e *Error) Error() string { return string(e.Code) + ": " + e.Message }
@@ -39,6 +56,11 @@ func (e *Error) Error() string { return string(e.Code) + ": " + e.Message }
 // Errorf builds an *Error with a formatted, client-safe message.
 func Errorf(code Code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// Unprocessablef builds an invalid_request *Error of kind Unprocessable.
+func Unprocessablef(format string, args ...any) *Error {
+	return &Error{Code: Invalid, Kind: Unprocessable, Message: fmt.Sprintf(format, args...)}
 }
 
 // ErrorCode returns the Code of err, or Internal when err is not an *Error.
@@ -52,3 +74,11 @@ func ErrorCode(err error) Code {
 
 // IsNotFound reports whether err is a not_found error.
 func IsNotFound(err error) bool { return err != nil && ErrorCode(err) == NotFound }
+
+// NothingHappened reports whether err promises that nothing was created or
+// charged and a retry may run the request again (internal_error and
+// unavailable; any error that is not an *Error counts as internal_error).
+func NothingHappened(err error) bool {
+	c := ErrorCode(err)
+	return c == Internal || c == Unavailable
+}

@@ -19,6 +19,7 @@ import (
 	"switchboard/internal/auth"
 	"switchboard/internal/domain"
 	"switchboard/internal/httpapi"
+	"switchboard/internal/sms"
 	"switchboard/internal/store"
 	"switchboard/internal/store/storetest"
 )
@@ -81,6 +82,7 @@ func setup(t *testing.T, engine store.Engine) *fixture {
 	srv := httptest.NewServer(httpapi.New(httpapi.Config{
 		Store: st,
 		Auth:  &auth.Authenticator{Store: st},
+		SMS:   sms.New(sms.Config{Store: st}),
 		Log:   slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}))
 	t.Cleanup(srv.Close)
@@ -353,6 +355,7 @@ func TestAccessLogRedactsMediaNames(t *testing.T) {
 	srv := httptest.NewServer(httpapi.New(httpapi.Config{
 		Store: st,
 		Auth:  &auth.Authenticator{Store: st},
+		SMS:   sms.New(sms.Config{Store: st}),
 		Log:   slog.New(slog.NewTextHandler(&logs, nil)),
 		Media: http.NotFoundHandler(),
 	}))

@@ -11,6 +11,7 @@ import (
 	"switchboard/internal/auth"
 	"switchboard/internal/domain"
 	"switchboard/internal/httpapi"
+	"switchboard/internal/sms"
 	"switchboard/internal/store"
 	"switchboard/internal/store/storetest"
 )
@@ -34,7 +35,7 @@ func BenchmarkListUsers(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	h := httpapi.New(httpapi.Config{Store: st, Auth: &auth.Authenticator{Store: st}, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	h := httpapi.New(httpapi.Config{Store: st, Auth: &auth.Authenticator{Store: st}, SMS: sms.New(sms.Config{Store: st}), Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {

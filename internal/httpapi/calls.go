@@ -277,8 +277,8 @@ func (s *Server) recordingLink(w http.ResponseWriter, r *http.Request) {
 	h.Set("Content-Security-Policy", "default-src 'none'; sandbox")
 	audio, err := s.calls.OpenLink(r.Context(), strings.TrimPrefix(r.URL.Path, calls.LinkPrefix))
 	if err != nil {
-		status := statusOf[domain.ErrorCode(err)]
-		if status == 0 || status == http.StatusInternalServerError {
+		status := errorStatus(err)
+		if status == http.StatusInternalServerError {
 			s.log.ErrorContext(r.Context(), "recording link", "err", err, "request_id", requestID(r.Context()))
 			status = http.StatusInternalServerError
 		}

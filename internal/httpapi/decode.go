@@ -201,7 +201,7 @@ func decodeError(err error) error {
 	var syntaxErr *json.SyntaxError
 	switch {
 	case errors.As(err, &tooBig):
-		return &domain.Error{Code: domain.Invalid, Message: fmt.Sprintf("request body exceeds %d bytes", tooBig.Limit), Status: http.StatusRequestEntityTooLarge}
+		return &domain.Error{Code: domain.Invalid, Kind: domain.TooLarge, Message: fmt.Sprintf("request body exceeds %d bytes", tooBig.Limit)}
 	case errors.As(err, &typeErr):
 		if typeErr.Field == "" {
 			return domain.Errorf(domain.Invalid, "request body must be %s", jsonKind(typeErr.Type.Kind().String()))

@@ -8,7 +8,7 @@ import (
 )
 
 func errMethod(method string, allowed []string) error {
-	return &domain.Error{Code: domain.Invalid, Status: http.StatusMethodNotAllowed,
+	return &domain.Error{Code: domain.Invalid, Kind: domain.MethodNotAllowed,
 		Message: "method " + method + " is not allowed here; allowed: " + strings.Join(allowed, ", ")}
 }
 

@@ -1,32 +1,32 @@
 package httpapi
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/binary"
 	"net/http"
 
 	"switchboard/internal/domain"
-	"switchboard/internal/store"
+	"switchboard/internal/sms"
 )
 
 // IdempotencyHeader is the optional request header that makes a retried
 // send safe (beyond the spec; see docs/decisions.md).
 const IdempotencyHeader = "Idempotency-Key"
 
-type idempotencyClaimCtx struct{}
+type idempotencyCtx struct{}
 
-// idempotencyClaim is the claim the idempotent middleware holds for r, if any.
-func idempotencyClaim(r *http.Request) *store.IdempotencyClaim {
-	c, _ := r.Context().Value(idempotencyClaimCtx{}).(*store.IdempotencyClaim)
+// idempotencyOf is the Idempotency-Key hold the idempotent middleware has
+// for r, if any.
+func idempotencyOf(r *http.Request) *sms.Idempotency {
+	c, _ := r.Context().Value(idempotencyCtx{}).(*sms.Idempotency)
 	return c
 }
 
-// idempotent wraps a POST handler: with an Idempotency-Key, the same key and
-// body replay the stored first response without running the handler again;
-// a different body is 422; a request still running is 409. Responses other
-// than 5xx are stored; a 5xx releases the key so that a retry runs again.
+// idempotent wraps the send handler: with an Idempotency-Key, the same key
+// and body get the first request's answer again (sms.Service.BeginIdempotent
+// keeps it as data; it is encoded here as any answer is) without running the
+// handler; a different body is 422; a request still running is 409. A
+// failure that promises nothing happened (5xx) releases the key so that a
+// retry runs again; any other failure is kept as the key's answer.
 func (s *Server) idempotent(limit int64, h handlerFunc) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		keys := r.Header.Values(IdempotencyHeader)
@@ -43,33 +43,25 @@ func (s *Server) idempotent(limit int64, h handlerFunc) handlerFunc {
 		if err != nil {
 			return err
 		}
-		p := principal(r)
-		// The person is part of the request: a user whose role does not
-		// cover the line must not be handed another user's stored answer.
-		// (API keys, with the whole account's reach, share one another's.)
-		h256 := sha256.New()
-		binary.Write(h256, binary.BigEndian, p.UserID)
-		h256.Write(raw)
-		hash := h256.Sum(nil)
-		replay, claim, err := s.store.BeginIdempotent(r.Context(), p.AccountID, key, hash)
+		replay, idem, err := s.sms.BeginIdempotent(r.Context(), principal(r), key, raw)
 		if err != nil {
 			return err
 		}
 		if replay != nil {
 			w.Header().Set("Idempotent-Replayed", "true")
-			writeEncoded(w, replay.Status, replay.Body)
+			if replay.Err != nil {
+				return replay.Err
+			}
+			writeSendResult(w, replay.Result, replay.Outcome)
 			return nil
 		}
 		r = withBody(r, raw)
-		r = r.WithContext(context.WithValue(r.Context(), idempotencyClaimCtx{}, claim))
-		tee := &teeWriter{statusWriter: statusWriter{ResponseWriter: w}}
-		if err := h(tee, r); err != nil {
-			writeError(tee, r, s.log, err)
-		}
-		// Recorded even if the client has gone: otherwise its retry would
-		// find the key still running.
-		if err := s.store.FinishIdempotent(context.WithoutCancel(r.Context()), claim, tee.status, tee.body.Bytes()); err != nil {
-			s.log.ErrorContext(r.Context(), "store idempotent response", "err", err, "request_id", requestID(r.Context()))
+		r = r.WithContext(context.WithValue(r.Context(), idempotencyCtx{}, idem))
+		if err := h(w, r); err != nil {
+			// Recorded before the answer is written, and even if the client
+			// has gone: otherwise its retry would find the key still running.
+			s.sms.FinishIdempotent(r.Context(), idem, err)
+			return err
 		}
 		return nil
 	}
@@ -85,15 +77,4 @@ func validIdempotencyKey(k string) bool {
 		}
 	}
 	return true
-}
-
-// teeWriter keeps a copy of the response for the idempotency record.
-type teeWriter struct {
-	statusWriter
-	body bytes.Buffer
-}
-
-func (t *teeWriter) Write(b []byte) (int, error) {
-	t.body.Write(b)
-	return t.statusWriter.Write(b)
 }

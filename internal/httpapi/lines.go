@@ -2,8 +2,6 @@ package httpapi
 
 import (
 	"net/http"
-
-	"switchboard/internal/sms"
 )
 
 // lineJSON is the public API's SMSLine.
@@ -15,7 +13,7 @@ type lineJSON struct {
 }
 
 func (s *Server) listLines(w http.ResponseWriter, r *http.Request) error {
-	lines, err := sms.Lines(r.Context(), s.store, principal(r))
+	lines, err := s.sms.Lines(r.Context(), principal(r))
 	if err != nil {
 		return err
 	}

@@ -47,7 +47,9 @@ type errorBody struct {
 	Scope   string      `json:"scope,omitempty"`
 }
 
-var statusOf = map[domain.Code]int{
+// codeStatus and kindStatus are the one mapping from domain errors to HTTP
+// statuses: a Kind, when set, decides; otherwise the Code does.
+var codeStatus = map[domain.Code]int{
 	domain.Invalid:           http.StatusBadRequest,
 	domain.Unauthenticated:   http.StatusUnauthorized,
 	domain.InsufficientScope: http.StatusForbidden,
@@ -58,6 +60,32 @@ var statusOf = map[domain.Code]int{
 	domain.RateLimited:       http.StatusTooManyRequests,
 	domain.Unavailable:       http.StatusServiceUnavailable,
 	domain.Internal:          http.StatusInternalServerError,
+}
+
+var kindStatus = map[domain.Kind]int{
+	domain.Unprocessable:    http.StatusUnprocessableEntity,
+	domain.TooLarge:         http.StatusRequestEntityTooLarge,
+	domain.MethodNotAllowed: http.StatusMethodNotAllowed,
+}
+
+// errorStatus is the HTTP status of err: 500 unless it is a *domain.Error.
+func errorStatus(err error) int {
+	var e *domain.Error
+	if !errors.As(err, &e) {
+		return http.StatusInternalServerError
+	}
+	return statusOf(e)
+}
+
+// statusOf is the HTTP status of e.
+func statusOf(e *domain.Error) int {
+	if s, ok := kindStatus[e.Kind]; ok {
+		return s
+	}
+	if s, ok := codeStatus[e.Code]; ok {
+		return s
+	}
+	return http.StatusInternalServerError
 }
 
 // realm names the protection space in WWW-Authenticate challenges.
@@ -71,13 +99,7 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 		log.ErrorContext(r.Context(), "request failed", "err", err, "method", r.Method, "path", loggablePath(r.URL.Path), "request_id", requestID(r.Context()))
 		e = &domain.Error{Code: domain.Internal, Message: "internal error; nothing was created or charged"}
 	}
-	status := e.Status
-	if status == 0 {
-		status = statusOf[e.Code]
-	}
-	if status == 0 {
-		status = http.StatusInternalServerError
-	}
+	status := statusOf(e)
 	body := errorBody{Type: e.Code, Message: e.Message}
 	switch e.Code {
 	case domain.Unauthenticated:

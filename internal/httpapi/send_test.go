@@ -138,7 +138,7 @@ func setupSendWith(t *testing.T, engine store.Engine, adjust func(*httpapi.Confi
 	// is known without a data race.
 	srv := httptest.NewUnstartedServer(nil)
 	base := "http://" + srv.Listener.Addr().String()
-	f.svc = &sms.Service{
+	f.svc = sms.New(sms.Config{
 		Store:    st,
 		Carrier:  carrierSim,
 		Media:    media,
@@ -150,7 +150,7 @@ func setupSendWith(t *testing.T, engine store.Engine, adjust func(*httpapi.Confi
 			}
 			return nil
 		},
-	}
+	})
 	carrierSim.Attach(f.svc)
 	cfg := httpapi.Config{
 		Store: st,
@@ -1326,13 +1326,60 @@ func TestSendInterrupted(t *testing.T) {
 			if total, n := f.ledger(t, f.acme); total != total0 || n != n0 {
 				t.Errorf("an abandoned message was charged")
 			}
-			// Abandoned means nothing was sent: the retry sends.
-			status, h, raw := f.post(t, key, "crash-1", body)
-			if status != 201 || h.Get("Idempotent-Replayed") != "" || decodeSend(t, raw).Messages[0].ID == m.ID {
-				t.Errorf("retry after reconcile: %d %s", status, raw)
+			// Abandoned is not proof that nothing was sent (a crash during the
+			// carrier call looks the same): the key still stands for the first
+			// message, and the retry is told so instead of sending again.
+			for range 2 {
+				status, h, raw := f.post(t, key, "crash-1", body)
+				if e := decodeInto[errorEnvelope](t, raw); status != 409 || e.Error.Type != "conflict" || h.Get("Idempotent-Replayed") != "true" ||
+					!strings.Contains(e.Error.Message, "interrupted") {
+					t.Errorf("retry after reconcile: %d %q %s, want the replayed 409 that says the first request was interrupted", status, h.Get("Idempotent-Replayed"), raw)
+				}
 			}
-			if _, n := f.ledger(t, f.acme); n != n0+1 {
-				t.Errorf("ledger rows %d, want %d", n, n0+1)
+			if total, n := f.ledger(t, f.acme); total != total0 || n != n0 || f.sim.Count() != count0 {
+				t.Errorf("the retry sent or charged: ledger %d rows (was %d), carrier count %d (was %d)", n, n0, f.sim.Count(), count0)
+			}
+		})
+
+		// Issue 15: a send killed during the carrier call (the carrier took
+		// the message, its receipt is slow), retried with the same key after
+		// the reconciler abandoned it, sent a second message and the late
+		// receipt charged the first: two texts, two charges. The key must keep
+		// pointing at the first message.
+		t.Run("during the carrier call, retried after reconcile", func(t *testing.T) {
+			total0, n0 := f.ledger(t, f.acme)
+			count0 := f.sim.Count()
+			f.sim.SetReceiptDelay(time.Hour) // the receipt is late: it comes from the test below
+			defer f.sim.SetReceiptDelay(0)
+			crashAt("after-carrier")
+			if status, _, raw, err := f.postWith(noReuse, key, "crash-4", body); err == nil {
+				t.Fatalf("request survived the crash: %d %s", status, raw)
+			}
+			f.setFault(nil)
+			m := f.lastMessage(t, f.acme)
+			if f.sim.Count() != count0+1 || m.Status != domain.StatusPending {
+				t.Fatalf("after the crash: carrier count %d → %d, message %s; want one accepted, pending", count0, f.sim.Count(), m.Status)
+			}
+			if n, err := f.svc.Reconcile(ctx, 0); err != nil || n != 1 {
+				t.Fatalf("reconcile = %d %v, want 1", n, err)
+			}
+			status, h, raw := f.post(t, key, "crash-4", body)
+			if e := decodeInto[errorEnvelope](t, raw); status != 409 || e.Error.Type != "conflict" || h.Get("Idempotent-Replayed") != "true" {
+				t.Errorf("retry after reconcile: %d %q %s, want the replayed 409", status, h.Get("Idempotent-Replayed"), raw)
+			}
+			if f.sim.Count() != count0+1 {
+				t.Fatalf("the retry sent a second message: carrier count %d → %d", count0, f.sim.Count())
+			}
+			// The late receipt proves the carrier took the first message: it
+			// is charged once, and from then on the key answers with it.
+			must(t, f.svc.Receipt(ctx, carrier.Receipt{MessageID: m.ID, Status: "delivered", At: time.Now()}))
+			status, h, raw = f.post(t, key, "crash-4", body)
+			res := decodeSend(t, raw)
+			if status != 201 || h.Get("Idempotent-Replayed") != "true" || len(res.Messages) != 1 || res.Messages[0].ID != m.ID || res.Messages[0].Status != "sent" {
+				t.Errorf("retry after the late receipt: %d %q %s, want the replayed 201 of message %d", status, h.Get("Idempotent-Replayed"), raw, m.ID)
+			}
+			if total, n := f.ledger(t, f.acme); n != n0+1 || money.Micros(total-total0) != m.Price || f.sim.Count() != count0+1 {
+				t.Errorf("one text: carrier count %d → %d, ledger %d in %d rows; want one message charged %d once", count0, f.sim.Count(), total-total0, n-n0, m.Price)
 			}
 		})
 

@@ -16,6 +16,7 @@ import (
 	"switchboard/internal/auth"
 	"switchboard/internal/domain"
 	"switchboard/internal/httpapi"
+	"switchboard/internal/sms"
 	"switchboard/internal/store"
 	"switchboard/internal/store/storetest"
 )
@@ -58,7 +59,7 @@ func BenchmarkAuthenticatedRequest(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	h := httpapi.New(httpapi.Config{Store: st, Auth: &auth.Authenticator{Store: st}, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	h := httpapi.New(httpapi.Config{Store: st, Auth: &auth.Authenticator{Store: st}, SMS: sms.New(sms.Config{Store: st}), Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 
 	// Both credentials must see the same answer, or the comparison is moot.
 	var bodies [2]string

@@ -34,17 +34,17 @@ func BenchmarkSend(b *testing.B) {
 	}
 	carrier := sim.New(sim.Config{ReceiptDelay: time.Second})
 	defer carrier.Close()
-	svc := &sms.Service{Store: st, Carrier: carrier, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	svc := sms.New(sms.Config{Store: st, Carrier: carrier, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	carrier.Attach(svc)
 	p := auth.Principal{AccountID: a.ID, Scopes: []auth.Scope{auth.SMSSend}}
-	req := sms.SendRequest{From: "14155550100", To: []string{"+1 (212) 555-0100"}, Message: "Your appointment is tomorrow at 9:00."}
+	req := domain.SendRequest{From: "14155550100", To: []string{"+1 (212) 555-0100"}, Message: "Your appointment is tomorrow at 9:00."}
 	b.SetParallelism(32)
 	before := st.CommitStats()
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			if status, _, err := svc.Send(ctx, p, req, nil); err != nil || status != 201 {
-				b.Fatalf("send: %d %v", status, err)
+			if _, outcome, err := svc.Send(ctx, p, req, nil); err != nil || outcome != domain.SendCreated {
+				b.Fatalf("send: %q %v", outcome, err)
 			}
 		}
 	})

@@ -124,9 +124,9 @@ func TestChargeRecordedAfterDatabaseRefusal(t *testing.T) {
 				f.refuse(true)
 				f.restart()
 			}
-			status, res, err := e.svc.Send(bg, e.p, e.request(), nil)
-			if err != nil || status != 201 {
-				t.Fatalf("send = %d %v, want 201", status, err)
+			res, outcome, err := e.svc.Send(bg, e.p, e.request(), nil)
+			if err != nil || outcome != domain.SendCreated {
+				t.Fatalf("send = %q %v, want created", outcome, err)
 			}
 			id := res.Messages[0].ID
 			if total, n := e.ledger(t); n != 0 {
@@ -197,8 +197,8 @@ func TestReceiptRetriedAfterDatabaseRefusal(t *testing.T) {
 func TestSettlerStops(t *testing.T) {
 	e, f := newFaultEnv(t, store.SQLite)
 	e.car.during = func(carrier.Message) { f.refuse(true) }
-	if status, _, err := e.svc.Send(bg, e.p, e.request(), nil); err != nil || status != 201 {
-		t.Fatalf("send = %d %v", status, err)
+	if _, outcome, err := e.svc.Send(bg, e.p, e.request(), nil); err != nil || outcome != domain.SendCreated {
+		t.Fatalf("send = %q %v", outcome, err)
 	}
 	<-e.attempts // one retry failed
 	done := make(chan struct{})

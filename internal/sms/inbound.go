@@ -49,9 +49,9 @@ func (s *Service) Receipt(ctx context.Context, r carrier.Receipt) error {
 	if at.IsZero() {
 		at = time.Now()
 	}
-	err := s.Store.ApplyReceipt(ctx, r.MessageID, r.Status, r.Error, at)
+	err := s.store.ApplyReceipt(ctx, r.MessageID, r.Status, r.Error, at)
 	if domain.IsNotFound(err) {
-		s.Log.Warn("receipt for unknown message dropped", "message_id", r.MessageID)
+		s.log.Warn("receipt for unknown message dropped", "message_id", r.MessageID)
 		return nil
 	}
 	if err != nil {
@@ -62,13 +62,13 @@ func (s *Service) Receipt(ctx context.Context, r carrier.Receipt) error {
 		// nothing).
 		key := "receipt:" + strconv.FormatInt(r.MessageID, 10) + ":" + r.Status + ":" + r.Error
 		s.settle.start(key, r.MessageID, func(ctx context.Context) error {
-			err := s.Store.ApplyReceipt(ctx, r.MessageID, r.Status, r.Error, at)
+			err := s.store.ApplyReceipt(ctx, r.MessageID, r.Status, r.Error, at)
 			if domain.IsNotFound(err) {
 				return nil
 			}
 			return err
 		}, func(err error) {
-			s.Log.Error("delivery receipt not recorded: the process stopped while the database refused it",
+			s.log.Error("delivery receipt not recorded: the process stopped while the database refused it",
 				"message_id", r.MessageID, "status", r.Status, "err", err)
 		})
 	}
@@ -81,12 +81,12 @@ func (s *Service) Inbound(ctx context.Context, in carrier.Inbound) error {
 	to, ok := phone.Normalize(in.To)
 	from, ok2 := phone.Normalize(in.From)
 	if !ok || !ok2 {
-		s.Log.Warn("inbound text with unusable numbers dropped")
+		s.log.Warn("inbound text with unusable numbers dropped")
 		return nil
 	}
-	line, err := s.Store.LineByNumber(ctx, to)
+	line, err := s.store.LineByNumber(ctx, to)
 	if domain.IsNotFound(err) || (err == nil && !line.SMSEnabled) {
-		s.Log.Warn("inbound text for a number that is not an SMS line dropped")
+		s.log.Warn("inbound text for a number that is not an SMS line dropped")
 		return nil
 	}
 	if err != nil {
@@ -104,7 +104,7 @@ func (s *Service) Inbound(ctx context.Context, in carrier.Inbound) error {
 	// The message is dated when Switchboard stores it, not by the carrier's
 	// clock (Kannel's ts has whole seconds and the SMSC's skew), so a
 	// conversation's order by time and by id agree.
-	_, err = s.Store.StoreInbound(ctx, store.Inbound{
+	_, err = s.store.StoreInbound(ctx, store.Inbound{
 		Line: line, From: from, Participants: participants, Body: in.Text, Media: in.Media,
 		OptOut: stopWords[kw], OptIn: startWords[kw],
 	})
@@ -119,7 +119,7 @@ func (s *Service) Inbound(ctx context.Context, in carrier.Inbound) error {
 // is still making is not interrupted, however old: it is skipped.
 func (s *Service) Reconcile(ctx context.Context, age time.Duration) (int, error) {
 	before := time.Now().Add(-age)
-	ids, err := s.Store.PendingBefore(ctx, before)
+	ids, err := s.store.PendingBefore(ctx, before)
 	if err != nil {
 		return 0, err
 	}
@@ -128,7 +128,7 @@ func (s *Service) Reconcile(ctx context.Context, age time.Duration) (int, error)
 		if _, sending := s.inflight.Load(id); sending || s.settle.settling(id) {
 			continue
 		}
-		done, err := s.Store.Abandon(ctx, id, before)
+		done, err := s.store.Abandon(ctx, id, before)
 		if err != nil {
 			return n, err
 		}
@@ -137,7 +137,7 @@ func (s *Service) Reconcile(ctx context.Context, age time.Duration) (int, error)
 		}
 	}
 	if n > 0 {
-		s.Log.Warn("abandoned messages left pending by an interrupted send", "count", n)
+		s.log.Warn("abandoned messages left pending by an interrupted send", "count", n)
 	}
 	return n, nil
 }
@@ -148,10 +148,10 @@ func (s *Service) RunReconciler(ctx context.Context, age, interval time.Duration
 	defer t.Stop()
 	for {
 		if _, err := s.Reconcile(ctx, age); err != nil && ctx.Err() == nil {
-			s.Log.Error("reconcile pending messages", "err", err)
+			s.log.Error("reconcile pending messages", "err", err)
 		}
-		if err := s.Store.PruneIdempotency(ctx); err != nil && ctx.Err() == nil {
-			s.Log.Error("prune idempotency keys", "err", err)
+		if err := s.store.PruneIdempotency(ctx); err != nil && ctx.Err() == nil {
+			s.log.Error("prune idempotency keys", "err", err)
 		}
 		select {
 		case <-ctx.Done():

@@ -5,16 +5,15 @@ import (
 
 	"switchboard/internal/auth"
 	"switchboard/internal/domain"
-	"switchboard/internal/store"
 )
 
 // Lines returns the account's SMS-capable lines that p may use: every one for
 // an API key, those the person's role grants for an OAuth token.
-func Lines(ctx context.Context, st *store.Store, p auth.Principal) ([]domain.Line, error) {
+func (s *Service) Lines(ctx context.Context, p auth.Principal) ([]domain.Line, error) {
 	if err := p.RequireNumbers(); err != nil {
 		return nil, err
 	}
-	all, err := st.Lines(ctx, p.AccountID, true)
+	all, err := s.store.Lines(ctx, p.AccountID, true)
 	if err != nil {
 		return nil, err
 	}

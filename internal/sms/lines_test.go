@@ -46,7 +46,7 @@ func TestLinesApplyPhoneNumberPermission(t *testing.T) {
 			{"numbers:assigned: own and unassigned", auth.Principal{AccountID: a.ID, UserID: u1.ID, Permissions: domain.Permissions{Numbers: domain.NumbersAssigned}}, []string{"14155550100", "14155550101"}, ""},
 			{"no numbers permission", auth.Principal{AccountID: a.ID, UserID: u1.ID}, nil, domain.PermissionDenied},
 		} {
-			got, err := sms.Lines(ctx, st, tc.p)
+			got, err := sms.New(sms.Config{Store: st}).Lines(ctx, tc.p)
 			if tc.wantErr != "" {
 				if domain.ErrorCode(err) != tc.wantErr {
 					t.Errorf("%s: err = %v, want %s", tc.name, err, tc.wantErr)
@@ -67,7 +67,7 @@ func TestLinesApplyPhoneNumberPermission(t *testing.T) {
 			}
 		}
 		// The store's shared list must not be changed by filtering.
-		if all, _ := sms.Lines(ctx, st, auth.Principal{AccountID: a.ID}); len(all) != 3 {
+		if all, _ := sms.New(sms.Config{Store: st}).Lines(ctx, auth.Principal{AccountID: a.ID}); len(all) != 3 {
 			t.Errorf("after filtering, an API key sees %d lines, want 3", len(all))
 		}
 	})

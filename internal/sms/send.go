@@ -3,10 +3,10 @@ package sms
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"path"
 	"slices"
 	"strconv"
@@ -18,7 +18,6 @@ import (
 	"switchboard/internal/auth"
 	"switchboard/internal/carrier"
 	"switchboard/internal/domain"
-	"switchboard/internal/money"
 	"switchboard/internal/phone"
 	"switchboard/internal/segment"
 	"switchboard/internal/store"
@@ -39,92 +38,40 @@ const carrierTimeout = 30 * time.Second
 
 var contentTypes = map[string]bool{"image/jpeg": true, "image/png": true, "image/bmp": true, "image/gif": true}
 
-// SendRequest is the body of POST /sms/messages.
-type SendRequest struct {
-	From        string       `json:"from"`
-	To          []string     `json:"to"`
-	Message     string       `json:"message"`
-	Attachments []Attachment `json:"attachments"`
-}
-
-// Attachment is one uploaded file of a send.
-type Attachment struct {
-	Filename    string `json:"filename"`
-	ContentType string `json:"contentType"`
-	Content     string `json:"content"`
-}
-
-// SendResult is the data of a POST /sms/messages response.
-type SendResult struct {
-	From     string        `json:"from"`
-	Billing  Billing       `json:"billing"`
-	Messages []SentMessage `json:"messages"`
-	Skipped  []Skipped     `json:"skipped"`
-}
-
-// Billing is SendResult.billing.
-type Billing struct {
-	Billed         bool         `json:"billed"`
-	Currency       string       `json:"currency"`
-	Type           string       `json:"type"`
-	Units          int          `json:"units"`
-	TotalPrice     money.Micros `json:"totalPrice"`
-	RecipientCount int          `json:"recipientCount"`
-	SkippedCount   int          `json:"skippedCount"`
-}
-
-// SentMessage is an element of SendResult.messages.
-type SentMessage struct {
-	ID        int64        `json:"id"`
-	To        []string     `json:"to"`
-	Type      string       `json:"type"`
-	Status    string       `json:"status"`
-	Media     []string     `json:"media,omitempty"`
-	Units     int          `json:"units"`
-	UnitPrice money.Micros `json:"unitPrice"`
-	Price     money.Micros `json:"price"`
-}
-
-// Skipped is an element of SendResult.skipped.
-type Skipped struct {
-	To     string `json:"to"`
-	Reason string `json:"reason"`
-}
-
-// Skip reasons.
-const (
-	SkipOptedOut  = "opted_out"
-	SkipDuplicate = "duplicate"
-	SkipInvalid   = "invalid"
-)
-
-// Idempotency links a send to its Idempotency-Key so that the success
-// response is stored with the intent (see store.IdempotencyLink).
-type Idempotency struct {
-	Claim  *store.IdempotencyClaim
-	Encode func(*SendResult) ([]byte, error) // the response body for a result
-}
-
 // MediaStore keeps uploaded attachments and gives them public URLs.
 type MediaStore interface {
 	Put(ctx context.Context, data []byte, contentType, ext string) (string, error)
 	Delete(ctx context.Context, name string) error
 }
 
-// Service sends messages and receives what the carrier reports back.
-type Service struct {
+// Config is what the SMS service needs. Store and Carrier are required.
+type Config struct {
 	Store   *store.Store
 	Carrier carrier.Carrier
-	Media   MediaStore
-	// MediaURL turns a stored attachment's name into its public URL.
+	// Media keeps attachments; without it a send with attachments fails.
+	Media MediaStore
+	// MediaURL turns a stored attachment's name into its public URL; nil
+	// uses the name as it is.
 	MediaURL func(name string) string
-	Log      *slog.Logger
+	// Log receives the service's warnings; nil discards them.
+	Log *slog.Logger
 	// Fault, when set, is called at each step of a send ("before-intent",
 	// "after-intent", "after-carrier"); tests use it to inject failures. An
 	// error it returns ends the send there, as a crash would (without
-	// recording an outcome); to make the client see a dropped connection, as
-	// after a real crash, panic with http.ErrAbortHandler instead.
+	// recording an outcome); to make an HTTP client see a dropped connection,
+	// as after a real crash, panic with http.ErrAbortHandler instead.
 	Fault func(step string) error
+}
+
+// Service sends messages, lists the lines they are sent from and receives
+// what the carrier reports back.
+type Service struct {
+	store     *store.Store
+	carrier   carrier.Carrier
+	media     MediaStore
+	mediaURL  func(name string) string
+	log       *slog.Logger
+	faultHook func(step string) error
 
 	// inflight holds the ids of messages this process is sending (intent
 	// written, outcome not yet): the reconciler leaves them alone however
@@ -140,30 +87,44 @@ type Service struct {
 // stops serving.
 func (s *Service) Stop() { s.settle.stop() }
 
-// Send validates, prices and sends one request. The returned status is 201
-// when a message was sent and 200 when every recipient was skipped. Errors
-// mean nothing was sent or charged.
+// New builds the service, applying Config's defaults.
+func New(cfg Config) *Service {
+	s := &Service{store: cfg.Store, carrier: cfg.Carrier, media: cfg.Media, mediaURL: cfg.MediaURL, log: cfg.Log, faultHook: cfg.Fault}
+	if s.mediaURL == nil {
+		s.mediaURL = func(name string) string { return name }
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	return s
+}
+
+// Send validates, prices and sends one request. The outcome is SendCreated
+// when a message was sent and SendSkipped when every recipient was skipped.
+// Errors mean nothing was sent or charged. With idem (from BeginIdempotent),
+// the result is recorded under the Idempotency-Key: with the intent, in its
+// transaction, when a message is sent.
 //
 // The money guarantee: the intent (message pending, price fixed) is durable
 // before the carrier is called; the charge is written in the same
 // transaction that marks the message sent; a refusal marks it failed and
 // charges nothing. A crash in between leaves a pending message that a
 // receipt (evidence of acceptance) or the reconciler resolves.
-func (s *Service) Send(ctx context.Context, p auth.Principal, req SendRequest, idem *Idempotency) (int, *SendResult, error) {
+func (s *Service) Send(ctx context.Context, p auth.Principal, req domain.SendRequest, idem *Idempotency) (*domain.SendResult, domain.SendOutcome, error) {
 	att, err := validate(req)
 	if err != nil {
-		return 0, nil, err
+		return nil, "", err
 	}
 	line, err := s.sendingLine(ctx, p, req.From)
 	if err != nil {
-		return 0, nil, err
+		return nil, "", err
 	}
-	res := &SendResult{From: line.Number, Messages: []SentMessage{}, Skipped: []Skipped{},
-		Billing: Billing{Billed: true, Currency: "USD", Type: domain.BillingSMS}}
+	res := &domain.SendResult{From: line.Number, Messages: []domain.SentMessage{}, Skipped: []domain.Skipped{},
+		Billing: domain.Billing{Billed: true, Currency: "USD", Type: domain.BillingSMS}}
 
 	to, err := s.recipients(ctx, line, req.To, res)
 	if err != nil {
-		return 0, nil, err
+		return nil, "", err
 	}
 	mms := len(to) > 1 || len(att) > 0
 	if mms {
@@ -171,22 +132,25 @@ func (s *Service) Send(ctx context.Context, p auth.Principal, req SendRequest, i
 	}
 	res.Billing.SkippedCount = len(res.Skipped)
 	if len(to) == 0 {
-		return http.StatusOK, res, nil
+		if idem != nil {
+			s.finishIdempotent(ctx, idem, record{Outcome: domain.SendSkipped, Result: res})
+		}
+		return res, domain.SendSkipped, nil
 	}
 
 	msg, err := s.price(ctx, p.AccountID, to, req.Message, mms)
 	if err != nil {
-		return 0, nil, err
+		return nil, "", err
 	}
 	if err := s.fault("before-intent"); err != nil {
-		return 0, nil, err
+		return nil, "", err
 	}
 	names, err := s.upload(ctx, att)
 	if err != nil {
-		return 0, nil, err
+		return nil, "", err
 	}
 	for _, n := range names {
-		msg.Media = append(msg.Media, s.MediaURL(n))
+		msg.Media = append(msg.Media, s.mediaURL(n))
 	}
 	res.Messages = append(res.Messages, msg)
 	res.Billing.Units, res.Billing.TotalPrice, res.Billing.RecipientCount = msg.Units, msg.Price, len(to)
@@ -200,68 +164,71 @@ func (s *Service) Send(ctx context.Context, p auth.Principal, req SendRequest, i
 		UnitPrice: int64(msg.UnitPrice), Price: int64(msg.Price), SentBy: p.UserID,
 	}
 	if idem != nil {
-		out.Idempotency = &store.IdempotencyLink{Claim: idem.Claim, Response: func(id int64) (int, []byte, error) {
-			res.Messages[0].ID = id
-			body, err := idem.Encode(res)
-			return http.StatusCreated, body, err
-		}}
+		// The result is stored before its message id exists: the record
+		// keeps the id beside it (see replayOf).
+		data, err := json.Marshal(record{Outcome: domain.SendCreated, Result: res})
+		if err != nil {
+			s.discard(names)
+			return nil, "", fmt.Errorf("sms: idempotency record: %w", err)
+		}
+		out.Idempotency = &store.IdempotencyLink{Claim: idem.claim, Data: data}
 	}
-	id, err := s.Store.CreateOutbound(ctx, out)
+	id, err := s.store.CreateOutbound(ctx, out)
 	if err != nil {
 		s.discard(names)
-		return 0, nil, err
+		return nil, "", err
 	}
 	res.Messages[0].ID = id
 	s.inflight.Store(id, struct{}{})
 	defer s.inflight.Delete(id)
 	if err := s.fault("after-intent"); err != nil {
-		return 0, nil, err // the reconciler resolves the pending message
+		return nil, "", err // the reconciler resolves the pending message
 	}
 
 	cctx, cancel := context.WithTimeout(ctx, carrierTimeout)
-	acc, sendErr := s.Carrier.Send(cctx, carrier.Message{ID: id, From: line.Number, To: to, Text: req.Message, Media: msg.Media})
+	acc, sendErr := s.carrier.Send(cctx, carrier.Message{ID: id, From: line.Number, To: to, Text: req.Message, Media: msg.Media})
 	cancel()
 	if sendErr != nil {
-		s.Log.Warn("carrier refused message", "message_id", id, "err", sendErr)
-		status, err := s.Store.MarkUnsent(ctx, id, domain.StatusFailed)
+		s.log.Warn("carrier refused message", "message_id", id, "err", sendErr)
+		status, err := s.store.MarkUnsent(ctx, id, domain.StatusFailed)
 		switch {
 		case err != nil:
 			// Left pending: the reconciler will abandon it. Still nothing charged.
-			s.Log.Error("record carrier refusal", "message_id", id, "err", err)
+			s.log.Error("record carrier refusal", "message_id", id, "err", err)
 		case status == domain.StatusSent:
 			// A delivery receipt arrived before the carrier's answer failed
 			// (a lost reply, a timeout): the carrier has the message and the
 			// receipt charged it, so this is a success, not a 503.
-			s.Log.Warn("carrier answer failed but a delivery receipt proves acceptance; answering sent", "message_id", id)
-			return http.StatusCreated, res, nil
+			s.log.Warn("carrier answer failed but a delivery receipt proves acceptance; answering sent", "message_id", id)
+			return res, domain.SendCreated, nil
 		}
 		s.discard(names) // nobody was given their URLs
-		return 0, nil, domain.Errorf(domain.Unavailable, "the carrier did not accept the message; nothing was sent or charged")
+		return nil, "", domain.Errorf(domain.Unavailable, "the carrier did not accept the message; nothing was sent or charged")
 	}
 	if err := s.fault("after-carrier"); err != nil {
-		return 0, nil, err
+		return nil, "", err
 	}
-	if err := s.Store.MarkOutboundSent(ctx, out, acc.Ref); err != nil {
+	if err := s.store.MarkOutboundSent(ctx, out, acc.Ref); err != nil {
 		// The carrier has the message but the database refused the charge:
 		// answering 5xx would break "5xx means nothing sent", so the client
 		// gets 201 and the charge is retried until the database takes it
 		// (a receipt may record it first; either way it is charged once).
-		s.Log.Error("record carrier acceptance failed; retrying until the database answers", "message_id", id, "err", err)
+		s.log.Error("record carrier acceptance failed; retrying until the database answers", "message_id", id, "err", err)
 		s.settle.start("sent:"+strconv.FormatInt(id, 10), id, func(ctx context.Context) error {
-			return s.Store.MarkOutboundSent(ctx, out, acc.Ref)
+			return s.store.MarkOutboundSent(ctx, out, acc.Ref)
 		}, func(err error) {
-			s.Log.Error("charge of a message the carrier accepted is not recorded: the process stopped while the database refused it; a delivery receipt will still charge it",
+			s.log.Error("charge of a message the carrier accepted is not recorded: the process stopped while the database refused it; a delivery receipt will still charge it",
 				"message_id", id, "carrier_ref", acc.Ref, "err", err)
 		})
 	}
-	return http.StatusCreated, res, nil
+	return res, domain.SendCreated, nil
 }
 
 func (s *Service) fault(step string) error {
-	if s.Fault == nil {
+	if s.faultHook == nil {
 		return nil
 	}
-	return s.Fault(step)
+	return s.faultHook(step)
 }
 
 // upload is a decoded, validated attachment.
@@ -272,7 +239,7 @@ type upload struct {
 }
 
 // validate checks the request's shape and decodes attachments.
-func validate(req SendRequest) ([]upload, error) {
+func validate(req domain.SendRequest) ([]upload, error) {
 	if req.From == "" {
 		return nil, domain.Errorf(domain.Invalid, "from is required")
 	}
@@ -362,7 +329,7 @@ func (s *Service) sendingLine(ctx context.Context, p auth.Principal, from string
 	if !ok {
 		return domain.Line{}, domain.Errorf(domain.PermissionDenied, "from %q is not one of your SMS lines (see GET /sms/lines)", from)
 	}
-	lines, err := Lines(ctx, s.Store, p)
+	lines, err := s.Lines(ctx, p)
 	if err != nil {
 		return domain.Line{}, err
 	}
@@ -377,7 +344,7 @@ func (s *Service) sendingLine(ctx context.Context, p auth.Principal, from string
 // recipients normalizes and de-duplicates to and returns the numbers to dial
 // in the order given, recording each dropped entry in res.Skipped, also in
 // the order given.
-func (s *Service) recipients(ctx context.Context, line domain.Line, raw []string, res *SendResult) ([]string, error) {
+func (s *Service) recipients(ctx context.Context, line domain.Line, raw []string, res *domain.SendResult) ([]string, error) {
 	normalized := make([]string, len(raw)) // "" for an entry that is not dialable
 	var distinct []string
 	seen := map[string]bool{}
@@ -395,7 +362,7 @@ func (s *Service) recipients(ctx context.Context, line domain.Line, raw []string
 	if len(distinct) > MaxRecipients {
 		return nil, domain.Errorf(domain.Invalid, "to has %d distinct recipients; at most %d are allowed", len(distinct), MaxRecipients)
 	}
-	opted, err := s.Store.OptedOut(ctx, line.ID, distinct)
+	opted, err := s.store.OptedOut(ctx, line.ID, distinct)
 	if err != nil {
 		return nil, err
 	}
@@ -405,17 +372,17 @@ func (s *Service) recipients(ctx context.Context, line domain.Line, raw []string
 		reason := ""
 		switch {
 		case n == "":
-			reason = SkipInvalid
+			reason = domain.SkipInvalid
 		case seen[n]:
-			reason = SkipDuplicate
+			reason = domain.SkipDuplicate
 		case opted[n]:
-			reason = SkipOptedOut
+			reason = domain.SkipOptedOut
 		}
 		if n != "" {
 			seen[n] = true
 		}
 		if reason != "" {
-			res.Skipped = append(res.Skipped, Skipped{To: raw[i], Reason: reason})
+			res.Skipped = append(res.Skipped, domain.Skipped{To: raw[i], Reason: reason})
 			continue
 		}
 		out = append(out, n)
@@ -426,12 +393,12 @@ func (s *Service) recipients(ctx context.Context, line domain.Line, raw []string
 // price applies the account's rate card: sms is per segment at the
 // destination's rate; mms is once, at the highest mms rate among the
 // recipients, whatever their number.
-func (s *Service) price(ctx context.Context, accountID int64, to []string, text string, mms bool) (SentMessage, error) {
-	rates, err := s.Store.Rates(ctx, accountID)
+func (s *Service) price(ctx context.Context, accountID int64, to []string, text string, mms bool) (domain.SentMessage, error) {
+	rates, err := s.store.Rates(ctx, accountID)
 	if err != nil {
-		return SentMessage{}, err
+		return domain.SentMessage{}, err
 	}
-	msg := SentMessage{To: to, Type: domain.BillingSMS, Status: domain.StatusSent, Units: 1}
+	msg := domain.SentMessage{To: to, Type: domain.BillingSMS, Status: domain.StatusSent, Units: 1}
 	if mms {
 		msg.Type = domain.BillingMMS
 	} else {
@@ -440,8 +407,7 @@ func (s *Service) price(ctx context.Context, accountID int64, to []string, text 
 	for _, n := range to {
 		r, ok := RateFor(rates, n)
 		if !ok {
-			return SentMessage{}, &domain.Error{Code: domain.Invalid, Status: http.StatusUnprocessableEntity,
-				Message: fmt.Sprintf("no active rate applies to destination %s; nothing was sent", n)}
+			return domain.SentMessage{}, domain.Unprocessablef("no active rate applies to destination %s; nothing was sent", n)
 		}
 		unit := r.SMS
 		if mms {
@@ -451,7 +417,7 @@ func (s *Service) price(ctx context.Context, accountID int64, to []string, text 
 	}
 	msg.Price, err = msg.UnitPrice.Mul(msg.Units)
 	if err != nil {
-		return SentMessage{}, fmt.Errorf("sms: price: %w", err)
+		return domain.SentMessage{}, fmt.Errorf("sms: price: %w", err)
 	}
 	return msg, nil
 }
@@ -472,10 +438,10 @@ func RateFor(rates []domain.Rate, number string) (domain.Rate, bool) {
 func (s *Service) upload(ctx context.Context, att []upload) ([]string, error) {
 	var names []string
 	for _, a := range att {
-		if s.Media == nil {
+		if s.media == nil {
 			return nil, errNoMedia
 		}
-		name, err := s.Media.Put(ctx, a.data, a.contentType, a.ext)
+		name, err := s.media.Put(ctx, a.data, a.contentType, a.ext)
 		if err != nil {
 			s.discard(names)
 			return nil, fmt.Errorf("sms: store attachment: %w", err)
@@ -487,8 +453,8 @@ func (s *Service) upload(ctx context.Context, att []upload) ([]string, error) {
 
 func (s *Service) discard(names []string) {
 	for _, n := range names {
-		if err := s.Media.Delete(context.Background(), n); err != nil {
-			s.Log.Warn("delete unused attachment", "err", err)
+		if err := s.media.Delete(context.Background(), n); err != nil {
+			s.log.Warn("delete unused attachment", "err", err)
 		}
 	}
 }

@@ -2,7 +2,6 @@ package sms
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -114,13 +114,13 @@ func newEnvOn(t *testing.T, st *store.Store) *env {
 	t.Cleanup(func() { b.Close() })
 	e := &env{st: st, car: &stubCarrier{}, media: &countingMedia{MediaStore: b}, line: line,
 		p: auth.Principal{AccountID: a.ID, Scopes: []auth.Scope{auth.SMSSend}}}
-	e.svc = &Service{
+	e.svc = New(Config{
 		Store:    st,
 		Carrier:  e.car,
 		Media:    e.media,
 		MediaURL: func(name string) string { return b.URL("https://sb.test/media/", name) },
 		Log:      slog.New(slog.NewTextHandler(io.Discard, nil)),
-	}
+	})
 	e.attempts = make(chan struct{}, 1)
 	e.svc.settle.base = time.Millisecond
 	e.svc.settle.attempted = func(string, error) {
@@ -152,7 +152,7 @@ func eachEngine(t *testing.T, fn func(t *testing.T, e *env)) {
 // failAt makes the fault hook return an error at step (and record every step).
 func (e *env) failAt(step string) error {
 	errFault := errors.New("injected fault at " + step)
-	e.svc.Fault = func(s string) error {
+	e.svc.faultHook = func(s string) error {
 		e.steps = append(e.steps, s)
 		if s == step {
 			return errFault
@@ -162,8 +162,8 @@ func (e *env) failAt(step string) error {
 	return errFault
 }
 
-func (e *env) request() SendRequest {
-	return SendRequest{From: testLine, To: []string{"(415) 555-0123"}, Message: "hello"}
+func (e *env) request() domain.SendRequest {
+	return domain.SendRequest{From: testLine, To: []string{"(415) 555-0123"}, Message: "hello"}
 }
 
 func (e *env) ledger(t *testing.T) (int64, int) {
@@ -228,9 +228,9 @@ func (e *env) events(t *testing.T, kind string, id int64) int {
 func TestSendStepsInOrder(t *testing.T) {
 	eachEngine(t, func(t *testing.T, e *env) {
 		e.failAt("none")
-		status, res, err := e.svc.Send(bg, e.p, e.request(), nil)
-		if err != nil || status != 201 {
-			t.Fatalf("send: %d %v", status, err)
+		res, outcome, err := e.svc.Send(bg, e.p, e.request(), nil)
+		if err != nil || outcome != domain.SendCreated {
+			t.Fatalf("send: %q %v", outcome, err)
 		}
 		if want := []string{"before-intent", "after-intent", "after-carrier"}; !slices.Equal(e.steps, want) {
 			t.Errorf("steps = %v, want %v", e.steps, want)
@@ -249,10 +249,10 @@ func TestFaultBeforeIntent(t *testing.T) {
 	eachEngine(t, func(t *testing.T, e *env) {
 		errFault := e.failAt("before-intent")
 		req := e.request()
-		req.Attachments = []Attachment{{Filename: "a.png", ContentType: "image/png", Content: "iVBORw0KGgo="}}
-		status, res, err := e.svc.Send(bg, e.p, req, nil)
-		if !errors.Is(err, errFault) || status != 0 || res != nil {
-			t.Fatalf("send = %d %v %v, want the injected error", status, res, err)
+		req.Attachments = []domain.Attachment{{Filename: "a.png", ContentType: "image/png", Content: "iVBORw0KGgo="}}
+		res, outcome, err := e.svc.Send(bg, e.p, req, nil)
+		if !errors.Is(err, errFault) || outcome != "" || res != nil {
+			t.Fatalf("send = %q %v %v, want the injected error", outcome, res, err)
 		}
 		if ms := e.messages(t); len(ms) != 0 {
 			t.Errorf("messages written: %+v", ms)
@@ -269,12 +269,10 @@ func TestFaultBeforeIntent(t *testing.T) {
 func TestFaultAfterIntentThenReconcile(t *testing.T) {
 	eachEngine(t, func(t *testing.T, e *env) {
 		// With an Idempotency-Key claimed the way the HTTP layer does.
-		hash := sha256.Sum256([]byte("body"))
-		replay, claim, err := e.st.BeginIdempotent(bg, e.p.AccountID, "k1", hash[:])
-		if err != nil || replay != nil || claim == nil {
-			t.Fatalf("begin: %v %v %v", replay, claim, err)
+		replay, idem, err := e.svc.BeginIdempotent(bg, e.p, "k1", []byte("body"))
+		if err != nil || replay != nil || idem == nil {
+			t.Fatalf("begin: %v %v %v", replay, idem, err)
 		}
-		idem := &Idempotency{Claim: claim, Encode: func(r *SendResult) ([]byte, error) { return []byte(`{"data":{}}`), nil }}
 
 		errFault := e.failAt("after-intent")
 		if _, _, err := e.svc.Send(bg, e.p, e.request(), idem); !errors.Is(err, errFault) {
@@ -294,7 +292,7 @@ func TestFaultAfterIntentThenReconcile(t *testing.T) {
 			t.Errorf("%d message.sent events for a pending message", n)
 		}
 		// The key is held while the message is pending.
-		if _, _, err := e.st.BeginIdempotent(bg, e.p.AccountID, "k1", hash[:]); domain.ErrorCode(err) != domain.Conflict {
+		if _, _, err := e.svc.BeginIdempotent(bg, e.p, "k1", []byte("body")); domain.ErrorCode(err) != domain.Conflict {
 			t.Errorf("retry while pending: %v, want conflict", err)
 		}
 
@@ -311,9 +309,27 @@ func TestFaultAfterIntentThenReconcile(t *testing.T) {
 		if n, err := e.svc.Reconcile(bg, 0); err != nil || n != 0 {
 			t.Errorf("second reconcile = %d %v, want 0", n, err)
 		}
-		// Abandoned releases the key: a retry may send.
-		if replay, claim, err := e.st.BeginIdempotent(bg, e.p.AccountID, "k1", hash[:]); err != nil || replay != nil || claim == nil {
-			t.Errorf("retry after reconcile: %v %v, want to proceed", replay, err)
+		// Abandoned keeps the key: the carrier may have the message (a crash
+		// during the carrier call looks just like this), so a retry is told
+		// so, and never sends a second one.
+		replay, idem, err = e.svc.BeginIdempotent(bg, e.p, "k1", []byte("body"))
+		if err != nil || idem != nil || replay == nil || replay.Err == nil || replay.Err.Code != domain.Conflict ||
+			!strings.Contains(replay.Err.Message, "interrupted") {
+			t.Errorf("retry after reconcile: %+v %v %v, want the stored conflict that says the first request was interrupted", replay, idem, err)
+		}
+		// A receipt arriving now proves the carrier took it: charged, and the
+		// key answers with the first request's result.
+		check(t, e.svc.Receipt(bg, carrier.Receipt{MessageID: m.ID, Status: "delivered"}))
+		replay, idem, err = e.svc.BeginIdempotent(bg, e.p, "k1", []byte("body"))
+		if err != nil || idem != nil || replay == nil || replay.Err != nil || replay.Outcome != domain.SendCreated ||
+			replay.Result.Messages[0].ID != m.ID || replay.Result.Messages[0].Status != domain.StatusSent || replay.Result.Billing.TotalPrice != 7900 {
+			t.Errorf("retry after the late receipt: %+v %v %v, want message %d's result", replay, idem, err, m.ID)
+		}
+		if total, n := e.ledger(t); total != 7900 || n != 1 {
+			t.Errorf("after the late receipt: %d in %d rows, want one charge of 7900", total, n)
+		}
+		if e.car.calls() != 0 {
+			t.Errorf("carrier called %d times", e.car.calls())
 		}
 		// A reconcile with a long age leaves a fresh pending message alone.
 		e.failAt("after-intent")
@@ -390,11 +406,11 @@ func TestReceiptAfterAbandonedChargesOnce(t *testing.T) {
 
 func TestMarkSentIdempotent(t *testing.T) {
 	eachEngine(t, func(t *testing.T, e *env) {
-		_, res, err := e.svc.Send(bg, e.p, e.request(), nil)
+		res, _, err := e.svc.Send(bg, e.p, e.request(), nil)
 		check(t, err)
 		id := res.Messages[0].ID
 		for range 3 {
-			check(t, e.st.MarkSent(bg, id, "again", false))
+			check(t, e.st.MarkSent(bg, id, "again"))
 		}
 		if total, n := e.ledger(t); total != 7900 || n != 1 {
 			t.Errorf("ledger = %d in %d rows, want 7900 once", total, n)
@@ -410,7 +426,7 @@ func TestMarkSentIdempotent(t *testing.T) {
 		var wg sync.WaitGroup
 		for range 8 {
 			wg.Go(func() {
-				if err := e.st.MarkSent(bg, id2, "r", false); err != nil {
+				if err := e.st.MarkSent(bg, id2, "r"); err != nil {
 					t.Errorf("mark sent: %v", err)
 				}
 			})
@@ -425,9 +441,9 @@ func TestMarkSentIdempotent(t *testing.T) {
 func TestRefusedNeverCharged(t *testing.T) {
 	eachEngine(t, func(t *testing.T, e *env) {
 		e.car.err = fmt.Errorf("%w: refused", carrier.ErrUnavailable)
-		status, _, err := e.svc.Send(bg, e.p, e.request(), nil)
-		if domain.ErrorCode(err) != domain.Unavailable || status != 0 {
-			t.Fatalf("send = %d %v, want unavailable", status, err)
+		_, outcome, err := e.svc.Send(bg, e.p, e.request(), nil)
+		if domain.ErrorCode(err) != domain.Unavailable || outcome != "" {
+			t.Fatalf("send = %q %v, want unavailable", outcome, err)
 		}
 		m := e.only(t)
 		if m.Status != domain.StatusFailed {
@@ -435,7 +451,7 @@ func TestRefusedNeverCharged(t *testing.T) {
 		}
 		// A receipt for it turns up anyway: never charged, never sent.
 		check(t, e.svc.Receipt(bg, carrier.Receipt{MessageID: m.ID, Status: "delivered"}))
-		check(t, e.st.MarkSent(bg, m.ID, "late", false))
+		check(t, e.st.MarkSent(bg, m.ID, "late"))
 		if got := e.message(t, m.ID); got.Status != domain.StatusFailed {
 			t.Errorf("status %s, want failed", got.Status)
 		}
@@ -455,7 +471,7 @@ func TestRefusedNeverCharged(t *testing.T) {
 func TestIntermediateReceiptDoesNotOverwriteFinal(t *testing.T) {
 	eachEngine(t, func(t *testing.T, e *env) {
 		send := func() int64 {
-			_, res, err := e.svc.Send(bg, e.p, e.request(), nil)
+			res, _, err := e.svc.Send(bg, e.p, e.request(), nil)
 			check(t, err)
 			return res.Messages[0].ID
 		}
@@ -529,15 +545,15 @@ func TestSendOutlivesCancelledRequest(t *testing.T) {
 	eachEngine(t, func(t *testing.T, e *env) {
 		ctx, cancel := context.WithCancel(bg)
 		defer cancel()
-		e.svc.Fault = func(step string) error {
+		e.svc.faultHook = func(step string) error {
 			if step == "after-intent" {
 				cancel()
 			}
 			return nil
 		}
-		status, _, err := e.svc.Send(ctx, e.p, e.request(), nil)
-		if err != nil || status != 201 {
-			t.Fatalf("send = %d %v, want 201", status, err)
+		_, outcome, err := e.svc.Send(ctx, e.p, e.request(), nil)
+		if err != nil || outcome != domain.SendCreated {
+			t.Fatalf("send = %q %v, want created", outcome, err)
 		}
 		if e.car.calls() != 1 || !e.car.ctxOK[0] {
 			t.Errorf("carrier calls %d, live context %v", e.car.calls(), e.car.ctxOK)
@@ -561,9 +577,9 @@ func TestReceiptBeforeAnswer(t *testing.T) {
 				t.Errorf("receipt: %v", err)
 			}
 		}
-		status, res, err := e.svc.Send(bg, e.p, e.request(), nil)
-		if err != nil || status != 201 {
-			t.Fatalf("send = %d %v", status, err)
+		res, outcome, err := e.svc.Send(bg, e.p, e.request(), nil)
+		if err != nil || outcome != domain.SendCreated {
+			t.Fatalf("send = %q %v", outcome, err)
 		}
 		m := e.message(t, res.Messages[0].ID)
 		if m.Status != domain.StatusSent || m.DeliveryStatus != "delivered" {
@@ -590,9 +606,9 @@ func TestReceiptBeforeFailedAnswer(t *testing.T) {
 				t.Errorf("receipt: %v", err)
 			}
 		}
-		status, res, err := e.svc.Send(bg, e.p, e.request(), nil)
-		if err != nil || status != 201 || len(res.Messages) != 1 || res.Messages[0].Status != domain.StatusSent {
-			t.Fatalf("send = %d %+v %v, want 201 sent", status, res, err)
+		res, outcome, err := e.svc.Send(bg, e.p, e.request(), nil)
+		if err != nil || outcome != domain.SendCreated || len(res.Messages) != 1 || res.Messages[0].Status != domain.StatusSent {
+			t.Fatalf("send = %q %+v %v, want created, sent", outcome, res, err)
 		}
 		m := e.message(t, res.Messages[0].ID)
 		if m.Status != domain.StatusSent || m.DeliveryStatus != "delivered" {
@@ -608,7 +624,7 @@ func TestReceiptBeforeFailedAnswer(t *testing.T) {
 // the same state as an error from the hook.
 func TestFaultPanicAfterIntent(t *testing.T) {
 	eachEngine(t, func(t *testing.T, e *env) {
-		e.svc.Fault = func(step string) error {
+		e.svc.faultHook = func(step string) error {
 			if step == "after-intent" {
 				panic(http.ErrAbortHandler)
 			}
@@ -658,7 +674,7 @@ func TestSendFromLineRole(t *testing.T) {
 		} {
 			req := e.request()
 			req.From = tc.from
-			_, res, err := e.svc.Send(bg, tc.p, req, nil)
+			res, _, err := e.svc.Send(bg, tc.p, req, nil)
 			if tc.want == "" {
 				if err != nil {
 					t.Errorf("%s: %v", tc.name, err)
@@ -680,7 +696,7 @@ func TestConcurrentReceiptsKeepFinal(t *testing.T) {
 		const rounds = 30
 		bad := 0
 		for range rounds {
-			_, res, err := e.svc.Send(bg, e.p, e.request(), nil)
+			res, _, err := e.svc.Send(bg, e.p, e.request(), nil)
 			check(t, err)
 			id := res.Messages[0].ID
 			var wg sync.WaitGroup
@@ -711,35 +727,33 @@ func TestConcurrentReceiptsKeepFinal(t *testing.T) {
 // key stands for one send and one charge.
 func TestOvertakenIdempotencyClaimSendsNothing(t *testing.T) {
 	eachEngine(t, func(t *testing.T, e *env) {
-		hash := sha256.Sum256([]byte("body"))
-		encode := func(*SendResult) ([]byte, error) { return []byte(`{"data":{}}`), nil }
-		_, first, err := e.st.BeginIdempotent(bg, e.p.AccountID, "slow", hash[:])
+		_, first, err := e.svc.BeginIdempotent(bg, e.p, "slow", []byte("body"))
 		if err != nil || first == nil {
 			t.Fatalf("first claim: %v %v", first, err)
 		}
 		later := time.Now().Add(3 * time.Minute)
 		e.st.SetClock(func() time.Time { return later })
-		_, second, err := e.st.BeginIdempotent(bg, e.p.AccountID, "slow", hash[:])
+		_, second, err := e.svc.BeginIdempotent(bg, e.p, "slow", []byte("body"))
 		if err != nil || second == nil {
 			t.Fatalf("retry after the lease: %v %v, want to take the key over", second, err)
 		}
 
-		if _, _, err := e.svc.Send(bg, e.p, e.request(), &Idempotency{Claim: first, Encode: encode}); domain.ErrorCode(err) != domain.Conflict {
+		if _, _, err := e.svc.Send(bg, e.p, e.request(), first); domain.ErrorCode(err) != domain.Conflict {
 			t.Errorf("overtaken request: %v, want conflict", err)
 		}
 		if e.car.calls() != 0 || len(e.messages(t)) != 0 {
 			t.Fatalf("the overtaken request sent: %d carrier calls, %d messages", e.car.calls(), len(e.messages(t)))
 		}
-		status, _, err := e.svc.Send(bg, e.p, e.request(), &Idempotency{Claim: second, Encode: encode})
-		if err != nil || status != 201 {
-			t.Fatalf("the retry: %d %v", status, err)
+		res, outcome, err := e.svc.Send(bg, e.p, e.request(), second)
+		if err != nil || outcome != domain.SendCreated {
+			t.Fatalf("the retry: %q %v", outcome, err)
 		}
 		// The overtaken request's finish changes nothing; the retry's stands.
-		check(t, e.st.FinishIdempotent(bg, first, 409, []byte(`{"error":{}}`)))
-		check(t, e.st.FinishIdempotent(bg, second, 201, []byte(`{"data":{"ok":true}}`)))
-		replay, _, err := e.st.BeginIdempotent(bg, e.p.AccountID, "slow", hash[:])
-		if err != nil || replay == nil || replay.Status != 201 || string(replay.Body) != `{"data":{"ok":true}}` {
-			t.Errorf("replay: %+v %v, want the retry's 201", replay, err)
+		e.svc.FinishIdempotent(bg, first, domain.Errorf(domain.Conflict, "overtaken"))
+		replay, claim, err := e.svc.BeginIdempotent(bg, e.p, "slow", []byte("body"))
+		if err != nil || claim != nil || replay == nil || replay.Err != nil || replay.Outcome != domain.SendCreated ||
+			len(replay.Result.Messages) != 1 || replay.Result.Messages[0].ID != res.Messages[0].ID {
+			t.Errorf("replay: %+v %v %v, want the retry's result (message %d)", replay, claim, err, res.Messages[0].ID)
 		}
 		if total, n := e.ledger(t); n != 1 || total != 7900 {
 			t.Errorf("ledger: %d in %d rows, want one charge of 7900", total, n)
@@ -758,9 +772,9 @@ func TestReconcilerLeavesSendsInFlight(t *testing.T) {
 			check(t, err)
 			abandoned = n
 		}
-		status, _, err := e.svc.Send(bg, e.p, e.request(), nil)
-		if err != nil || status != 201 {
-			t.Fatalf("send: %d %v", status, err)
+		_, outcome, err := e.svc.Send(bg, e.p, e.request(), nil)
+		if err != nil || outcome != domain.SendCreated {
+			t.Fatalf("send: %q %v", outcome, err)
 		}
 		if abandoned != 0 {
 			t.Errorf("the reconciler abandoned %d message(s) still being sent", abandoned)

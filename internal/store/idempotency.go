@@ -6,7 +6,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"net/http"
 	"time"
 
 	"switchboard/internal/domain"
@@ -20,10 +19,13 @@ const IdempotencyTTL = 24 * time.Hour
 // stopped before writing anything, so a retry may take it over.
 const idempotencyLease = 2 * time.Minute
 
-// Replay is a stored response to repeat.
-type Replay struct {
-	Status int
-	Body   []byte
+// IdempotentRecord is what a key holds once its first request has an
+// answer: Data as the caller stored it (the store does not read it) and,
+// when the request wrote a message, that message's id and status now.
+type IdempotentRecord struct {
+	Data          []byte
+	MessageID     int64
+	MessageStatus string
 }
 
 // IdempotencyClaim is a running request's hold on its key. A request that
@@ -37,26 +39,32 @@ type IdempotencyClaim struct {
 }
 
 // BeginIdempotent claims key for a request whose body hashes to hash. It
-// returns a Replay when the same request already completed, a conflict while
-// it is still running, invalid_request (422) when the key was used with a
-// different body, or a claim when the caller should proceed.
-func (s *Store) BeginIdempotent(ctx context.Context, accountID int64, key string, hash []byte) (*Replay, *IdempotencyClaim, error) {
-	var replay *Replay
+// returns the key's record when the same request already has an answer, a
+// conflict while it is still running, invalid_request (Unprocessable) when
+// the key was used with a different body, or a claim when the caller should
+// proceed. A key linked to a message keeps pointing at it whatever becomes
+// of it: pending is a conflict; sent and abandoned return the record (the
+// caller answers from the message's status); only a failed message (the
+// client was told nothing was sent) frees the key, and MarkUnsent deletes
+// the record then.
+func (s *Store) BeginIdempotent(ctx context.Context, accountID int64, key string, hash []byte) (*IdempotentRecord, *IdempotencyClaim, error) {
+	var rec *IdempotentRecord
 	var claim *IdempotencyClaim
 	err := s.writeData(ctx, func(tx *Tx) error {
 		// A write function may run twice (again in a savepoint when another
 		// write of its group fails): start from nothing each time.
-		replay, claim = nil, nil
+		rec, claim = nil, nil
 		var (
 			storedHash []byte
 			state      string
-			status     int
 			response   []byte
 			messageID  sql.NullInt64
+			msgStatus  sql.NullString
 			created    int64
 		)
-		err := tx.queryRow(ctx, `SELECT request_hash, state, status, response, message_id, created_at FROM idempotency_keys WHERE account_id = ? AND key = ?`, accountID, key).
-			Scan(&storedHash, &state, &status, &response, &messageID, &created)
+		err := tx.queryRow(ctx, `SELECT k.request_hash, k.state, k.response, k.message_id, m.status, k.created_at
+			FROM idempotency_keys k LEFT JOIN messages m ON m.id = k.message_id WHERE k.account_id = ? AND k.key = ?`, accountID, key).
+			Scan(&storedHash, &state, &response, &messageID, &msgStatus, &created)
 		conflict := domain.Errorf(domain.Conflict, "a request with this Idempotency-Key is still in progress; retry later")
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
@@ -76,12 +84,19 @@ func (s *Store) BeginIdempotent(ctx context.Context, accountID int64, key string
 		case tx.now-created > IdempotencyTTL.Microseconds():
 			// Expired: forget it and start over.
 		case !bytes.Equal(storedHash, hash):
-			return &domain.Error{Code: domain.Invalid, Status: http.StatusUnprocessableEntity,
-				Message: "Idempotency-Key was already used for a different request (another body, or another user)"}
-		case state == "done":
-			replay = &Replay{Status: status, Body: response}
+			return domain.Unprocessablef("Idempotency-Key was already used for a different request (another body, or another user)")
+		case messageID.Valid && msgStatus.String == domain.StatusPending:
+			return conflict
+		case messageID.Valid && msgStatus.String != domain.StatusFailed:
+			// Sent or abandoned (or deleted since): the caller answers from it.
+			rec = &IdempotentRecord{Data: response, MessageID: messageID.Int64, MessageStatus: msgStatus.String}
 			return nil
-		case messageID.Valid || tx.now-created < idempotencyLease.Microseconds():
+		case messageID.Valid:
+			// Failed: the record should have gone with the refusal; run again.
+		case state == "done":
+			rec = &IdempotentRecord{Data: response}
+			return nil
+		case tx.now-created < idempotencyLease.Microseconds():
 			return conflict
 		}
 		// Take over an expired record or a dead request's claim, unless a
@@ -100,24 +115,20 @@ func (s *Store) BeginIdempotent(ctx context.Context, accountID int64, key string
 	if err != nil {
 		return nil, nil, err
 	}
-	return replay, claim, nil
+	return rec, claim, nil
 }
 
 // errClaimLost is what a write for an overtaken claim fails with: nothing was
 // sent under it, and the request that took the key over decides.
 var errClaimLost = domain.Errorf(domain.Conflict, "a newer request with this Idempotency-Key took it over; retry later")
 
-// FinishIdempotent stores the final response for the claimed key. A 5xx
-// response (nothing happened) releases the key instead, so the client's retry
-// runs again. A claim that was taken over changes nothing.
-func (s *Store) FinishIdempotent(ctx context.Context, c *IdempotencyClaim, status int, body []byte) error {
+// FinishIdempotent stores data as the answer of the claimed key. A claim
+// that was taken over, or whose request wrote a message (the message decides
+// then), changes nothing.
+func (s *Store) FinishIdempotent(ctx context.Context, c *IdempotencyClaim, data []byte) error {
 	return s.writeData(ctx, func(tx *Tx) error {
-		var err error
-		if status >= 500 {
-			_, err = tx.exec(ctx, `DELETE FROM idempotency_keys WHERE account_id = ? AND key = ? AND created_at = ? AND state = 'running'`, c.AccountID, c.Key, c.at)
-		} else {
-			_, err = tx.exec(ctx, `UPDATE idempotency_keys SET state = 'done', status = ?, response = ? WHERE account_id = ? AND key = ? AND created_at = ?`, status, body, c.AccountID, c.Key, c.at)
-		}
+		_, err := tx.exec(ctx, `UPDATE idempotency_keys SET state = 'done', response = ? WHERE account_id = ? AND key = ? AND created_at = ? AND message_id IS NULL`,
+			data, c.AccountID, c.Key, c.at)
 		if err != nil {
 			return fmt.Errorf("store: idempotency: %w", err)
 		}
@@ -125,10 +136,26 @@ func (s *Store) FinishIdempotent(ctx context.Context, c *IdempotencyClaim, statu
 	})
 }
 
-// PruneIdempotency deletes records older than the TTL.
+// ReleaseIdempotent forgets the claimed key, so that a retry runs again: its
+// request did nothing. A claim that was taken over, or whose request wrote a
+// message, changes nothing.
+func (s *Store) ReleaseIdempotent(ctx context.Context, c *IdempotencyClaim) error {
+	return s.writeData(ctx, func(tx *Tx) error {
+		_, err := tx.exec(ctx, `DELETE FROM idempotency_keys WHERE account_id = ? AND key = ? AND created_at = ? AND state = 'running' AND message_id IS NULL`,
+			c.AccountID, c.Key, c.at)
+		if err != nil {
+			return fmt.Errorf("store: idempotency: %w", err)
+		}
+		return nil
+	})
+}
+
+// PruneIdempotency deletes records older than the TTL, finished or not (a
+// claim that old belongs to a request long dead, and a message that old was
+// resolved by the reconciler long ago).
 func (s *Store) PruneIdempotency(ctx context.Context) error {
 	return s.writeData(ctx, func(tx *Tx) error {
-		_, err := tx.exec(ctx, `DELETE FROM idempotency_keys WHERE created_at < ? AND state = 'done'`, tx.now-IdempotencyTTL.Microseconds())
+		_, err := tx.exec(ctx, `DELETE FROM idempotency_keys WHERE created_at < ?`, tx.now-IdempotencyTTL.Microseconds())
 		return err
 	})
 }

@@ -27,18 +27,20 @@ type Outbound struct {
 	UnitPrice    int64
 	Price        int64
 	SentBy       int64
-	// Idempotency links the intent to an Idempotency-Key record, whose stored
-	// response is the success body (made by Response from the new message
-	// id) so that a crash after the carrier accepted still replays correctly.
+	// Idempotency links the intent to an Idempotency-Key record and stores
+	// the send's answer there, in the intent's transaction, so that a crash
+	// after the carrier accepted still replays correctly.
 	Idempotency *IdempotencyLink
 
 	id, convID int64 // set by CreateOutbound
 }
 
-// IdempotencyLink ties a send to its Idempotency-Key record.
+// IdempotencyLink ties a send to its Idempotency-Key record: from then on
+// the key answers from the message (see BeginIdempotent), with Data (the
+// caller's, not read here) beside the message id.
 type IdempotencyLink struct {
-	Claim    *IdempotencyClaim
-	Response func(messageID int64) (status int, body []byte, err error)
+	Claim *IdempotencyClaim
+	Data  []byte
 }
 
 // CreateOutbound writes the intent: the conversation (created if new) and the
@@ -70,13 +72,9 @@ func (s *Store) CreateOutbound(ctx context.Context, o *Outbound) (int64, error) 
 		}
 		o.id, o.convID = id, convID
 		if o.Idempotency != nil {
-			status, body, err := o.Idempotency.Response(id)
-			if err != nil {
-				return err
-			}
 			c := o.Idempotency.Claim
-			res, err := tx.exec(ctx, `UPDATE idempotency_keys SET message_id = ?, status = ?, response = ? WHERE account_id = ? AND key = ? AND created_at = ? AND state = 'running' AND message_id IS NULL`,
-				id, status, body, c.AccountID, c.Key, c.at)
+			res, err := tx.exec(ctx, `UPDATE idempotency_keys SET message_id = ?, response = ? WHERE account_id = ? AND key = ? AND created_at = ? AND state = 'running' AND message_id IS NULL`,
+				id, o.Idempotency.Data, c.AccountID, c.Key, c.at)
 			if err != nil {
 				return fmt.Errorf("store: link idempotency key: %w", err)
 			}
@@ -114,9 +112,8 @@ func upsertConversation(ctx context.Context, tx *Tx, accountID, lineID int64, pa
 // charge in the ledger, the AccountSMS event and the conversation's newest
 // message, all in one transaction. It is idempotent, and it also accepts a
 // message that was abandoned (evidence of acceptance arrived late).
-// linked says whether an Idempotency-Key record is tied to the message.
-func (s *Store) MarkSent(ctx context.Context, id int64, ref string, linked bool) error {
-	return s.writeData(ctx, func(tx *Tx) error { return markSent(ctx, tx, id, ref, linked, nil) })
+func (s *Store) MarkSent(ctx context.Context, id int64, ref string) error {
+	return s.writeData(ctx, func(tx *Tx) error { return markSent(ctx, tx, id, ref, nil) })
 }
 
 // MarkOutboundSent is MarkSent for the intent o that CreateOutbound wrote in
@@ -132,7 +129,7 @@ func (s *Store) MarkOutboundSent(ctx context.Context, o *Outbound, ref string) e
 	if err != nil {
 		return err
 	}
-	return s.writeData(ctx, func(tx *Tx) error { return markSent(ctx, tx, o.id, ref, o.Idempotency != nil, f) })
+	return s.writeData(ctx, func(tx *Tx) error { return markSent(ctx, tx, o.id, ref, f) })
 }
 
 // sentFacts is what recording a charge needs to know about the message.
@@ -149,7 +146,7 @@ func sentEvent(id int64, line string, numbers []string) ([]byte, error) {
 
 // markSent moves message id to sent and charges it. known, when not nil,
 // holds the message's facts; otherwise they are read with the update.
-func markSent(ctx context.Context, tx *Tx, id int64, ref string, linked bool, known *sentFacts) error {
+func markSent(ctx context.Context, tx *Tx, id int64, ref string, known *sentFacts) error {
 	// Only a pending or abandoned message moves to sent: a sent one was
 	// already charged, a failed one was reported unsent to the client.
 	const update = `UPDATE messages SET status = ?, carrier_ref = ? WHERE id = ? AND direction = 'out' AND status IN (?, ?)`
@@ -194,18 +191,16 @@ func markSent(ctx context.Context, tx *Tx, id int64, ref string, linked bool, kn
 	if _, err := tx.exec(ctx, `UPDATE conversations SET last_message_id = ?, last_message_at = ? WHERE id = ?`, id, tx.now, f.conv); err != nil {
 		return fmt.Errorf("store: conversation: %w", err)
 	}
-	if linked {
-		if _, err := tx.exec(ctx, `UPDATE idempotency_keys SET state = 'done' WHERE message_id = ?`, id); err != nil {
-			return fmt.Errorf("store: idempotency: %w", err)
-		}
-	}
 	return addEventJSON(ctx, tx, f.account, "AccountSMS", f.event)
 }
 
 // MarkUnsent records that message id was not accepted: failed when the
 // carrier refused (the client was told nothing was sent), abandoned when the
-// process stopped mid-send. A linked Idempotency-Key record is dropped so a
-// retry can send. Only pending messages change; the message's status after
+// process stopped mid-send. A failed message's Idempotency-Key record is
+// dropped so that a retry can send; an abandoned one's is kept, since the
+// carrier may have the message and a late receipt would still charge it (the
+// key answers from the message: see BeginIdempotent). Only pending messages
+// change; the message's status after
 // the call is returned, so that a caller learns when a delivery receipt
 // proved the carrier accepted it after all (status sent, charged).
 func (s *Store) MarkUnsent(ctx context.Context, id int64, status string) (string, error) {
@@ -222,6 +217,9 @@ func (s *Store) MarkUnsent(ctx context.Context, id int64, status string) (string
 			}
 			return nil
 		}
+		if status != domain.StatusFailed {
+			return nil
+		}
 		if _, err := tx.exec(ctx, `DELETE FROM idempotency_keys WHERE message_id = ?`, id); err != nil {
 			return fmt.Errorf("store: idempotency: %w", err)
 		}
@@ -234,8 +232,8 @@ func (s *Store) MarkUnsent(ctx context.Context, id int64, status string) (string
 // was created before t and carries no evidence that the carrier took it (a
 // carrier reference or a delivery report). It is a compare-and-set, so that
 // a node whose list of pending messages is stale changes nothing. A linked
-// Idempotency-Key record is dropped, as by MarkUnsent. It reports whether the
-// message was abandoned.
+// Idempotency-Key record is kept, as by MarkUnsent for abandoned. It reports
+// whether the message was abandoned.
 func (s *Store) Abandon(ctx context.Context, id int64, t time.Time) (bool, error) {
 	var done bool
 	err := s.writeData(ctx, func(tx *Tx) error {
@@ -248,10 +246,9 @@ func (s *Store) Abandon(ctx context.Context, id int64, t time.Time) (bool, error
 		if n, _ := res.RowsAffected(); n == 0 {
 			return nil
 		}
+		// The Idempotency-Key record stays: abandoned is not proof that the
+		// carrier did not take the message (see BeginIdempotent).
 		done = true
-		if _, err := tx.exec(ctx, `DELETE FROM idempotency_keys WHERE message_id = ?`, id); err != nil {
-			return fmt.Errorf("store: idempotency: %w", err)
-		}
 		return nil
 	})
 	return done, err
@@ -303,8 +300,7 @@ func (s *Store) ApplyReceipt(ctx context.Context, id int64, status, errText stri
 			return fmt.Errorf("store: receipt: %w", err)
 		}
 		if msgStatus == domain.StatusPending || msgStatus == domain.StatusAbandoned {
-			// Whether a key is linked is not known here: assume it is.
-			if err := markSent(ctx, tx, id, "", true, nil); err != nil {
+			if err := markSent(ctx, tx, id, "", nil); err != nil {
 				return err
 			}
 		}
