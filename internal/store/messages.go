@@ -273,11 +273,13 @@ func (s *Store) PendingBefore(ctx context.Context, t time.Time) ([]int64, error)
 	return ids, rows.Err()
 }
 
-// finalDelivery lists the carrier words that end a message's delivery; a
-// later intermediate report (Kannel may deliver "smsc_submit" after
-// "delivered") must not overwrite them.
-var intermediateDelivery = map[string]bool{
-	"buffered": true, "smsc_submit": true, "smsc_intermediate": true, "queued": true, "accepted": true, "enroute": true, "sent": true, "sending": true,
+// finalDelivery lists the carrier words known to end a message's delivery
+// (Kannel's delivered, undelivered and smsc_reject; the sim's delivered and
+// undelivered). Once one is stored, only another final word replaces it:
+// a progress report (Kannel may deliver "smsc_submit" after "delivered") and
+// a word nobody told us about (a new Kannel type, "dlr_64") never do.
+var finalDelivery = map[string]bool{
+	"delivered": true, "undelivered": true, "smsc_reject": true,
 }
 
 // ApplyReceipt stores a carrier delivery report on message id. A report for a
@@ -307,8 +309,8 @@ func (s *Store) ApplyReceipt(ctx context.Context, id int64, status, errText stri
 		switch {
 		case cur.Valid && cur.String == status && curErr.String == errText:
 			return nil // the same report again: nothing new, no second event
-		case cur.Valid && !intermediateDelivery[cur.String] && intermediateDelivery[status]:
-			return nil // progress after the end (Kannel may send smsc_submit after delivered)
+		case cur.Valid && finalDelivery[cur.String] && !finalDelivery[status]:
+			return nil // progress or an unknown word after the end: the final status stands
 		}
 		if _, err := tx.exec(ctx, `UPDATE messages SET delivery_status = ?, delivery_error = ?, delivery_at = ? WHERE id = ?`, status, errText, micros(at), id); err != nil {
 			return fmt.Errorf("store: receipt: %w", err)

@@ -1,0 +1,95 @@
+package sms
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"testing"
+	"time"
+
+	"switchboard/internal/carrier"
+	"switchboard/internal/carrier/kannel"
+)
+
+const kannelTestSecret = "kannel-test-secret-0123456789"
+
+// kannelHooks mounts a Kannel driver's callback handler on e's service, the
+// way serve does, and returns a function that delivers one DLR to it.
+func kannelHooks(t *testing.T, e *env, sendURL string, client *http.Client) (*kannel.Driver, func(id int64, typ int) int) {
+	t.Helper()
+	srv := httptest.NewUnstartedServer(nil)
+	d, err := kannel.New(kannel.Config{
+		SendURL: sendURL, Username: "sb", Password: "pw", Secret: kannelTestSecret,
+		CallbackURL: "http://" + srv.Listener.Addr().String() + "/carrier/kannel", HTTPClient: client,
+	})
+	check(t, err)
+	srv.Config.Handler = http.StripPrefix("/carrier/kannel", d.Handler(e.svc))
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return d, func(id int64, typ int) int {
+		resp, err := http.Get(srv.URL + "/carrier/kannel/dlr?id=" + strconv.FormatInt(id, 10) +
+			"&secret=" + kannelTestSecret + "&type=" + strconv.Itoa(typ) + "&ts=" + strconv.FormatInt(time.Now().Unix(), 10))
+		check(t, err)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+}
+
+// Only a known final delivery status is final: a report type Kannel adds
+// later (stored as "dlr_<n>") after "delivered" or "smsc_reject" is kept
+// off the message, through the real DLR handler and store. Before, the
+// unknown type overwrote the final status.
+func TestUnknownReportAfterFinalKeepsFinal(t *testing.T) {
+	eachEngine(t, func(t *testing.T, e *env) {
+		_, dlr := kannelHooks(t, e, "http://127.0.0.1:1/cgi-bin/sendsms", nil)
+		send := func() int64 {
+			_, res, err := e.svc.Send(bg, e.p, e.request(), nil)
+			check(t, err)
+			return res.Messages[0].ID
+		}
+		for _, c := range []struct {
+			final     int
+			word      string
+			later     []int
+			wantEvent int
+		}{
+			{1, "delivered", []int{64, 8, 128}, 1},
+			{16, "smsc_reject", []int{64, 4}, 1},
+			{2, "undelivered", []int{32, 256}, 1},
+		} {
+			id := send()
+			if code := dlr(id, c.final); code != 200 {
+				t.Fatalf("DLR type %d: %d", c.final, code)
+			}
+			for _, typ := range c.later {
+				if code := dlr(id, typ); code != 200 {
+					t.Fatalf("DLR type %d: %d", typ, code)
+				}
+			}
+			if m := e.message(t, id); m.DeliveryStatus != c.word {
+				t.Errorf("%s then types %v: delivery %q, want %q kept", c.word, c.later, m.DeliveryStatus, c.word)
+			}
+			if n := e.events(t, "message.delivery", id); n != c.wantEvent {
+				t.Errorf("%s then types %v: %d delivery events, want %d", c.word, c.later, n, c.wantEvent)
+			}
+		}
+
+		// Before any final word, an unknown one is recorded (it is all we
+		// know), and a final word still replaces it; a later final word
+		// replaces an earlier one (the carrier changed its mind).
+		id := send()
+		check(t, e.svc.Receipt(bg, carrier.Receipt{MessageID: id, Status: "dlr_64"}))
+		if m := e.message(t, id); m.DeliveryStatus != "dlr_64" {
+			t.Errorf("unknown word first: %q, want dlr_64", m.DeliveryStatus)
+		}
+		check(t, e.svc.Receipt(bg, carrier.Receipt{MessageID: id, Status: "delivered"}))
+		check(t, e.svc.Receipt(bg, carrier.Receipt{MessageID: id, Status: "dlr_64"}))
+		if m := e.message(t, id); m.DeliveryStatus != "delivered" {
+			t.Errorf("unknown, final, unknown: %q, want delivered", m.DeliveryStatus)
+		}
+		check(t, e.svc.Receipt(bg, carrier.Receipt{MessageID: id, Status: "undelivered", Error: "expired"}))
+		if m := e.message(t, id); m.DeliveryStatus != "undelivered" {
+			t.Errorf("a later final word: %q, want undelivered", m.DeliveryStatus)
+		}
+	})
+}
