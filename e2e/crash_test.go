@@ -349,6 +349,9 @@ type crashSetup struct {
 	port     int
 	launched bool // a server started: the port is in the dlr-urls, keep it
 	fake     *crashKannel
+	// sim, when set, runs the server on the sim carrier with this script
+	// instead of on the fake Kannel.
+	sim string
 }
 
 // crashProvision creates through the CLI an account with one SMS line, the
@@ -387,6 +390,11 @@ func crashFreePort(t *testing.T) int {
 func (c *crashSetup) baseURL() string { return fmt.Sprintf("http://127.0.0.1:%d", c.port) }
 
 func (c *crashSetup) serveArgs() []string {
+	if c.sim != "" {
+		return []string{"serve", "--db", c.db,
+			"--listen", fmt.Sprintf("127.0.0.1:%d", c.port), "--public-url", c.baseURL(),
+			"--log-format", "json", "--carrier", "sim", "--sim", c.sim}
+	}
 	return []string{"serve", "--db", c.db,
 		"--listen", fmt.Sprintf("127.0.0.1:%d", c.port), "--public-url", c.baseURL(),
 		"--log-format", "json", "--reconcile-after", "2s",

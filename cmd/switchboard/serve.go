@@ -213,6 +213,18 @@ func newApp(ctx context.Context, c *cli, st *store.Store, log *slog.Logger, publ
 			}
 		}
 		gw, a.sim = s, s
+		// The sim's receipt queue is in memory: after a crash, rebuild it from
+		// the messages still awaiting a receipt, as a real carrier would
+		// still report them.
+		n, err := resumeSim(ctx, st, s)
+		if err != nil {
+			s.Close()
+			media.Close()
+			return nil, err
+		}
+		if n > 0 {
+			log.Info("sim carrier: receipts rebuilt for messages sent before the restart", "count", n)
+		}
 	case "kannel":
 		d, err := kannel.New(kannel.Config{
 			SendURL: c.kannelSendURL, Username: c.kannelUser, Password: c.kannelPassword,
@@ -258,6 +270,25 @@ func newApp(ctx context.Context, c *cli, st *store.Store, log *slog.Logger, publ
 			TrustedProxies: c.trustedProxies, Registry: reg}).Handler(),
 	})
 	return a, nil
+}
+
+// resumeSim queues a receipt in s for every message sent with none yet.
+func resumeSim(ctx context.Context, st *store.Store, s *sim.Sim) (int, error) {
+	n := 0
+	for after := int64(0); ; {
+		page, err := st.AwaitingReceipts(ctx, after, 1000)
+		if err != nil {
+			return n, err
+		}
+		if len(page) == 0 {
+			return n, nil
+		}
+		for _, m := range page {
+			s.Resume(m.ID, m.To)
+		}
+		n += len(page)
+		after = page[len(page)-1].ID
+	}
 }
 
 func (a *app) close() {

@@ -273,6 +273,38 @@ func (s *Store) PendingBefore(ctx context.Context, t time.Time) ([]int64, error)
 	return ids, rows.Err()
 }
 
+// AwaitingReceipt is an outbound message the carrier accepted that has no
+// delivery report yet.
+type AwaitingReceipt struct {
+	ID int64
+	To []string
+}
+
+// AwaitingReceipts lists, in id order, up to limit outbound messages with id
+// above after that were sent and have no delivery report. The in-process
+// sim carrier rebuilds its pending receipts from it at start. It scans the
+// messages table (no index: it runs once per start, for the sim only, and an
+// index would cost every send a write).
+func (s *Store) AwaitingReceipts(ctx context.Context, after int64, limit int) ([]AwaitingReceipt, error) {
+	rows, err := s.query(ctx, `SELECT id, to_numbers FROM messages WHERE id > ? AND direction = 'out' AND status = ? AND delivery_status IS NULL ORDER BY id LIMIT ?`,
+		after, domain.StatusSent, limit)
+	if err != nil {
+		return nil, fmt.Errorf("store: awaiting receipts: %w", err)
+	}
+	defer rows.Close()
+	var out []AwaitingReceipt
+	for rows.Next() {
+		var a AwaitingReceipt
+		var to string
+		if err := rows.Scan(&a.ID, &to); err != nil {
+			return nil, fmt.Errorf("store: awaiting receipts: %w", err)
+		}
+		json.Unmarshal([]byte(to), &a.To)
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
 // finalDelivery lists the carrier words known to end a message's delivery
 // (Kannel's delivered, undelivered and smsc_reject; the sim's delivered and
 // undelivered). Once one is stored, only another final word replaces it:

@@ -170,6 +170,23 @@ func (s *Sim) Send(ctx context.Context, m carrier.Message) (carrier.Accepted, er
 	return carrier.Accepted{Ref: ref}, nil
 }
 
+// Resume queues the delivery receipt of a message this carrier accepted
+// before the process stopped (its queue lives in memory and died with it):
+// the receipt is due after the receipt delay, counted from now, and follows
+// the current undeliverable setting. It is not counted as a new send.
+func (s *Sim) Resume(id int64, to []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	r := carrier.Receipt{MessageID: id, Status: StatusDelivered}
+	if _, ok := matchAny(to, s.undeliverable); ok {
+		r.Status, r.Error = StatusUndelivered, UndeliveredError
+	}
+	s.pushLocked(pending{due: time.Now().Add(s.receiptDelay), receipt: r})
+}
+
 // matchAny returns the first destination that starts with one of prefixes.
 func matchAny(dests, prefixes []string) (string, bool) {
 	for _, d := range dests {

@@ -601,3 +601,29 @@ func (c countingSink) Receipt(context.Context, carrier.Receipt) error { c.n.Add(
 func (c countingSink) Inbound(context.Context, carrier.Inbound) error { return nil }
 
 func newDiscardSink() carrier.Sink { return countingSink{new(atomic.Int64)} }
+
+// Resume queues the receipt of a message accepted before a restart: it
+// arrives like any other, follows the undeliverable setting, and is not a
+// new send.
+func TestResumeQueuesReceipt(t *testing.T) {
+	s, sink := newSim(t, Config{})
+	s.UndeliverableDestinations("1555")
+	s.Resume(7, []string{"12125550000"})
+	s.Resume(8, []string{"15551230000"})
+	got := map[int64]carrier.Receipt{}
+	for range 2 {
+		r := recv(t, sink.receipts, "resumed receipt")
+		got[r.MessageID] = r
+	}
+	if got[7].Status != StatusDelivered || got[8].Status != StatusUndelivered || got[8].Error != UndeliveredError {
+		t.Errorf("resumed receipts = %+v, want 7 delivered and 8 undelivered", got)
+	}
+	if s.Count() != 0 || len(s.Sent()) != 0 {
+		t.Errorf("Resume counted as a send: Count %d, Sent %d", s.Count(), len(s.Sent()))
+	}
+	s.Close()
+	s.Resume(9, []string{"12125550000"}) // after Close: ignored, no panic
+	if s.Pending() != 0 {
+		t.Errorf("pending after Close = %d", s.Pending())
+	}
+}
