@@ -43,7 +43,7 @@ func TestUnknownReportAfterFinalKeepsFinal(t *testing.T) {
 	eachEngine(t, func(t *testing.T, e *env) {
 		_, dlr := kannelHooks(t, e, "http://127.0.0.1:1/cgi-bin/sendsms", nil)
 		send := func() int64 {
-			_, res, err := e.svc.Send(bg, e.p, e.request(), nil)
+			res, _, err := e.svc.Send(bg, e.p, e.request(), nil)
 			check(t, err)
 			return res.Messages[0].ID
 		}
