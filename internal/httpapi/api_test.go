@@ -40,10 +40,8 @@ func setup(t *testing.T, engine store.Engine) *fixture {
 	st := storetest.Open(t, engine)
 	f := &fixture{st: st, keys: map[string]string{}, users: map[string]domain.User{}}
 
-	acme := domain.Account{Name: "Acme Corp"}
-	beta := domain.Account{Name: "Beta LLC"}
-	must(t, st.CreateAccount(ctx, &acme))
-	must(t, st.CreateAccount(ctx, &beta))
+	acme := storetest.Account(t, st, &storetest.AccountOpts{Name: "Acme Corp"})
+	beta := storetest.Account(t, st, &storetest.AccountOpts{Name: "Beta LLC"})
 
 	for _, u := range []domain.User{
 		{AccountID: acme.ID, FirstName: "Alice", LastName: "Smith", Username: "alice", Email: "alice@acme.test", TimeZone: "America/New_York", Extension: "101", Extensions: []string{"101"}},
@@ -54,30 +52,16 @@ func setup(t *testing.T, engine store.Engine) *fixture {
 		must(t, st.CreateUser(ctx, &u))
 		f.users[u.FirstName] = u
 	}
-	for _, l := range []domain.Line{
-		{AccountID: acme.ID, Number: "14155550101", Name: "Bob's line", UserIDs: []int64{f.users["Bob"].ID}, SMSEnabled: true, BulkEnabled: true},
-		{AccountID: acme.ID, Number: "14155550100", Name: "Main", SMSEnabled: true},
-		{AccountID: acme.ID, Number: "14155550102", Name: "Fax", SMSEnabled: false},
-		{AccountID: beta.ID, Number: "12125550100", SMSEnabled: true},
-	} {
-		must(t, st.CreateLine(ctx, &l))
-	}
-	for name, k := range map[string]struct {
-		account int64
-		scopes  []auth.Scope
-	}{
-		"acme":     {acme.ID, auth.AllScopes},
-		"acme-sms": {acme.ID, []auth.Scope{auth.SMSRead}},
-		"beta":     {beta.ID, auth.AllScopes},
-		"revoked":  {acme.ID, auth.AllScopes},
-	} {
-		secret, key, err := auth.NewAPIKey(ctx, st, k.account, name, k.scopes)
-		must(t, err)
-		f.keys[name] = secret
-		if name == "revoked" {
-			must(t, st.RevokeAPIKey(ctx, acme.ID, key.ID))
-		}
-	}
+	storetest.Line(t, st, acme.ID, &storetest.LineOpts{Number: "14155550101", Name: "Bob's line", UserIDs: []int64{f.users["Bob"].ID}, Bulk: true})
+	storetest.Line(t, st, acme.ID, &storetest.LineOpts{Number: "14155550100", Name: "Main"})
+	storetest.Line(t, st, acme.ID, &storetest.LineOpts{Number: "14155550102", Name: "Fax", NoSMS: true})
+	storetest.Line(t, st, beta.ID, &storetest.LineOpts{Number: "12125550100"})
+	_, f.keys["acme"] = storetest.Key(t, st, acme.ID)
+	_, f.keys["acme-sms"] = storetest.Key(t, st, acme.ID, auth.SMSRead)
+	_, f.keys["beta"] = storetest.Key(t, st, beta.ID)
+	var revoked int64
+	revoked, f.keys["revoked"] = storetest.Key(t, st, acme.ID)
+	must(t, st.RevokeAPIKey(ctx, acme.ID, revoked))
 
 	srv := httptest.NewServer(httpapi.New(httpapi.Config{
 		Store: st,

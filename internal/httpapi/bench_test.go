@@ -20,10 +20,7 @@ import (
 // authentication and a real SQLite store (no network).
 func BenchmarkListUsers(b *testing.B) {
 	st := storetest.Open(b, store.SQLite)
-	a := domain.Account{Name: "Bench"}
-	if err := st.CreateAccount(ctx, &a); err != nil {
-		b.Fatal(err)
-	}
+	a := storetest.Account(b, st, nil)
 	for i := range 50 {
 		u := domain.User{AccountID: a.ID, FirstName: fmt.Sprint("F", i), LastName: fmt.Sprint("L", i%17), Username: fmt.Sprint("u", i),
 			Email: fmt.Sprintf("u%d@bench.example", i), TimeZone: "America/Chicago", Extensions: []string{fmt.Sprint(100 + i)}}
@@ -31,10 +28,7 @@ func BenchmarkListUsers(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	key, _, err := auth.NewAPIKey(ctx, st, a.ID, "bench", []auth.Scope{auth.UsersRead})
-	if err != nil {
-		b.Fatal(err)
-	}
+	_, key := storetest.Key(b, st, a.ID, auth.UsersRead)
 	h := httpapi.New(httpapi.Config{Store: st, Auth: &auth.Authenticator{Store: st}, SMS: sms.New(sms.Config{Store: st}), Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {

@@ -76,10 +76,8 @@ func setupSendWith(t *testing.T, engine store.Engine, adjust func(*httpapi.Confi
 	st := storetest.Open(t, engine)
 	f := &sendFixture{fixture: &fixture{st: st, keys: map[string]string{}, users: map[string]domain.User{}}}
 
-	acme := domain.Account{Name: "Acme Corp"}
-	beta := domain.Account{Name: "Beta LLC"}
-	must(t, st.CreateAccount(ctx, &acme))
-	must(t, st.CreateAccount(ctx, &beta))
+	acme := storetest.Account(t, st, &storetest.AccountOpts{Name: "Acme Corp"})
+	beta := storetest.Account(t, st, &storetest.AccountOpts{Name: "Beta LLC"})
 	f.acme, f.beta = acme.ID, beta.ID
 
 	for _, u := range []domain.User{
@@ -90,39 +88,18 @@ func setupSendWith(t *testing.T, engine store.Engine, adjust func(*httpapi.Confi
 		must(t, st.CreateUser(ctx, &u))
 		f.users[u.FirstName] = u
 	}
-	for _, l := range []domain.Line{
-		{AccountID: acme.ID, Number: lineMain, Name: "Main", SMSEnabled: true},
-		{AccountID: acme.ID, Number: lineBob, Name: "Bob's line", UserIDs: []int64{f.users["Bob"].ID}, SMSEnabled: true},
-		{AccountID: acme.ID, Number: lineFax, Name: "Fax", SMSEnabled: false},
-		{AccountID: beta.ID, Number: lineBeta, SMSEnabled: true},
-	} {
-		must(t, st.CreateLine(ctx, &l))
-	}
-	for _, r := range []struct {
-		account          int64
-		prefix, sms, mms string
-	}{
-		{acme.ID, "1", "0.0079", "0.02"},
-		{acme.ID, "44", "0.04", "0.10"},
-		{acme.ID, "4420", "0.05", "0.12"},
-		{acme.ID, "49", "0.06", "0.09"},
-		{beta.ID, "1", "0.01", "0.03"},
-	} {
-		rate := domain.Rate{AccountID: r.account, Prefix: r.prefix, SMS: mustMoney(t, r.sms), MMS: mustMoney(t, r.mms)}
-		must(t, st.SetRate(ctx, &rate))
-	}
-	for name, k := range map[string]struct {
-		account int64
-		scopes  []auth.Scope
-	}{
-		"acme":        {acme.ID, auth.AllScopes},
-		"acme-nosend": {acme.ID, []auth.Scope{auth.SMSRead, auth.SMSWrite}},
-		"beta":        {beta.ID, auth.AllScopes},
-	} {
-		secret, _, err := auth.NewAPIKey(ctx, st, k.account, name, k.scopes)
-		must(t, err)
-		f.keys[name] = secret
-	}
+	storetest.Line(t, st, acme.ID, &storetest.LineOpts{Number: lineMain, Name: "Main"})
+	storetest.Line(t, st, acme.ID, &storetest.LineOpts{Number: lineBob, Name: "Bob's line", UserIDs: []int64{f.users["Bob"].ID}})
+	storetest.Line(t, st, acme.ID, &storetest.LineOpts{Number: lineFax, Name: "Fax", NoSMS: true})
+	storetest.Line(t, st, beta.ID, &storetest.LineOpts{Number: lineBeta})
+	storetest.Rate(t, st, acme.ID, "1", "0.0079", "0.02")
+	storetest.Rate(t, st, acme.ID, "44", "0.04", "0.10")
+	storetest.Rate(t, st, acme.ID, "4420", "0.05", "0.12")
+	storetest.Rate(t, st, acme.ID, "49", "0.06", "0.09")
+	storetest.Rate(t, st, beta.ID, "1", "0.01", "0.03")
+	_, f.keys["acme"] = storetest.Key(t, st, acme.ID)
+	_, f.keys["acme-nosend"] = storetest.Key(t, st, acme.ID, auth.SMSRead, auth.SMSWrite)
+	_, f.keys["beta"] = storetest.Key(t, st, beta.ID)
 
 	media, err := blob.Open(ctx, "mem://")
 	must(t, err)
@@ -171,13 +148,6 @@ func setupSendWith(t *testing.T, engine store.Engine, adjust func(*httpapi.Confi
 	}
 	f.client = apitest.Client(t)
 	return f
-}
-
-func mustMoney(t *testing.T, s string) money.Micros {
-	t.Helper()
-	m, err := money.Parse(s)
-	must(t, err)
-	return m
 }
 
 func forEachSendEngine(t *testing.T, fn func(t *testing.T, f *sendFixture)) {
@@ -432,7 +402,7 @@ func TestSendBilling(t *testing.T) {
 					t.Errorf("media = %v, want %d URLs", m.Media, len(tc.attachments))
 				}
 				// Charged exactly once, exactly the price.
-				want := mustMoney(t, tc.wantPrice)
+				want := storetest.Money(t, tc.wantPrice)
 				total, n := f.ledger(t, f.acme)
 				if n != n0+1 || money.Micros(total-total0) != want {
 					t.Errorf("ledger moved by %s in %d rows, want %s in 1", money.Micros(total-total0), n-n0, want)
@@ -1108,18 +1078,13 @@ func TestSendIdempotency(t *testing.T) {
 			// Ann may send from the main line; Eve's role covers only lines
 			// assigned to her, and none is. The same key and body from Eve
 			// must not hand her Ann's stored answer.
-			mk := func(name, perms string) string {
-				p, err := domain.ParsePermissions(perms)
-				must(t, err)
-				role := domain.Role{AccountID: f.acme, Name: name + "-role", Permissions: p}
-				must(t, f.st.CreateRole(ctx, &role))
-				u := domain.User{AccountID: f.acme, FirstName: name, LastName: "Idem", RoleID: role.ID}
-				must(t, f.st.CreateUser(ctx, &u))
+			mk := func(numbers domain.NumberAccess) string {
+				u := storetest.User(t, f.st, f.acme, &storetest.UserOpts{Permissions: &domain.Permissions{Numbers: numbers}})
 				tok, err := userAccessToken(ctx, f.st, u.ID, auth.SMSSend)
 				must(t, err)
 				return tok
 			}
-			ann, eve := mk("Ann", "numbers:all"), mk("Eve", "numbers:assigned")
+			ann, eve := mk(domain.NumbersAll), mk(domain.NumbersAssigned)
 			status, _, raw := f.post(t, ann, "users-key", body)
 			if status != 201 {
 				t.Fatalf("Ann: %d %s", status, raw)
@@ -1203,7 +1168,7 @@ func TestSendIdempotency(t *testing.T) {
 			if status != 201 || h.Get("Idempotent-Replayed") != "" {
 				t.Fatalf("retry: %d %q %s, want a fresh 201", status, h.Get("Idempotent-Replayed"), first)
 			}
-			if total, n := f.ledger(t, f.acme); n != n0+1 || total-total0 != int64(mustMoney(t, "0.0079")) {
+			if total, n := f.ledger(t, f.acme); n != n0+1 || total-total0 != int64(storetest.Money(t, "0.0079")) {
 				t.Errorf("retry charged %d in %d rows", total-total0, n-n0)
 			}
 			status, h, again := f.post(t, key, "after-503", body)
@@ -1242,7 +1207,7 @@ func TestSendIdempotency(t *testing.T) {
 			close(start)
 			wg.Wait()
 			total, rows := f.ledger(t, f.acme)
-			if sent := f.sim.Count() - count0; sent != 1 || rows != n0+1 || total-total0 != int64(mustMoney(t, "0.0079")) || statuses[201] != 1 {
+			if sent := f.sim.Count() - count0; sent != 1 || rows != n0+1 || total-total0 != int64(storetest.Money(t, "0.0079")) || statuses[201] != 1 {
 				t.Errorf("%d concurrent requests with one Idempotency-Key: carrier got %d messages, %d charges; statuses %v (negative = replayed); want exactly one send",
 					n, sent, rows-n0, statuses)
 			}

@@ -29,32 +29,12 @@ import (
 func BenchmarkAuthenticatedRequest(b *testing.B) {
 	ctx := context.Background()
 	st := storetest.Open(b, store.SQLite)
-	a := domain.Account{Name: "Bench"}
-	if err := st.CreateAccount(ctx, &a); err != nil {
-		b.Fatal(err)
-	}
-	perms, err := domain.ParsePermissions("numbers:all,users:all")
-	if err != nil {
-		b.Fatal(err)
-	}
-	role := domain.Role{AccountID: a.ID, Name: "staff", Permissions: perms}
-	if err := st.CreateRole(ctx, &role); err != nil {
-		b.Fatal(err)
-	}
-	u := domain.User{AccountID: a.ID, FirstName: "Bench", LastName: "User", Username: "bench", RoleID: role.ID}
-	if err := st.CreateUser(ctx, &u); err != nil {
-		b.Fatal(err)
-	}
+	a := storetest.Account(b, st, nil)
+	u := storetest.User(b, st, a.ID, &storetest.UserOpts{Permissions: &domain.Permissions{Numbers: domain.NumbersAll, Users: domain.UsersAll}})
 	for i := range 3 {
-		l := domain.Line{AccountID: a.ID, Number: fmt.Sprint(14155550100 + i), Name: fmt.Sprint("Line ", i), SMSEnabled: true}
-		if err := st.CreateLine(ctx, &l); err != nil {
-			b.Fatal(err)
-		}
+		storetest.Line(b, st, a.ID, &storetest.LineOpts{Number: fmt.Sprint(14155550100 + i), Name: fmt.Sprint("Line ", i)})
 	}
-	key, _, err := auth.NewAPIKey(ctx, st, a.ID, "bench", []auth.Scope{auth.SMSRead})
-	if err != nil {
-		b.Fatal(err)
-	}
+	_, key := storetest.Key(b, st, a.ID, auth.SMSRead)
 	token, err := benchAccessToken(ctx, st, u.ID)
 	if err != nil {
 		b.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"switchboard/internal/domain"
+	"switchboard/internal/store/storetest"
 )
 
 // TestAccessTokenGates checks an OAuth access token through the real router:
@@ -14,11 +15,8 @@ import (
 func TestAccessTokenGates(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, f *fixture) {
 		acme, _ := f.st.Account(ctx, f.users["Bob"].AccountID)
-		perms, _ := domain.ParsePermissions("users:self,numbers:assigned")
-		role := domain.Role{AccountID: acme.ID, Name: "agent", Permissions: perms}
-		must(t, f.st.CreateRole(ctx, &role))
-		eve := domain.User{AccountID: acme.ID, FirstName: "Eve", LastName: "Agent", RoleID: role.ID}
-		must(t, f.st.CreateUser(ctx, &eve))
+		eve := storetest.User(t, f.st, acme.ID, &storetest.UserOpts{FirstName: "Eve",
+			Permissions: &domain.Permissions{Users: domain.UsersSelf, Numbers: domain.NumbersAssigned}})
 		token, err := benchAccessToken(ctx, f.st, eve.ID) // sms:read only
 		must(t, err)
 
@@ -33,8 +31,7 @@ func TestAccessTokenGates(t *testing.T) {
 			t.Errorf("users with a token lacking the scope: %d %s", status, body)
 		}
 		// A role without the Phone numbers permission: permission_denied.
-		nobody := domain.User{AccountID: acme.ID, FirstName: "No", LastName: "Role"}
-		must(t, f.st.CreateUser(ctx, &nobody))
+		nobody := storetest.User(t, f.st, acme.ID, nil)
 		noRole, err := benchAccessToken(ctx, f.st, nobody.ID)
 		must(t, err)
 		status, _, body = f.do(t, "GET", "/api/public/v1/sms/lines", noRole, "")

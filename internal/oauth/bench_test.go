@@ -16,7 +16,6 @@ import (
 	"testing"
 
 	"switchboard/internal/auth"
-	"switchboard/internal/domain"
 	"switchboard/internal/oauth"
 	"switchboard/internal/store"
 	"switchboard/internal/store/storetest"
@@ -94,14 +93,8 @@ func benchToken(h http.Handler, form url.Values) (int, benchTokens, string) {
 func BenchmarkRefreshGrant(b *testing.B) {
 	ctx := context.Background()
 	st := storetest.Open(b, store.SQLite)
-	a := domain.Account{Name: "Bench"}
-	if err := st.CreateAccount(ctx, &a); err != nil {
-		b.Fatal(err)
-	}
-	u := domain.User{AccountID: a.ID, Username: "bench", FirstName: "Bench"}
-	if err := st.CreateUser(ctx, &u); err != nil {
-		b.Fatal(err)
-	}
+	a := storetest.Account(b, st, nil)
+	u := storetest.User(b, st, a.ID, nil)
 	const redirectURI = "https://app.example.test/callback"
 	c := store.OAuthClient{ClientID: benchSecret(""), Name: "Bench client", RedirectURIs: []string{redirectURI}}
 	if err := st.CreateOAuthClient(ctx, &c); err != nil {

@@ -54,18 +54,8 @@ func setup(t *testing.T, st *store.Store, configure ...func(*oauth.Config)) *env
 	ts.Start()
 	t.Cleanup(ts.Close)
 
-	a := domain.Account{Name: "Acme"}
-	if err := st.CreateAccount(ctx, &a); err != nil {
-		t.Fatal(err)
-	}
-	hash, err := auth.HashPassword(password)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u := domain.User{AccountID: a.ID, Username: "amy", PasswordHash: hash, FirstName: "Amy"}
-	if err := st.CreateUser(ctx, &u); err != nil {
-		t.Fatal(err)
-	}
+	a := storetest.Account(t, st, &storetest.AccountOpts{Name: "Acme"})
+	u := storetest.User(t, st, a.ID, &storetest.UserOpts{FirstName: "Amy", Username: "amy", Password: password})
 	if err := st.AllowHost(ctx, "app.example"); err != nil {
 		t.Fatal(err)
 	}

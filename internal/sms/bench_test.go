@@ -10,7 +10,6 @@ import (
 	"switchboard/internal/auth"
 	"switchboard/internal/carrier/sim"
 	"switchboard/internal/domain"
-	"switchboard/internal/money"
 	"switchboard/internal/sms"
 	"switchboard/internal/store"
 	"switchboard/internal/store/storetest"
@@ -21,17 +20,9 @@ import (
 func BenchmarkSend(b *testing.B) {
 	ctx := context.Background()
 	st := storetest.Open(b, store.SQLite)
-	a := domain.Account{Name: "Bench"}
-	if err := st.CreateAccount(ctx, &a); err != nil {
-		b.Fatal(err)
-	}
-	if err := st.CreateLine(ctx, &domain.Line{AccountID: a.ID, Number: "14155550100", SMSEnabled: true}); err != nil {
-		b.Fatal(err)
-	}
-	rate := domain.Rate{AccountID: a.ID, Prefix: "1", SMS: money.Micros(7900), MMS: money.Micros(20000)}
-	if err := st.SetRate(ctx, &rate); err != nil {
-		b.Fatal(err)
-	}
+	a := storetest.Account(b, st, nil)
+	storetest.Line(b, st, a.ID, &storetest.LineOpts{Number: "14155550100"})
+	storetest.Rate(b, st, a.ID, "1", "0.0079", "0.02")
 	carrier := sim.New(sim.Config{ReceiptDelay: time.Second})
 	defer carrier.Close()
 	svc := sms.New(sms.Config{Store: st, Carrier: carrier, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})

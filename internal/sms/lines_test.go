@@ -14,26 +14,16 @@ import (
 func TestLinesApplyPhoneNumberPermission(t *testing.T) {
 	ctx := context.Background()
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
-		a := domain.Account{Name: "Acme"}
-		if err := st.CreateAccount(ctx, &a); err != nil {
-			t.Fatal(err)
-		}
-		u1 := domain.User{AccountID: a.ID, FirstName: "A"}
-		u2 := domain.User{AccountID: a.ID, FirstName: "B"}
-		for _, u := range []*domain.User{&u1, &u2} {
-			if err := st.CreateUser(ctx, u); err != nil {
-				t.Fatal(err)
-			}
-		}
-		for _, l := range []domain.Line{
-			{AccountID: a.ID, Number: "14155550100", SMSEnabled: true},                          // everyone's
-			{AccountID: a.ID, Number: "14155550101", SMSEnabled: true, UserIDs: []int64{u1.ID}}, // u1's
-			{AccountID: a.ID, Number: "14155550102", SMSEnabled: true, UserIDs: []int64{u2.ID}}, // u2's
-			{AccountID: a.ID, Number: "14155550103", SMSEnabled: false},                         // no SMS
+		a := storetest.Account(t, st, nil)
+		u1 := storetest.User(t, st, a.ID, nil)
+		u2 := storetest.User(t, st, a.ID, nil)
+		for _, l := range []storetest.LineOpts{
+			{Number: "14155550100"},                          // everyone's
+			{Number: "14155550101", UserIDs: []int64{u1.ID}}, // u1's
+			{Number: "14155550102", UserIDs: []int64{u2.ID}}, // u2's
+			{Number: "14155550103", NoSMS: true},             // no SMS
 		} {
-			if err := st.CreateLine(ctx, &l); err != nil {
-				t.Fatal(err)
-			}
+			storetest.Line(t, st, a.ID, &l)
 		}
 		for _, tc := range []struct {
 			name    string

@@ -18,7 +18,6 @@ import (
 	"switchboard/internal/blob"
 	"switchboard/internal/carrier"
 	"switchboard/internal/domain"
-	"switchboard/internal/money"
 	"switchboard/internal/store"
 	"switchboard/internal/store/storetest"
 )
@@ -103,12 +102,9 @@ func newEnv(t *testing.T, engine store.Engine) *env {
 // newEnvOn is newEnv on an open, migrated store.
 func newEnvOn(t *testing.T, st *store.Store) *env {
 	t.Helper()
-	a := domain.Account{Name: "Acme"}
-	check(t, st.CreateAccount(bg, &a))
-	line := domain.Line{AccountID: a.ID, Number: testLine, SMSEnabled: true}
-	check(t, st.CreateLine(bg, &line))
-	rate := domain.Rate{AccountID: a.ID, Prefix: "1", SMS: money.Micros(7900), MMS: money.Micros(20000)}
-	check(t, st.SetRate(bg, &rate))
+	a := storetest.Account(t, st, nil)
+	line := storetest.Line(t, st, a.ID, &storetest.LineOpts{Number: testLine})
+	storetest.Rate(t, st, a.ID, "1", "0.0079", "0.02")
 	b, err := blob.Open(bg, "mem://")
 	check(t, err)
 	t.Cleanup(func() { b.Close() })
@@ -654,12 +650,9 @@ func TestFaultPanicAfterIntent(t *testing.T) {
 // Role gating for OAuth principals: from must be a line the person may use.
 func TestSendFromLineRole(t *testing.T) {
 	eachEngine(t, func(t *testing.T, e *env) {
-		u1 := domain.User{AccountID: e.p.AccountID, FirstName: "A"}
-		u2 := domain.User{AccountID: e.p.AccountID, FirstName: "B"}
-		check(t, e.st.CreateUser(bg, &u1))
-		check(t, e.st.CreateUser(bg, &u2))
-		own := domain.Line{AccountID: e.p.AccountID, Number: "14155550101", SMSEnabled: true, UserIDs: []int64{u1.ID}}
-		check(t, e.st.CreateLine(bg, &own))
+		u1 := storetest.User(t, e.st, e.p.AccountID, nil)
+		u2 := storetest.User(t, e.st, e.p.AccountID, nil)
+		own := storetest.Line(t, e.st, e.p.AccountID, &storetest.LineOpts{UserIDs: []int64{u1.ID}})
 		for _, tc := range []struct {
 			name string
 			p    auth.Principal

@@ -14,17 +14,10 @@ import (
 func TestListAppliesRoleVisibility(t *testing.T) {
 	ctx := context.Background()
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
-		a := domain.Account{Name: "Acme"}
-		if err := st.CreateAccount(ctx, &a); err != nil {
-			t.Fatal(err)
-		}
+		a := storetest.Account(t, st, nil)
 		var ids []int64
-		for _, name := range []string{"Ann", "Ben", "Cat"} {
-			u := domain.User{AccountID: a.ID, FirstName: name, LastName: "X"}
-			if err := st.CreateUser(ctx, &u); err != nil {
-				t.Fatal(err)
-			}
-			ids = append(ids, u.ID)
+		for range 3 {
+			ids = append(ids, storetest.User(t, st, a.ID, nil).ID)
 		}
 		for _, tc := range []struct {
 			name    string
