@@ -28,7 +28,7 @@ func TestSendLargeBodiesShareABudget(t *testing.T) {
 		c.BodyBudget, c.BodyWait = budget, 300*time.Millisecond
 	})
 	// A 2 MiB attachment: over the small-body threshold, under the budget.
-	content := base64.StdEncoding.EncodeToString(make([]byte, 2<<20))
+	content := base64.StdEncoding.EncodeToString(paddedImage(t, "image/png", 2<<20))
 	large := `{"from":"` + lineMain + `","to":["` + usA + `"],"attachments":[{"filename":"a.png","contentType":"image/png","content":"` + content + `"}]}`
 
 	// A client that sends half of a large body and stalls holds its share.

@@ -315,7 +315,7 @@ func decodeSend(t *testing.T, b []byte) sendResult {
 
 func TestSendBilling(t *testing.T) {
 	t.Parallel()
-	png := []byte("\x89PNG\r\n\x1a\nnot really a png")
+	png := realImage(t, "image/png")
 	emoji := "😀" // outside the BMP: 2 UTF-16 units
 	twenty := make([]string, 20)
 	for i := range twenty {
@@ -562,7 +562,7 @@ func TestSendOptOut(t *testing.T) {
 		}
 
 		// A one-recipient send with an attachment to the opted-out number is skipped too (mms model, nothing uploaded or charged).
-		status, _, raw = f.post(t, key, "", jsonBody(t, sendBody{From: lineMain, To: []string{usA}, Attachments: []attachmentJSON{attach("a.gif", "image/gif", []byte("GIF89a"))}}))
+		status, _, raw = f.post(t, key, "", jsonBody(t, sendBody{From: lineMain, To: []string{usA}, Attachments: []attachmentJSON{attach("a.gif", "image/gif", realImage(t, "image/gif"))}}))
 		if res := decodeSend(t, raw); status != 200 || len(res.Messages) != 0 || res.Billing.TotalPrice.String() != "0" || res.Billing.Units != 0 || res.Billing.Type != "mms" {
 			t.Errorf("attachment to opted-out: %d %s", status, raw)
 		}
@@ -626,7 +626,7 @@ func TestSendValidation(t *testing.T) {
 		}
 		return to
 	}
-	small := attach("a.png", "image/png", []byte("\x89PNG"))
+	small := attach("a.png", "image/png", realImage(t, "image/png"))
 	tests := []struct {
 		name  string
 		body  func(t *testing.T) string
@@ -642,12 +642,35 @@ func TestSendValidation(t *testing.T) {
 		{"whitespace-only message", valid(func(b *sendBody) { b.Message = " \t\n " }), "message"},
 		{"no message and no attachments", valid(func(b *sendBody) { b.Message = "" }), "message"},
 		{"11 attachments", valid(func(b *sendBody) { b.Attachments = slices.Repeat([]attachmentJSON{small}, 11) }), "attachments"},
-		{"filename without extension", valid(func(b *sendBody) { b.Attachments = []attachmentJSON{attach("photo", "image/png", []byte("x"))} }), "filename"},
-		{"filename ending in a dot", valid(func(b *sendBody) { b.Attachments = []attachmentJSON{attach("photo.", "image/png", []byte("x"))} }), "filename"},
-		{"missing filename", valid(func(b *sendBody) { b.Attachments = []attachmentJSON{attach("", "image/png", []byte("x"))} }), "filename"},
-		{"bad contentType", valid(func(b *sendBody) { b.Attachments = []attachmentJSON{attach("a.webp", "image/webp", []byte("x"))} }), "contentType"},
+		{"filename without extension", valid(func(b *sendBody) {
+			b.Attachments = []attachmentJSON{attach("photo", "image/png", realImage(t, "image/png"))}
+		}), "filename"},
+		{"filename ending in a dot", valid(func(b *sendBody) {
+			b.Attachments = []attachmentJSON{attach("photo.", "image/png", realImage(t, "image/png"))}
+		}), "filename"},
+		{"missing filename", valid(func(b *sendBody) {
+			b.Attachments = []attachmentJSON{attach("", "image/png", realImage(t, "image/png"))}
+		}), "filename"},
+		{"bad contentType", valid(func(b *sendBody) {
+			b.Attachments = []attachmentJSON{attach("a.webp", "image/webp", realImage(t, "image/png"))}
+		}), "contentType"},
 		{"html contentType", valid(func(b *sendBody) { b.Attachments = []attachmentJSON{attach("a.html", "text/html", []byte("<b>"))} }), "contentType"},
-		{"missing contentType", valid(func(b *sendBody) { b.Attachments = []attachmentJSON{attach("a.png", "", []byte("x"))} }), "contentType"},
+		{"missing contentType", valid(func(b *sendBody) { b.Attachments = []attachmentJSON{attach("a.png", "", realImage(t, "image/png"))} }), "contentType"},
+		// The content must be what its contentType says (the file's signature).
+		{"HTML declared image/png", valid(func(b *sendBody) {
+			b.Attachments = []attachmentJSON{attach("a.png", "image/png", realImage(t, "image/png")), attach("page.html", "image/png", []byte("<html><script>alert(1)</script>"))}
+		}), `attachments[1].content ("page.html") is not image/png`},
+		{"SVG declared image/png", valid(func(b *sendBody) {
+			b.Attachments = []attachmentJSON{attach("a.svg", "image/png", []byte(`<svg xmlns="http://www.w3.org/2000/svg"/>`))}
+		}), "attachments[0].content"},
+		{"JPEG declared image/png", valid(func(b *sendBody) {
+			b.Attachments = []attachmentJSON{attach("a.png", "image/png", realImage(t, "image/jpeg"))}
+		}), "attachments[0].content"},
+		{"PNG declared image/gif", valid(func(b *sendBody) {
+			b.Attachments = []attachmentJSON{attach("a.gif", "image/gif", realImage(t, "image/png"))}
+		}), "image/gif"},
+		{"text declared image/bmp", valid(func(b *sendBody) { b.Attachments = []attachmentJSON{attach("a.bmp", "image/bmp", []byte("hello"))} }), "image/bmp"},
+		{"truncated PNG signature", valid(func(b *sendBody) { b.Attachments = []attachmentJSON{attach("a.png", "image/png", []byte("\x89PNG"))} }), "image/png"},
 		{"non-base64 content", valid(func(b *sendBody) {
 			b.Attachments = []attachmentJSON{{Filename: "a.png", ContentType: "image/png", Content: "not base64!!"}}
 		}), "content"},
@@ -659,7 +682,7 @@ func TestSendValidation(t *testing.T) {
 		}), "content"},
 		{"missing content", valid(func(b *sendBody) { b.Attachments = []attachmentJSON{{Filename: "a.png", ContentType: "image/png"}} }), "content"},
 		{"5 MiB + 1 decoded", valid(func(b *sendBody) {
-			b.Attachments = []attachmentJSON{attach("big.jpg", "image/jpeg", make([]byte, 5*1024*1024+1))}
+			b.Attachments = []attachmentJSON{attach("big.jpg", "image/jpeg", paddedImage(t, "image/jpeg", 5*1024*1024+1))}
 		}), "content"},
 		{"unknown field", raw(`{"from":"` + lineMain + `","to":["` + usA + `"],"message":"hi","priority":"high"}`), "priority"},
 		{"unknown attachment field", raw(`{"from":"` + lineMain + `","to":["` + usA + `"],"attachments":[{"filename":"a.png","contentType":"image/png","content":"eA==","url":"x"}]}`), "url"},
@@ -712,12 +735,15 @@ func TestSendValidation(t *testing.T) {
 		// The limits themselves are accepted.
 		t.Run("at the limits", func(t *testing.T) {
 			for name, b := range map[string]sendBody{
-				"2000 bytes":              {From: lineMain, To: []string{usA}, Message: strings.Repeat("é", 1000)},
-				"20 distinct":             {From: lineMain, To: distinct(20), Message: "hi"},
-				"10 attachments":          {From: lineMain, To: []string{usA}, Attachments: slices.Repeat([]attachmentJSON{small}, 10)},
-				"5 MiB decoded":           {From: lineMain, To: []string{usA}, Attachments: []attachmentJSON{attach("big.jpg", "image/jpeg", make([]byte, 5*1024*1024))}},
-				"uppercase extension":     {From: lineMain, To: []string{usA}, Attachments: []attachmentJSON{attach("PHOTO.JPG", "image/jpeg", []byte("x"))}},
-				"bmp":                     {From: lineMain, To: []string{usA}, Attachments: []attachmentJSON{attach("a.bmp", "image/bmp", []byte("BM"))}},
+				"2000 bytes":          {From: lineMain, To: []string{usA}, Message: strings.Repeat("é", 1000)},
+				"20 distinct":         {From: lineMain, To: distinct(20), Message: "hi"},
+				"10 attachments":      {From: lineMain, To: []string{usA}, Attachments: slices.Repeat([]attachmentJSON{small}, 10)},
+				"5 MiB decoded":       {From: lineMain, To: []string{usA}, Attachments: []attachmentJSON{attach("big.jpg", "image/jpeg", paddedImage(t, "image/jpeg", 5*1024*1024))}},
+				"uppercase extension": {From: lineMain, To: []string{usA}, Attachments: []attachmentJSON{attach("PHOTO.JPG", "image/jpeg", realImage(t, "image/jpeg"))}},
+				"bmp":                 {From: lineMain, To: []string{usA}, Attachments: []attachmentJSON{attach("a.bmp", "image/bmp", realImage(t, "image/bmp"))}},
+				// The blob store's own sidecar suffix: hosted names never come from the client's filename.
+				"filename a.attrs":        {From: lineMain, To: []string{usA}, Attachments: []attachmentJSON{attach("a.attrs", "image/png", realImage(t, "image/png"))}},
+				"filename X.ATTRS":        {From: lineMain, To: []string{usA}, Attachments: []attachmentJSON{attach("X.ATTRS", "image/gif", realImage(t, "image/gif"))}},
 				"formatted from":          {From: "+1 (415) 555-0100", To: []string{usA}, Message: "hi"},
 				"line assigned to a user": {From: lineBob, To: []string{usA}, Message: "hi"},
 			} {
@@ -916,7 +942,7 @@ func TestSendCarrierFailure(t *testing.T) {
 		t.Run("carrier down", func(t *testing.T) {
 			f.sim.SetDown(true)
 			check503(t, sendBody{From: lineMain, To: []string{usA}, Message: "hi"}, []string{usA})
-			check503(t, sendBody{From: lineMain, To: []string{usA}, Attachments: []attachmentJSON{attach("a.png", "image/png", []byte("x"))}}, []string{usA})
+			check503(t, sendBody{From: lineMain, To: []string{usA}, Attachments: []attachmentJSON{attach("a.png", "image/png", realImage(t, "image/png"))}}, []string{usA})
 			f.sim.SetDown(false)
 			status, _, raw := f.post(t, f.keys["acme"], "", jsonBody(t, sendBody{From: lineMain, To: []string{usA}, Message: "hi"}))
 			if status != 201 {
@@ -954,7 +980,11 @@ func TestSendMedia(t *testing.T) {
 		{"two.JPG", "image/jpeg", []byte("\xff\xd8\xff\xe0second")},
 		{"three.gif", "image/gif", []byte("GIF89a third")},
 		{"four.bmp", "image/bmp", []byte("BM fourth <html>")},
+		// Names the client chose are not the hosted names' extensions.
+		{"five.html", "image/png", realImage(t, "image/png")},
+		{"six.attrs", "image/jpeg", realImage(t, "image/jpeg")},
 	}
+	exts := map[string]string{"image/png": ".png", "image/jpeg": ".jpg", "image/gif": ".gif", "image/bmp": ".bmp"}
 	forEachSendEngine(t, func(t *testing.T, f *sendFixture) {
 		var atts []attachmentJSON
 		for _, fl := range files {
@@ -976,6 +1006,9 @@ func TestSendMedia(t *testing.T) {
 		for i, u := range m.Media {
 			if !strings.HasPrefix(u, f.url+"/media/") || seen[u] {
 				t.Errorf("media[%d] = %s", i, u)
+			}
+			if !strings.HasSuffix(u, exts[files[i].contentType]) {
+				t.Errorf("media[%d] (%s, %s) = %s, want the %s extension of its type", i, files[i].name, files[i].contentType, u, exts[files[i].contentType])
 			}
 			seen[u] = true
 			resp, err := http.Get(u)
@@ -1526,7 +1559,7 @@ func TestSendLedgerAgrees(t *testing.T) {
 			{From: lineBob, To: []string{ukLondon}, Message: strings.Repeat("€", 100)},
 			{From: lineMain, To: []string{ukMobile}, Message: "😀 " + strings.Repeat("x", 100)},
 			{From: lineMain, To: []string{usA, usB, ukLondon}, Message: "group"},
-			{From: lineMain, To: []string{usA}, Attachments: []attachmentJSON{attach("a.png", "image/png", []byte("x"))}},
+			{From: lineMain, To: []string{usA}, Attachments: []attachmentJSON{attach("a.png", "image/png", realImage(t, "image/png"))}},
 			{From: lineMain, To: []string{deBerlin}, Message: "refused by the carrier"}, // 503
 			{From: lineMain, To: []string{jpTokyo}, Message: "unpriced"},                // 422
 			{From: lineMain, To: []string{"123"}, Message: "all skipped"},               // 200

@@ -36,7 +36,6 @@ const (
 // request so that its outcome is always recorded.
 const carrierTimeout = 30 * time.Second
 
-var contentTypes = map[string]bool{"image/jpeg": true, "image/png": true, "image/bmp": true, "image/gif": true}
 
 // MediaStore keeps uploaded attachments and gives them public URLs.
 type MediaStore interface {
@@ -278,7 +277,8 @@ func validate(req domain.SendRequest) ([]upload, error) {
 		if a.ContentType == "" {
 			return nil, domain.Errorf(domain.Invalid, "%s.contentType is required", field)
 		}
-		if !contentTypes[a.ContentType] {
+		typ, ok := imageTypes[a.ContentType]
+		if !ok {
 			return nil, domain.Errorf(domain.Invalid, "%s.contentType %q is not allowed; use image/jpeg, image/png, image/bmp or image/gif", field, a.ContentType)
 		}
 		if a.Content == "" {
@@ -299,9 +299,20 @@ func validate(req domain.SendRequest) ([]upload, error) {
 		if len(data) == 0 {
 			return nil, domain.Errorf(domain.Invalid, "%s.content is empty", field)
 		}
-		out[i] = upload{data: data, contentType: a.ContentType, ext: extension(a.Filename)}
+		if !typ.hasSignature(data) {
+			return nil, domain.Errorf(domain.Invalid, "%s.content (%s) is not %s: it does not start with that format's signature; declare the file's real type", field, shortName(a.Filename), a.ContentType)
+		}
+		out[i] = upload{data: data, contentType: a.ContentType, ext: typ.ext}
 	}
 	return out, nil
+}
+
+// shortName quotes a client's filename for an error message, cut short.
+func shortName(name string) string {
+	if r := []rune(name); len(r) > 64 {
+		name = string(r[:64]) + "…"
+	}
+	return fmt.Sprintf("%q", name)
 }
 
 // extension returns the lowercased extension of a plain file name ("" when
