@@ -284,6 +284,7 @@ type process struct {
 	err            error         // the result of Wait, valid once done is closed
 	// afterStop, if set, checks the output of a process that stopped cleanly.
 	afterStop func()
+	stopOnce  sync.Once // a test may stop it before its cleanup does
 }
 
 func start(t *testing.T, env []string, args ...string) *process {
@@ -338,8 +339,11 @@ func (p *process) waitLine(w *lineWriter, what string, match func(string) bool) 
 }
 
 // stop sends SIGTERM and requires a clean exit (status 0) within stopTimeout.
-// If the test failed, it logs everything the process wrote on stderr.
-func (p *process) stop() {
+// If the test failed, it logs everything the process wrote on stderr. Only the
+// first call does anything.
+func (p *process) stop() { p.stopOnce.Do(p.stopNow) }
+
+func (p *process) stopNow() {
 	t := p.t
 	select {
 	case <-p.done:

@@ -40,6 +40,17 @@ func cmdDemo(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
+	// The demo's data is thrown away when it stops: the database and media
+	// are closed first, then the directory removed. (A kill -9 cannot clean
+	// up; the directory is printed at start, and lives under $TMPDIR.)
+	defer func() {
+		c.close()
+		if err := os.RemoveAll(dir); err != nil {
+			log.Warn("could not remove the demo's temporary directory; delete it yourself", "dir", dir, "err", err)
+			return
+		}
+		log.Info("removed the demo's temporary directory", "dir", dir)
+	}()
 	c.db = "sqlite://" + filepath.Join(dir, "demo.db")
 	if c.media == "" {
 		c.media = "file://" + filepath.ToSlash(filepath.Join(dir, "media"))
@@ -62,7 +73,7 @@ func cmdDemo(ctx context.Context, c *cli, args []string) error {
 		fmt.Fprintf(&b, "\nSwitchboard demo is running.\n\n")
 		fmt.Fprintf(&b, "  Base URL:   %s\n", base)
 		fmt.Fprintf(&b, "  API key:    %s   (every scope)\n", seed.Key)
-		fmt.Fprintf(&b, "  Database:   %s (account %d)\n\n", c.db, seed.AccountID)
+		fmt.Fprintf(&b, "  Database:   %s (account %d; removed when the demo stops)\n\n", c.db, seed.AccountID)
 		fmt.Fprintf(&b, "Try:\n\n")
 		fmt.Fprintf(&b, "  curl -s -H 'Authorization: Bearer %s' %s/users\n\n", seed.Key, base)
 		fmt.Fprintf(&b, "  curl -s -H 'Authorization: Bearer %s' %s/sms/lines\n\n", seed.Key, base)

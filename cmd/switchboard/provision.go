@@ -164,9 +164,9 @@ func cmdUserCreate(ctx context.Context, c *cli, args []string) error {
 	u.AccountID = account
 	u.Extensions, u.Lines, u.Voicemails = splitList(exts), splitList(lines), splitList(voicemails)
 	for _, n := range splitList(numbers) {
-		norm, ok := phone.Normalize(n)
-		if !ok {
-			return usageError{fmt.Sprintf("--numbers: %q is not a phone number", n)}
+		norm, err := phone.Parse(n)
+		if err != nil {
+			return usageError{fmt.Sprintf("--numbers %q: %v", n, err)}
 		}
 		u.Numbers = append(u.Numbers, norm)
 	}
@@ -241,9 +241,9 @@ func cmdLineCreate(ctx context.Context, c *cli, args []string) error {
 	if account <= 0 || number == "" {
 		return usageError{"--account and --number are required"}
 	}
-	norm, ok := phone.Normalize(number)
-	if !ok {
-		return usageError{fmt.Sprintf("--number: %q is not a phone number", number)}
+	norm, err := phone.Parse(number)
+	if err != nil {
+		return usageError{fmt.Sprintf("--number %q: %v", number, err)}
 	}
 	l := domain.Line{AccountID: account, Number: norm, Name: name, BulkEnabled: bulk, SMSEnabled: !noSMS}
 	for _, s := range splitList(users) {

@@ -48,6 +48,9 @@ func cmdServe(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := st.ClaimServing(); err != nil {
+		return err
+	}
 	return serve(ctx, c, st, log, nil)
 }
 

@@ -1,6 +1,7 @@
 package phone
 
 import (
+	"errors"
 	"sync"
 	"sync/atomic"
 	"unicode"
@@ -126,4 +127,25 @@ func dialableUncached(digits string) bool {
 	}
 	return phonenumbers.IsValidNumber(num) &&
 		phonenumbers.Format(num, phonenumbers.E164) == "+"+digits
+}
+
+// ErrNotNumber and ErrNotDialable are the reasons Parse refuses a number.
+var (
+	ErrNotNumber   = errors.New("not a phone number: only digits, spaces, - . ( ) / and one leading + are allowed")
+	ErrNotDialable = errors.New("not a dialable number: give the country code and the number, at most 15 digits (E.164), e.g. +1 415 555 0100")
+)
+
+// Parse is Normalize followed by Dialable, for a number the operator
+// configures (a line, a user's number): it returns the digits, or the reason
+// s is refused. A number that would be skipped as "invalid" when sent to must
+// not become a line either.
+func Parse(s string) (string, error) {
+	n, ok := Normalize(s)
+	if !ok {
+		return "", ErrNotNumber
+	}
+	if !Dialable(n) {
+		return "", ErrNotDialable
+	}
+	return n, nil
 }

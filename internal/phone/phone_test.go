@@ -1,6 +1,7 @@
 package phone
 
 import (
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -257,6 +258,31 @@ func TestDigits(t *testing.T) {
 		got, ok := Digits(tt.in)
 		if got != tt.want || ok != tt.ok {
 			t.Errorf("Digits(%q) = %q, %t; want %q, %t", tt.in, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+func TestParse(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    string
+		wantErr error
+	}{
+		{"+1 415 555 0100", "14155550100", nil},
+		{"(415) 555-0100", "14155550100", nil},
+		{"+44 20 7946 0958", "442079460958", nil},
+		{"123", "", ErrNotDialable},
+		{"+1 415 555 01000000", "", ErrNotDialable}, // too many digits for the US
+		{"1234567890123456", "", ErrNotDialable},    // 16 digits: over E.164's 15
+		{"+44 0 20 7946 0958", "", ErrNotDialable},  // valid only after dropping the trunk 0
+		{"call me", "", ErrNotNumber},
+		{"", "", ErrNotNumber},
+		{"415-CALL-NOW", "", ErrNotNumber},
+	}
+	for _, tt := range tests {
+		got, err := Parse(tt.in)
+		if got != tt.want || !errors.Is(err, tt.wantErr) {
+			t.Errorf("Parse(%q) = %q, %v; want %q, %v", tt.in, got, err, tt.want, tt.wantErr)
 		}
 	}
 }

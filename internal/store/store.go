@@ -51,6 +51,7 @@ type Store struct {
 	shm     *shmFile    // SQLite: this process's -shm descriptor (walindex_unix.go)
 	path    string      // SQLite: the database file
 	file    os.FileInfo // SQLite: that file as opened, to notice it removed or replaced
+	served  *serverLock // SQLite: held by a serving process (ClaimServing)
 
 	rebound sync.Map  // query text with ? → PostgreSQL $n text
 	stmts   sync.Map  // stmtKey → *sql.Stmt (SQLite only; see prepared.go)
@@ -72,10 +73,16 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 		db.SetMaxOpenConns(4 * runtime.GOMAXPROCS(0))
 		db.SetMaxIdleConns(4 * runtime.GOMAXPROCS(0))
 		s.engine, s.w, s.r = Postgres, db, db
+	case strings.Contains(dsn, "://") && !strings.HasPrefix(dsn, "sqlite://"):
+		scheme, _, _ := strings.Cut(dsn, "://")
+		return nil, fmt.Errorf("store: unsupported database URL scheme %q: use a file path or sqlite://PATH for SQLite, or postgres://… (postgresql://…) for PostgreSQL", scheme)
 	default:
 		path := strings.TrimPrefix(dsn, "sqlite://")
 		if path == "" {
 			return nil, errors.New("store: empty SQLite path")
+		}
+		if err := checkSQLitePath(path); err != nil {
+			return nil, err
 		}
 		w, err := sql.Open("sqlite", sqliteDSN(path, false))
 		if err != nil {
@@ -146,6 +153,29 @@ func sqliteDSN(path string, readOnly bool) string {
 	return "file:" + path + "?" + q.Encode()
 }
 
+// ErrServed is returned by ClaimServing when another process serves the
+// same SQLite database.
+var ErrServed = errors.New("store: database already served")
+
+// ClaimServing makes this process the only server of a SQLite database, for
+// as long as the store is open: SQLite has a single writer, which one
+// server's committer owns and batches for, so a second server would only
+// contend for it (and run a second reconciler over the same sends). It takes
+// an exclusive lock on a file beside the database, <database>.lock; CLI
+// commands do not take it and may run beside a server. On PostgreSQL, where
+// several nodes share one database, it does nothing.
+func (s *Store) ClaimServing() error {
+	if s.engine != SQLite || s.served != nil {
+		return nil
+	}
+	l, err := lockServer(s.path)
+	if err != nil {
+		return err
+	}
+	s.served = l
+	return nil
+}
+
 // Engine reports which database engine the store runs on.
 func (s *Store) Engine() Engine { return s.engine }
 
@@ -211,6 +241,10 @@ func (s *Store) Close() error {
 		// Last: closing the -shm descriptor drops this process's locks on it.
 		err = errors.Join(err, s.shm.release())
 		s.shm = nil
+	}
+	if s.served != nil {
+		s.served.release()
+		s.served = nil
 	}
 	return err
 }

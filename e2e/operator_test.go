@@ -1,0 +1,146 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// ---- the operator's first hour: refusals that say what is wrong ----
+
+// TestCLIRefusalsNameTheProblem checks that a mistake an operator makes in the
+// first hour gets a message that says what is wrong and how to fix it, not
+// just a failure.
+func TestCLIRefusalsNameTheProblem(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := dir + "/ops.db"
+	acme := createAccount(t, db, "Acme Corp")
+	readOnly := filepath.Join(dir, "readonly")
+	if err := os.Mkdir(readOnly, 0o500); err != nil {
+		t.Fatal(err)
+	}
+	// Root writes through directory permissions; sysfs refuses new files
+	// even to root.
+	unwritable := readOnly + "/x.db"
+	if os.Geteuid() == 0 {
+		unwritable = "/sys/switchboard-e2e.db"
+	}
+
+	cases := []struct {
+		name string
+		args []string // --json is added; --db too unless given
+		exit int
+		want []string // every one must appear in the message
+	}{
+		{"line number too short", []string{"line", "create", "--account", ids(acme), "--number", "123"}, 2,
+			[]string{`--number "123"`, "not a dialable number", "E.164"}},
+		{"line number too long", []string{"line", "create", "--account", ids(acme), "--number", "+1 415 555 01000000"}, 2,
+			[]string{`--number "+1 415 555 01000000"`, "not a dialable number", "at most 15 digits"}},
+		{"line number with letters", []string{"line", "create", "--account", ids(acme), "--number", "415-CALL-NOW"}, 2,
+			[]string{"not a phone number"}},
+		{"user number not dialable", []string{"user", "create", "--account", ids(acme), "--first", "A", "--last", "B", "--numbers", "14155550100,999"}, 2,
+			[]string{`--numbers "999"`, "not a dialable number"}},
+		{"mysql URL", []string{"account", "list", "--db", "mysql://root@127.0.0.1/sb"}, 1,
+			[]string{`"mysql"`, "sqlite://", "postgres://"}},
+		{"missing directory", []string{"account", "list", "--db", dir + "/no/such/dir/x.db"}, 1,
+			[]string{dir + "/no/such/dir/x.db", "directory " + dir + "/no/such/dir does not exist"}},
+		{"unwritable directory", []string{"account", "list", "--db", unwritable}, 1,
+			[]string{unwritable, "permission denied"}},
+		{"database is a directory", []string{"account", "list", "--db", "sqlite://" + readOnly}, 1,
+			[]string{readOnly, "is a directory"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			args := c.args
+			if !hasFlag(args, "--db") {
+				args = cliArgs(db, args)
+			} else {
+				args = append(args, "--json")
+			}
+			stdout, stderr, exit := run(t, args...)
+			if exit != c.exit || stdout != "" {
+				t.Errorf("switchboard %s: got exit %d stdout %q, want exit %d and nothing on stdout", strings.Join(c.args, " "), exit, stdout, c.exit)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("switchboard %s: stderr %q does not say %q", strings.Join(c.args, " "), stderr, w)
+				}
+			}
+			if strings.Contains(stderr, "(14)") || strings.Contains(stderr, "unable to open database file") {
+				t.Errorf("switchboard %s: stderr %q is SQLite's opaque error", strings.Join(c.args, " "), stderr)
+			}
+		})
+	}
+	t.Cleanup(func() {
+		if stdout, _ := cli(t, db, "line", "list", "--account", ids(acme)); strings.Contains(stdout, `"number"`) {
+			t.Errorf("a refused line was created: %s", stdout)
+		}
+	})
+}
+
+func hasFlag(args []string, flag string) bool {
+	for _, a := range args {
+		if a == flag {
+			return true
+		}
+	}
+	return false
+}
+
+// TestSecondServerOnOneSQLiteFileIsRefused: one process owns SQLite's single
+// writer, so a second serve on the same file stops at start with a message
+// saying so, while CLI commands still work beside the server; once the first
+// server stops, another may start.
+func TestSecondServerOnOneSQLiteFileIsRefused(t *testing.T) {
+	t.Parallel()
+	db := "sqlite://" + t.TempDir() + "/one.db"
+	createAccount(t, db, "Acme Corp")
+	first := start(t, childEnv(), "serve", "--listen", "127.0.0.1:0", "--log-format", "json", "--db", db)
+	first.waitLine(first.stderr, `the "serving" log line`, logMsg("serving"))
+
+	_, stderr, exit := run(t, "serve", "--listen", "127.0.0.1:0", "--db", db)
+	if exit != 1 || !strings.Contains(stderr, "already served by another switchboard") || !strings.Contains(stderr, "one.db.lock") ||
+		!strings.Contains(stderr, "process ") {
+		t.Errorf("second serve: exit %d, stderr %q; want exit 1 saying the database is already served, by which process, and the lock file", exit, stderr)
+	}
+	// The refusal names the first server's process.
+	if pid := first.cmd.Process.Pid; !strings.Contains(stderr, "process "+ids(int64(pid))) {
+		t.Errorf("second serve: stderr %q does not name the first server's process %d", stderr, pid)
+	}
+	// The CLI is not a server: it still works beside one.
+	if _, exit := cli(t, db, "account", "list"); exit != 0 {
+		t.Errorf("account list beside a server: exit %d", exit)
+	}
+
+	// Once the first has stopped, the lock is free again.
+	first.stop()
+	second := start(t, childEnv(), "serve", "--listen", "127.0.0.1:0", "--log-format", "json", "--db", db)
+	second.waitLine(second.stderr, `the "serving" log line`, logMsg("serving"))
+}
+
+// TestDemoRemovesItsDirectory: the demo's database and media live in a
+// temporary directory that is gone once the demo has stopped.
+func TestDemoRemovesItsDirectory(t *testing.T) {
+	t.Parallel()
+	tmp := t.TempDir()
+	p := start(t, childEnv("TMPDIR="+tmp), "demo", "--listen", "127.0.0.1:0", "--json")
+	line := p.waitLine(p.stdout, "a JSON object on stdout", func(string) bool { return true })
+	var out struct {
+		Database string `json:"database"`
+	}
+	if err := decodeOne(line, &out); err != nil || !strings.HasPrefix(out.Database, "sqlite://"+tmp) {
+		t.Fatalf("demo --json: got %q (%v), want the database under %s", line, err, tmp)
+	}
+	dir := filepath.Dir(strings.TrimPrefix(out.Database, "sqlite://"))
+	if _, err := os.Stat(dir); err != nil {
+		t.Fatalf("the demo's directory %s while it runs: %v", dir, err)
+	}
+	p.stop()
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		entries, _ := os.ReadDir(dir)
+		t.Errorf("after the demo stopped, its directory %s is still there (%v, %d entries), want it removed", dir, err, len(entries))
+	}
+}
