@@ -165,10 +165,31 @@ var getValidator = sync.OnceValues(func() (*validator, error) {
 		}
 		return ref
 	}
-	unauth, tooLarge, notFound, notAllowed := component("Unauthenticated"), component("PayloadTooLarge"), component("NotFound"), component("MethodNotAllowed")
+	unauth, tooLarge := component("Unauthenticated"), component("PayloadTooLarge")
+	errSchema, reqID := doc.Components.Schemas["Error"], doc.Components.Headers["XRequestId"]
+	if errSchema == nil || reqID == nil {
+		err = errors.Join(err, errors.New("api/openapi.yaml has no components.schemas.Error or components.headers.XRequestId"))
+	}
 	if err != nil {
 		return nil, err
 	}
+	// What the server answers for a path the document does not describe, or
+	// a method a path does not support. The document states these in its
+	// general rules rather than as components no operation would reference.
+	routeError := func(desc string, extra openapi3.Headers) *openapi3.ResponseRef {
+		h := openapi3.Headers{"X-Request-Id": reqID}
+		for k, v := range extra {
+			h[k] = v
+		}
+		r := openapi3.NewResponse().WithDescription(desc).
+			WithContent(openapi3.Content{"application/json": &openapi3.MediaType{Schema: errSchema}})
+		r.Headers = h
+		return &openapi3.ResponseRef{Value: r}
+	}
+	allow := &openapi3.HeaderRef{Value: &openapi3.Header{Parameter: openapi3.Parameter{Required: true,
+		Schema: openapi3.NewStringSchema().WithMinLength(1).NewRef()}}}
+	notFound := routeError("no such path", nil)
+	notAllowed := routeError("method not allowed", openapi3.Headers{"Allow": allow})
 	synthetic := func(path string, statuses map[int]*openapi3.ResponseRef) *routers.Route {
 		op := openapi3.NewOperation()
 		op.Responses = openapi3.NewResponses()

@@ -365,3 +365,28 @@ func TestAccessLogRedactsMediaNames(t *testing.T) {
 		t.Errorf("access log must redact media names however the path is written; got:\n%s", logs.String())
 	}
 }
+
+// TestOpenAPICredentialOptionalButChecked: the description needs no
+// credential, but a credential that is sent is checked.
+func TestOpenAPICredentialOptionalButChecked(t *testing.T) {
+	t.Parallel()
+	f := setup(t, store.SQLite)
+	for _, tc := range []struct {
+		name, key string
+		want      int
+	}{
+		{"none", "", 200},
+		{"valid key", f.keys["acme"], 200},
+		{"key without the usual scopes", f.keys["acme-sms"], 200},
+		{"revoked key", f.keys["revoked"], 401},
+		{"unknown key", "sk_nope", 401},
+	} {
+		status, h, body := f.do(t, "GET", "/api/public/v1/openapi.json", tc.key, "")
+		if status != tc.want {
+			t.Errorf("%s: got %d %.200s, want %d", tc.name, status, body, tc.want)
+		}
+		if tc.want == 401 && (h.Get("WWW-Authenticate") == "" || !strings.Contains(string(body), `"unauthenticated"`)) {
+			t.Errorf("%s: got %v %s, want WWW-Authenticate and type unauthenticated", tc.name, h, body)
+		}
+	}
+}
