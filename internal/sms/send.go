@@ -36,7 +36,6 @@ const (
 // request so that its outcome is always recorded.
 const carrierTimeout = 30 * time.Second
 
-
 // MediaStore keeps uploaded attachments and gives them public URLs.
 type MediaStore interface {
 	Put(ctx context.Context, data []byte, contentType, ext string) (string, error)
