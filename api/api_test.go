@@ -113,7 +113,8 @@ func TestConventions(t *testing.T) {
 	}
 	paths := doc.Paths.InMatchingOrder()
 	slices.Sort(paths)
-	if want := []string{"/calls/search", "/calls/{callid}", "/calls/{callid}/recordings", "/calls/{callid}/recordings/{uniqueid}", "/calls/{callid}/transcripts", "/openapi.json", "/sms/lines", "/sms/messages", "/users"}; !slices.Equal(paths, want) {
+	if want := []string{"/calls/search", "/calls/{callid}", "/calls/{callid}/recordings", "/calls/{callid}/recordings/{uniqueid}", "/calls/{callid}/transcripts", "/openapi.json", "/sms/lines", "/sms/messages", "/users",
+		"/webhooks", "/webhooks/types", "/webhooks/{id}", "/webhooks/{id}/disable", "/webhooks/{id}/enable", "/webhooks/{id}/secret", "/webhooks/{id}/secret/rotate"}; !slices.Equal(paths, want) {
 		t.Errorf("paths = %v, want %v", paths, want)
 	}
 }

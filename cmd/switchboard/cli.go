@@ -43,6 +43,8 @@ type cli struct {
 
 	trustedProxyList string
 	trustedProxies   []netip.Prefix // parsed by checkServeFlags
+	// webhookAllowHosts may be plain http and private (serve --webhook-allow-hosts).
+	webhookAllowHosts string
 }
 
 // env returns the SWITCHBOARD_ variable for name, or def.
@@ -73,6 +75,7 @@ func (c *cli) serveFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.kannelSecret, "kannel-secret", env("KANNEL_SECRET", ""), "secret Kannel's dlr-url and get-url carry, at least 16 characters (SWITCHBOARD_KANNEL_SECRET)")
 	fs.DurationVar(&c.reconcileAfter, "reconcile-after", 2*time.Minute, "abandon a send still unanswered after this long (SWITCHBOARD_RECONCILE_AFTER)")
 	fs.StringVar(&c.trustedProxyList, "trusted-proxies", env("TRUSTED_PROXIES", ""), "reverse proxies (addresses or CIDR prefixes, comma-separated) whose X-Forwarded-For names the client for per-address limits; none by default (SWITCHBOARD_TRUSTED_PROXIES)")
+	fs.StringVar(&c.webhookAllowHosts, "webhook-allow-hosts", env("WEBHOOK_ALLOW_HOSTS", ""), "hosts webhook deliveries may reach over plain http and on private or loopback addresses, comma-separated, e.g. 127.0.0.1,localhost; for tests and local development (SWITCHBOARD_WEBHOOK_ALLOW_HOSTS)")
 	fs.StringVar(&c.debugAddr, "debug-addr", env("DEBUG_ADDR", ""), "serve Go's pprof profiles on this address, e.g. 127.0.0.1:6060; off by default (SWITCHBOARD_DEBUG_ADDR)")
 }
 

@@ -30,6 +30,7 @@ import (
 	"switchboard/internal/oauth"
 	"switchboard/internal/sms"
 	"switchboard/internal/store"
+	"switchboard/internal/webhooks"
 )
 
 func cmdServe(ctx context.Context, c *cli, args []string) error {
@@ -183,6 +184,7 @@ type app struct {
 	handler   http.Handler
 	sms       *sms.Service
 	sim       *sim.Sim // nil unless the sim carrier is used
+	webhooks  *webhooks.Service
 	media     *blob.Store
 }
 
@@ -258,6 +260,8 @@ func newApp(ctx context.Context, c *cli, st *store.Store, log *slog.Logger, publ
 		hooks = http.StripPrefix("/carrier/kannel", kd.Handler(a.sms))
 	}
 
+	a.webhooks = webhooks.New(webhooks.Config{Store: st, AllowHosts: webhooks.ParseAllowList(c.webhookAllowHosts), Log: log})
+
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	a.handler = httpapi.New(httpapi.Config{
@@ -267,6 +271,7 @@ func newApp(ctx context.Context, c *cli, st *store.Store, log *slog.Logger, publ
 		Registry:     reg,
 		SMS:          a.sms,
 		Calls:        calls.New(calls.Config{Store: st, Blobs: media, PublicURL: publicURL, Log: log}),
+		Webhooks:     a.webhooks,
 		Media:        media.Handler(),
 		CarrierHooks: hooks,
 		OAuth: oauth.New(oauth.Config{Store: st, Issuer: publicURL, Log: log,

@@ -29,6 +29,18 @@ func (s *Server) routes() {
 		s.api("GET /calls/{callid}/recordings/{uniqueid}", auth.RecordingsRead, s.callRecording)
 		s.mux.Handle("GET "+calls.LinkPrefix, s.metrics.wrap("GET "+calls.LinkPrefix, http.HandlerFunc(s.recordingLink)))
 	}
+	// Webhook subscriptions.
+	s.api("GET /webhooks", auth.WebhooksRead, s.listWebhooks)
+	s.api("POST /webhooks", auth.WebhooksWrite, s.createWebhook)
+	s.api("GET /webhooks/types", auth.WebhooksRead, s.listWebhookTypes)
+	s.api("GET /webhooks/{id}", auth.WebhooksRead, s.getWebhook)
+	s.api("PUT /webhooks/{id}", auth.WebhooksWrite, s.updateWebhook)
+	s.api("PATCH /webhooks/{id}", auth.WebhooksWrite, s.updateWebhook)
+	s.api("DELETE /webhooks/{id}", auth.WebhooksWrite, s.deleteWebhook)
+	s.api("POST /webhooks/{id}/enable", auth.WebhooksWrite, s.setWebhookEnabled(true))
+	s.api("POST /webhooks/{id}/disable", auth.WebhooksWrite, s.setWebhookEnabled(false))
+	s.api("GET /webhooks/{id}/secret", auth.WebhooksRead, s.getWebhookSecret)
+	s.api("POST /webhooks/{id}/secret/rotate", auth.WebhooksWrite, s.rotateWebhookSecret)
 
 	// Hosted attachments: public, unguessable names.
 	if s.media != nil {

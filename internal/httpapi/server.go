@@ -13,6 +13,7 @@ import (
 	"switchboard/internal/calls"
 	"switchboard/internal/sms"
 	"switchboard/internal/store"
+	"switchboard/internal/webhooks"
 )
 
 // Prefix is where the public API lives.
@@ -28,6 +29,9 @@ type Config struct {
 	SMS      *sms.Service
 	// Calls serves the call history; nil leaves its routes out.
 	Calls *calls.Service
+	// Webhooks serves the webhook endpoints; nil makes one over Store with
+	// no allowed hosts.
+	Webhooks *webhooks.Service
 	// Media serves hosted attachments under /media/.
 	Media http.Handler
 	// CarrierHooks serves the carrier driver's callbacks under /carrier/.
@@ -53,6 +57,7 @@ type Server struct {
 
 	sms          *sms.Service
 	calls        *calls.Service
+	webhooks     *webhooks.Service
 	media        http.Handler
 	carrierHooks http.Handler
 	oauth        http.Handler
@@ -74,10 +79,14 @@ func New(cfg Config) *Server {
 
 		sms:          cfg.SMS,
 		calls:        cfg.Calls,
+		webhooks:     cfg.Webhooks,
 		media:        cfg.Media,
 		carrierHooks: cfg.CarrierHooks,
 		oauth:        cfg.OAuth,
 		bodies:       newBodyBudget(cfg.BodyBudget, cfg.BodyWait),
+	}
+	if s.webhooks == nil {
+		s.webhooks = webhooks.New(webhooks.Config{Store: cfg.Store, Log: cfg.Log})
 	}
 	s.routes()
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{

@@ -1,0 +1,101 @@
+package domain
+
+import (
+	"strconv"
+	"time"
+)
+
+// EventAccountSMS is the event type of SMS activity; the call event types
+// are in calls.go.
+const EventAccountSMS = "AccountSMS"
+
+// WebhookType describes one event type, as GET /webhooks/types lists it.
+type WebhookType struct {
+	Type        string
+	Description string
+}
+
+// WebhookTypes lists every event type a subscription may name, in the spec's order.
+var WebhookTypes = []WebhookType{
+	{EventRealTimeCalls, "Real-time call events for the account."},
+	{EventEndedCalls, "Ended calls of the account. A recording becomes available shortly after this event."},
+	{EventUserEndedCalls, "Ended calls of a user."},
+	{EventAccountSMS, "SMS events: an outbound message accepted by the carrier, each carrier delivery receipt, and each inbound message, with the line, the other number and the message id."},
+	{EventAITranscription, "Call transcription events."},
+}
+
+// IsWebhookType reports whether t is one of WebhookTypes.
+func IsWebhookType(t string) bool {
+	for _, wt := range WebhookTypes {
+		if wt.Type == t {
+			return true
+		}
+	}
+	return false
+}
+
+// Webhook is a subscription: events of Type for the account are delivered to
+// URL, signed with Secret, while Enabled.
+type Webhook struct {
+	ID          int64
+	AccountID   int64
+	Name        string
+	Description string
+	URL         string
+	Type        string
+	Enabled     bool
+	// Secret is the signing key, "whsec_" and base64 of 32 random bytes.
+	Secret string
+	// PreviousSecret still signs deliveries, beside Secret, until
+	// PreviousUntil: a receiver has that long to switch after a rotation.
+	PreviousSecret string
+	PreviousUntil  time.Time
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+}
+
+// WebhookPatch is a merge update: nil fields are left as they are.
+type WebhookPatch struct {
+	Name, Description, URL, Type *string
+	Enabled                      *bool
+}
+
+// Delivery states.
+const (
+	DeliveryPending   = "pending"   // waiting for its next attempt
+	DeliverySucceeded = "succeeded" // an attempt got a 2xx
+	DeliveryFailed    = "failed"    // given up: retries exhausted, 410, or the subscription is gone or disabled
+)
+
+// WebhookDelivery is one event on its way to one subscription.
+type WebhookDelivery struct {
+	ID        int64
+	AccountID int64
+	WebhookID int64
+	EventID   int64
+	EventType string
+	State     string
+	Attempts  int
+	// NextAttemptAt is when a pending delivery is next tried.
+	NextAttemptAt *time.Time
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
+	// Last is the most recent attempt, if any.
+	Last *WebhookAttempt
+}
+
+// MessageID is the delivery's webhook-id header and the payload's id: the
+// event's, so that every attempt and every subscription of one event carry
+// the same id and a receiver can drop duplicates.
+func (d WebhookDelivery) MessageID() string { return EventID(d.EventID) }
+
+// EventID is the public id of outbox event id.
+func EventID(id int64) string { return "evt_" + strconv.FormatInt(id, 10) }
+
+// WebhookAttempt is one try at a delivery.
+type WebhookAttempt struct {
+	At         time.Time
+	StatusCode int // 0 when the endpoint gave no HTTP answer
+	Latency    time.Duration
+	Error      string // empty on success
+}

@@ -1,0 +1,239 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"time"
+
+	"switchboard/internal/domain"
+	"switchboard/internal/webhooks"
+)
+
+// webhookJSON is the public API's Webhook.
+type webhookJSON struct {
+	ID          int64  `json:"id"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	URL         string `json:"url"`
+	Type        string `json:"type"`
+	Enabled     bool   `json:"enabled"`
+	CreatedAt   string `json:"createdAt"`
+	UpdatedAt   string `json:"updatedAt"`
+}
+
+// createdWebhookJSON is the POST /webhooks answer: the Webhook and, this once,
+// its signing secret.
+type createdWebhookJSON struct {
+	webhookJSON
+	Secret string `json:"secret"`
+}
+
+func toWebhookJSON(w domain.Webhook) webhookJSON {
+	return webhookJSON{
+		ID: w.ID, Name: w.Name, Description: w.Description, URL: w.URL, Type: w.Type, Enabled: w.Enabled,
+		CreatedAt: w.CreatedAt.UTC().Format(time.RFC3339), UpdatedAt: w.UpdatedAt.UTC().Format(time.RFC3339),
+	}
+}
+
+type webhookTypeJSON struct {
+	Type        string `json:"type"`
+	Description string `json:"description"`
+}
+
+type secretJSON struct {
+	Secret string `json:"secret"`
+}
+
+// webhookBody is POST /webhooks and the merge update of PUT and PATCH.
+type webhookBody struct {
+	Name        *string `json:"name"`
+	Description *string `json:"description"`
+	URL         *string `json:"url"`
+	Type        *string `json:"type"`
+	Enabled     *bool   `json:"enabled"`
+}
+
+// decodeWebhookBody decodes strictly and refuses null values: a merge update
+// leaves out what it does not change, and null would be ambiguous.
+func decodeWebhookBody(w http.ResponseWriter, r *http.Request) (webhookBody, error) {
+	var b webhookBody
+	raw, err := readBody(w, r, defaultBodyLimit)
+	if err != nil {
+		return b, err
+	}
+	if err := decodeJSON(w, withBody(r, raw), &b, defaultBodyLimit, false); err != nil {
+		return b, err
+	}
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(raw, &fields) == nil {
+		for k, v := range fields {
+			if string(v) == "null" {
+				return b, domain.Errorf(domain.Invalid, "field %s must not be null; leave it out to keep it unchanged", k)
+			}
+		}
+	}
+	return b, nil
+}
+
+// webhookID reads the {id} path segment; one that is not an id names no webhook.
+func webhookID(r *http.Request) (int64, error) {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil || id <= 0 {
+		return 0, domain.Errorf(domain.NotFound, "webhook not found")
+	}
+	return id, nil
+}
+
+func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	var lp webhooks.ListParams
+	if v, ok := q["type"]; ok {
+		if len(v) != 1 || v[0] == "" {
+			return domain.Errorf(domain.Invalid, "type must be given once, as one of the webhook types")
+		}
+		lp.Type = v[0]
+	}
+	if v, ok := q["enabled"]; ok {
+		switch {
+		case len(v) != 1:
+			return domain.Errorf(domain.Invalid, "enabled must be given once")
+		case v[0] == "true":
+			lp.EnabledOnly = true
+		case v[0] == "false":
+			return domain.Errorf(domain.Unsupported, "enabled=false is not supported; only enabled=true filters")
+		default:
+			return domain.Errorf(domain.Invalid, "enabled must be true")
+		}
+	}
+	list, err := s.webhooks.List(r.Context(), principal(r), lp)
+	if err != nil {
+		return err
+	}
+	out := make([]webhookJSON, len(list))
+	for i, wh := range list {
+		out[i] = toWebhookJSON(wh)
+	}
+	writeData(w, http.StatusOK, out)
+	return nil
+}
+
+func (s *Server) listWebhookTypes(w http.ResponseWriter, r *http.Request) error {
+	out := make([]webhookTypeJSON, len(domain.WebhookTypes))
+	for i, t := range domain.WebhookTypes {
+		out[i] = webhookTypeJSON{Type: t.Type, Description: t.Description}
+	}
+	writeData(w, http.StatusOK, out)
+	return nil
+}
+
+func (s *Server) getWebhook(w http.ResponseWriter, r *http.Request) error {
+	id, err := webhookID(r)
+	if err != nil {
+		return err
+	}
+	wh, err := s.webhooks.Get(r.Context(), principal(r), id)
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusOK, toWebhookJSON(wh))
+	return nil
+}
+
+func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) error {
+	b, err := decodeWebhookBody(w, r)
+	if err != nil {
+		return err
+	}
+	cp := webhooks.CreateParams{}
+	for dst, src := range map[*string]*string{&cp.Name: b.Name, &cp.Description: b.Description, &cp.URL: b.URL, &cp.Type: b.Type} {
+		if src != nil {
+			*dst = *src
+		}
+	}
+	if b.Enabled != nil {
+		cp.Enabled = *b.Enabled
+	}
+	wh, err := s.webhooks.Create(r.Context(), principal(r), cp)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Location", Prefix+"/webhooks/"+strconv.FormatInt(wh.ID, 10))
+	writeData(w, http.StatusCreated, createdWebhookJSON{webhookJSON: toWebhookJSON(wh), Secret: wh.Secret})
+	return nil
+}
+
+func (s *Server) updateWebhook(w http.ResponseWriter, r *http.Request) error {
+	id, err := webhookID(r)
+	if err != nil {
+		return err
+	}
+	b, err := decodeWebhookBody(w, r)
+	if err != nil {
+		return err
+	}
+	wh, err := s.webhooks.Update(r.Context(), principal(r), id, domain.WebhookPatch{
+		Name: b.Name, Description: b.Description, URL: b.URL, Type: b.Type, Enabled: b.Enabled,
+	})
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusOK, toWebhookJSON(wh))
+	return nil
+}
+
+func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request) error {
+	id, err := webhookID(r)
+	if err != nil {
+		return err
+	}
+	if err := s.webhooks.Delete(r.Context(), principal(r), id); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// setWebhookEnabled serves enable and disable; both are idempotent.
+func (s *Server) setWebhookEnabled(enabled bool) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		id, err := webhookID(r)
+		if err != nil {
+			return err
+		}
+		wh, err := s.webhooks.SetEnabled(r.Context(), principal(r), id, enabled)
+		if err != nil {
+			return err
+		}
+		writeData(w, http.StatusOK, toWebhookJSON(wh))
+		return nil
+	}
+}
+
+func (s *Server) getWebhookSecret(w http.ResponseWriter, r *http.Request) error {
+	id, err := webhookID(r)
+	if err != nil {
+		return err
+	}
+	secret, err := s.webhooks.Secret(r.Context(), principal(r), id)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	writeData(w, http.StatusOK, secretJSON{Secret: secret})
+	return nil
+}
+
+func (s *Server) rotateWebhookSecret(w http.ResponseWriter, r *http.Request) error {
+	id, err := webhookID(r)
+	if err != nil {
+		return err
+	}
+	wh, err := s.webhooks.RotateSecret(r.Context(), principal(r), id)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	writeData(w, http.StatusOK, secretJSON{Secret: wh.Secret})
+	return nil
+}
