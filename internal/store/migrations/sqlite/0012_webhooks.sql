@@ -48,9 +48,10 @@ CREATE TABLE webhook_deliveries (
 );
 CREATE INDEX webhook_deliveries_due ON webhook_deliveries (due_at) WHERE due_at IS NOT NULL;
 CREATE INDEX webhook_deliveries_webhook ON webhook_deliveries (webhook_id, id);
+CREATE INDEX webhook_deliveries_pending ON webhook_deliveries (webhook_id, due_at) WHERE due_at IS NOT NULL;
 
 -- Every attempt: when, how long, what the endpoint answered (status 0 when
--- it answered nothing) or why it failed.
+-- it answered nothing, response the start of its body) or why it failed.
 CREATE TABLE webhook_attempts (
     id           INTEGER PRIMARY KEY,
     delivery_id  BIGINT NOT NULL REFERENCES webhook_deliveries(id) ON DELETE CASCADE,
@@ -58,6 +59,7 @@ CREATE TABLE webhook_attempts (
     attempted_at BIGINT NOT NULL,
     status_code  BIGINT NOT NULL,
     latency_us   BIGINT NOT NULL,
-    error        TEXT   NOT NULL DEFAULT ''
+    error        TEXT   NOT NULL DEFAULT '',
+    response     TEXT   NOT NULL DEFAULT ''
 );
 CREATE INDEX webhook_attempts_delivery ON webhook_attempts (delivery_id, id);
