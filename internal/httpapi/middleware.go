@@ -137,6 +137,7 @@ func (s *Server) route(pattern string, h handlerFunc) {
 // on the object addressed, are checked by the domain code.
 func (s *Server) api(pattern string, scope auth.Scope, h handlerFunc) {
 	method, path, _ := strings.Cut(pattern, " ")
+	s.apiRoutes = append(s.apiRoutes, apiRoute{method: method, path: path, scope: scope})
 	s.route(method+" "+Prefix+path, func(w http.ResponseWriter, r *http.Request) error {
 		ctx := store.WithReadScope(r.Context())
 		p, err := s.authenticate(ctx, r, scope)

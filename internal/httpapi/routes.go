@@ -19,6 +19,19 @@ func (s *Server) routes() {
 	s.api("GET /sms/lines", auth.SMSRead, s.listLines)
 	s.api("POST /sms/messages", auth.SMSSend, s.budgeted(sendBodyLimit, s.idempotent(sendBodyLimit, s.sendMessage)))
 
+	// Line resources: blocked senders; saved replies and drafts of the caller.
+	s.api("GET /sms/lines/{line}/blocked", auth.SMSRead, s.listBlocked)
+	s.api("POST /sms/lines/{line}/blocked", auth.SMSWrite, s.block)
+	s.api("GET /sms/lines/{line}/blocked/{number}", auth.SMSRead, s.getBlocked)
+	s.api("DELETE /sms/lines/{line}/blocked/{number}", auth.SMSWrite, s.unblock)
+	s.api("GET /sms/templates", auth.SMSRead, s.listTemplates)
+	s.api("POST /sms/templates", auth.SMSWrite, s.createTemplate)
+	s.api("PUT /sms/templates/{id}", auth.SMSWrite, s.replaceTemplate)
+	s.api("DELETE /sms/templates/{id}", auth.SMSWrite, s.deleteTemplate)
+	s.api("GET /sms/drafts/{draftId}", auth.SMSRead, s.getDraft)
+	s.api("PUT /sms/drafts/{draftId}", auth.SMSWrite, s.putDraft)
+	s.api("DELETE /sms/drafts/{draftId}", auth.SMSWrite, s.deleteDraft)
+
 	// Call history, and the signed recording links it hands out (public: the
 	// signature is the credential).
 	if s.calls != nil {

@@ -62,6 +62,14 @@ type Server struct {
 	carrierHooks http.Handler
 	oauth        http.Handler
 	bodies       *bodyBudget
+	// apiRoutes is the public API's route table, for the test that holds
+	// it and the OpenAPI document to each other.
+	apiRoutes []apiRoute
+}
+
+type apiRoute struct {
+	method, path string
+	scope        auth.Scope
 }
 
 // New builds the server and its route table.

@@ -1,0 +1,35 @@
+package domain
+
+import "time"
+
+// Template is a saved reply. It belongs to one user; UserID 0 is the
+// account's integrations (API keys), which have no person.
+type Template struct {
+	ID        int64
+	AccountID int64
+	UserID    int64
+	Title     string
+	Body      string
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// Draft is an unsent message kept under a key its owner chose. Owned like a
+// Template.
+type Draft struct {
+	AccountID int64
+	UserID    int64
+	Key       string
+	Message   string
+	UpdatedAt time.Time
+}
+
+// BlockedSender is a number a line's team no longer wants to hear from: its
+// texts to the line are kept but marked blocked. It is not the STOP list.
+type BlockedSender struct {
+	LineID    int64
+	Line      string
+	Number    string
+	Reason    string
+	BlockedAt time.Time
+}

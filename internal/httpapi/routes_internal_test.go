@@ -1,0 +1,54 @@
+package httpapi
+
+import (
+	"slices"
+	"testing"
+
+	"switchboard/api"
+	"switchboard/internal/auth"
+	"switchboard/internal/calls"
+	"switchboard/internal/sms"
+)
+
+// TestRoutesMatchDocument holds the route table and api/openapi.yaml to each
+// other: every public route is documented with the scope it enforces, and
+// every documented operation is served. A server with every optional
+// capability configured registers every route.
+func TestRoutesMatchDocument(t *testing.T) {
+	doc, err := api.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(Config{SMS: sms.New(sms.Config{}), Calls: calls.New(calls.Config{})})
+	served := map[string]bool{}
+	for _, r := range s.apiRoutes {
+		key := r.method + " " + r.path
+		served[key] = true
+		item := doc.Paths.Find(r.path)
+		if item == nil {
+			t.Errorf("%s is served but not in the document", key)
+			continue
+		}
+		op := item.GetOperation(r.method)
+		if op == nil {
+			t.Errorf("%s is served but the document has no %s on the path", key, r.method)
+			continue
+		}
+		if got := op.Extensions["x-required-scope"]; got != string(r.scope) {
+			t.Errorf("%s: document says x-required-scope %v, the route enforces %s", key, got, r.scope)
+		}
+	}
+	for _, path := range doc.Paths.InMatchingOrder() {
+		if path == "/openapi.json" {
+			continue // served outside the authenticated table
+		}
+		for method := range doc.Paths.Value(path).Operations() {
+			if key := method + " " + path; !served[key] {
+				t.Errorf("%s is documented but not served", key)
+			}
+		}
+	}
+	if len(served) == 0 || !slices.ContainsFunc(s.apiRoutes, func(r apiRoute) bool { return r.scope == auth.SMSSend }) {
+		t.Fatal("no routes recorded")
+	}
+}

@@ -1,0 +1,145 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"switchboard/internal/domain"
+)
+
+// Per-owner ceilings on saved replies and drafts: enough for any team, and a
+// bound on what one credential can make the database hold.
+const (
+	MaxTemplatesPerOwner = 1000
+	MaxDraftsPerOwner    = 1000
+)
+
+const templateColumns = `id, account_id, user_id, title, body, created_at, updated_at`
+
+func scanTemplate(sc interface{ Scan(...any) error }) (domain.Template, error) {
+	var t domain.Template
+	var created, updated int64
+	err := sc.Scan(&t.ID, &t.AccountID, &t.UserID, &t.Title, &t.Body, &created, &updated)
+	t.CreatedAt, t.UpdatedAt = fromMicros(created), fromMicros(updated)
+	return t, err
+}
+
+// Templates lists the saved replies of one owner, oldest first.
+func (s *Store) Templates(ctx context.Context, accountID, userID int64) ([]domain.Template, error) {
+	rows, err := s.query(ctx, `SELECT `+templateColumns+` FROM templates WHERE account_id = ? AND user_id = ? ORDER BY id`, accountID, userID)
+	if err != nil {
+		return nil, fmt.Errorf("store: templates: %w", err)
+	}
+	defer rows.Close()
+	out := []domain.Template{}
+	for rows.Next() {
+		t, err := scanTemplate(rows)
+		if err != nil {
+			return nil, fmt.Errorf("store: templates: %w", err)
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
+// CreateTemplate saves a reply for its owner; a conflict when the owner
+// already has the most allowed.
+func (s *Store) CreateTemplate(ctx context.Context, t *domain.Template) error {
+	return s.write(ctx, func(tx *Tx) error {
+		var n int
+		if err := tx.queryRow(ctx, `SELECT COUNT(*) FROM templates WHERE account_id = ? AND user_id = ?`, t.AccountID, t.UserID).Scan(&n); err != nil {
+			return fmt.Errorf("store: count templates: %w", err)
+		}
+		if n >= MaxTemplatesPerOwner {
+			return domain.Errorf(domain.Conflict, "you already have %d saved replies, the most allowed; delete one first", MaxTemplatesPerOwner)
+		}
+		id, err := tx.insert(ctx, `INSERT INTO templates (account_id, user_id, title, body, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)`,
+			t.AccountID, t.UserID, t.Title, t.Body, tx.now, tx.now)
+		if err != nil {
+			return fmt.Errorf("store: create template: %w", err)
+		}
+		t.ID, t.CreatedAt, t.UpdatedAt = id, fromMicros(tx.now), fromMicros(tx.now)
+		return nil
+	})
+}
+
+// ReplaceTemplate overwrites the title and body of the owner's template id;
+// not_found when the owner has no such template.
+func (s *Store) ReplaceTemplate(ctx context.Context, t *domain.Template) error {
+	return s.write(ctx, func(tx *Tx) error {
+		got, err := scanTemplate(tx.queryRow(ctx, `UPDATE templates SET title = ?, body = ?, updated_at = ? WHERE id = ? AND account_id = ? AND user_id = ? RETURNING `+templateColumns,
+			t.Title, t.Body, tx.now, t.ID, t.AccountID, t.UserID))
+		if err != nil {
+			return notFound(err, "template")
+		}
+		*t = got
+		return nil
+	})
+}
+
+// DeleteTemplate removes the owner's template id; not_found when absent.
+func (s *Store) DeleteTemplate(ctx context.Context, accountID, userID, id int64) error {
+	return s.write(ctx, func(tx *Tx) error {
+		res, err := tx.exec(ctx, `DELETE FROM templates WHERE id = ? AND account_id = ? AND user_id = ?`, id, accountID, userID)
+		return deleted(res, err, "template")
+	})
+}
+
+// Draft returns the owner's draft under key.
+func (s *Store) Draft(ctx context.Context, accountID, userID int64, key string) (domain.Draft, error) {
+	d := domain.Draft{AccountID: accountID, UserID: userID, Key: key}
+	var updated int64
+	err := s.queryRow(ctx, `SELECT message, updated_at FROM drafts WHERE account_id = ? AND user_id = ? AND draft_id = ?`, accountID, userID, key).Scan(&d.Message, &updated)
+	if err != nil {
+		return domain.Draft{}, notFound(err, "draft")
+	}
+	d.UpdatedAt = fromMicros(updated)
+	return d, nil
+}
+
+// PutDraft creates or replaces the owner's draft under d.Key.
+func (s *Store) PutDraft(ctx context.Context, d *domain.Draft) error {
+	return s.write(ctx, func(tx *Tx) error {
+		res, err := tx.exec(ctx, `UPDATE drafts SET message = ?, updated_at = ? WHERE account_id = ? AND user_id = ? AND draft_id = ?`,
+			d.Message, tx.now, d.AccountID, d.UserID, d.Key)
+		if err != nil {
+			return fmt.Errorf("store: put draft: %w", err)
+		}
+		d.UpdatedAt = fromMicros(tx.now)
+		if n, _ := res.RowsAffected(); n > 0 {
+			return nil
+		}
+		var count int
+		if err := tx.queryRow(ctx, `SELECT COUNT(*) FROM drafts WHERE account_id = ? AND user_id = ?`, d.AccountID, d.UserID).Scan(&count); err != nil {
+			return fmt.Errorf("store: count drafts: %w", err)
+		}
+		if count >= MaxDraftsPerOwner {
+			return domain.Errorf(domain.Conflict, "you already have %d drafts, the most allowed; discard one first", MaxDraftsPerOwner)
+		}
+		if _, err := tx.exec(ctx, `INSERT INTO drafts (account_id, user_id, draft_id, message, updated_at) VALUES (?, ?, ?, ?, ?)`,
+			d.AccountID, d.UserID, d.Key, d.Message, tx.now); err != nil {
+			return fmt.Errorf("store: put draft: %w", err)
+		}
+		return nil
+	})
+}
+
+// DeleteDraft discards the owner's draft under key; not_found when absent.
+func (s *Store) DeleteDraft(ctx context.Context, accountID, userID int64, key string) error {
+	return s.write(ctx, func(tx *Tx) error {
+		res, err := tx.exec(ctx, `DELETE FROM drafts WHERE account_id = ? AND user_id = ? AND draft_id = ?`, accountID, userID, key)
+		return deleted(res, err, "draft")
+	})
+}
+
+// deleted turns a DELETE's result into not_found when it removed nothing.
+func deleted(res sql.Result, err error, what string) error {
+	if err != nil {
+		return fmt.Errorf("store: delete %s: %w", what, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return domain.Errorf(domain.NotFound, "%s not found", what)
+	}
+	return nil
+}
