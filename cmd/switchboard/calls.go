@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"switchboard/internal/auth"
 	"switchboard/internal/blob"
 	"switchboard/internal/calls"
 )
@@ -210,5 +211,70 @@ func cmdRecordingsRotateKey(ctx context.Context, c *cli, args []string) error {
 		return err
 	}
 	c.print(map[string]any{"rotated": true}, "recording link key rotated: every recording link handed out so far stops working")
+	return nil
+}
+
+func cmdIngestTokenCreate(ctx context.Context, c *cli, args []string) error {
+	var name string
+	id, st, err := c.openAccount(ctx, "ingest-token create", args, func(fs *flag.FlagSet) {
+		fs.StringVar(&name, "name", "phone system", "a name to tell tokens apart")
+	})
+	if err != nil {
+		return err
+	}
+	secret, t, err := auth.NewIngestToken(ctx, st, id, name)
+	if err != nil {
+		return err
+	}
+	c.print(map[string]any{"id": t.ID, "account": id, "name": t.Name, "token": secret},
+		fmt.Sprintf("ingest token %d created for account %d (shown once; push calls to POST /api/ingest/v1/calls with it as a bearer token):\n%s", t.ID, id, secret))
+	return nil
+}
+
+func cmdIngestTokenList(ctx context.Context, c *cli, args []string) error {
+	id, st, err := c.openAccount(ctx, "ingest-token list", args, nil)
+	if err != nil {
+		return err
+	}
+	list, err := st.IngestTokens(ctx, id)
+	if err != nil {
+		return err
+	}
+	type row struct {
+		ID        int64  `json:"id"`
+		Name      string `json:"name"`
+		Prefix    string `json:"prefix"`
+		CreatedAt string `json:"createdAt"`
+		RevokedAt string `json:"revokedAt,omitempty"`
+	}
+	rows := []row{}
+	var lines []string
+	for _, t := range list {
+		r := row{ID: t.ID, Name: t.Name, Prefix: t.Prefix, CreatedAt: time.UnixMicro(t.CreatedAt).UTC().Format(time.RFC3339)}
+		if t.RevokedAt != nil {
+			r.RevokedAt = time.UnixMicro(*t.RevokedAt).UTC().Format(time.RFC3339)
+		}
+		rows = append(rows, r)
+		lines = append(lines, fmt.Sprintf("%d\t%s\t%s…\t%s\t%s\n", r.ID, r.Name, r.Prefix, r.CreatedAt, r.RevokedAt))
+	}
+	c.table(map[string]any{"tokens": rows}, "ID\tNAME\tPREFIX\tCREATED\tREVOKED", lines)
+	return nil
+}
+
+func cmdIngestTokenRevoke(ctx context.Context, c *cli, args []string) error {
+	var tokenID int64
+	id, st, err := c.openAccount(ctx, "ingest-token revoke", args, func(fs *flag.FlagSet) {
+		fs.Int64Var(&tokenID, "id", 0, "token id (required)")
+	})
+	if err != nil {
+		return err
+	}
+	if tokenID <= 0 {
+		return usageError{"--id is required"}
+	}
+	if err := st.RevokeIngestToken(ctx, id, tokenID); err != nil {
+		return err
+	}
+	c.print(map[string]any{"id": tokenID, "revoked": true}, fmt.Sprintf("ingest token %d revoked", tokenID))
 	return nil
 }

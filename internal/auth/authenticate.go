@@ -30,6 +30,8 @@ func (a *Authenticator) Authenticate(ctx context.Context, bearer string) (Princi
 		return a.apiKey(ctx, bearer)
 	case strings.HasPrefix(bearer, AccessTokenPrefix):
 		return a.accessToken(ctx, bearer)
+	case strings.HasPrefix(bearer, IngestTokenPrefix):
+		return Principal{}, errIngestOnly
 	}
 	return Principal{}, errInvalid
 }

@@ -736,3 +736,40 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 		}
 	}
 }
+
+// IngestBody ingests the body of a push to the ingest endpoint: one object
+// (a call or a real-time event), or JSON Lines. One object that fails is the
+// request's error; in JSON Lines a bad line is reported in the summary and
+// never stops the rest.
+func (s *Service) IngestBody(ctx context.Context, accountID int64, raw []byte) (Summary, error) {
+	trimmed := bytes.TrimSpace(raw)
+	if len(trimmed) == 0 {
+		return Summary{}, invalid("request body is required: one call as a JSON object, or JSON Lines")
+	}
+	if !bytes.Contains(trimmed, []byte("\n")) || json.Valid(trimmed) {
+		it, err := Parse(accountID, trimmed)
+		if err != nil {
+			return Summary{}, err
+		}
+		out, err := s.Ingest(ctx, accountID, it)
+		if err != nil {
+			return Summary{}, err
+		}
+		sum := Summary{Problems: []Problem{}}
+		switch out {
+		case Imported:
+			sum.Imported = 1
+		case Replaced:
+			sum.Replaced = 1
+		case Event:
+			sum.Events = 1
+		}
+		return sum, nil
+	}
+	b := s.NewBatch(ctx, accountID, 8, nil)
+	if err := ReadJSONLines(bytes.NewReader(raw), b); err != nil {
+		b.Wait()
+		return Summary{}, err
+	}
+	return b.Wait(), nil
+}

@@ -293,3 +293,44 @@ func (s *Server) recordingLink(w http.ResponseWriter, r *http.Request) {
 	h.Set("Cache-Control", "private, no-cache")
 	http.ServeContent(w, r, "", audio.ModTime, audio)
 }
+
+// ingestBodyLimit bounds one push to the ingest endpoint: a batch of calls
+// with their recordings in base64.
+const ingestBodyLimit = 64 << 20
+
+// IngestPath is where phone systems push calls and real-time call events.
+const IngestPath = "/api/ingest/v1/calls"
+
+// ingestSummaryJSON is the ingest endpoint's answer.
+type ingestSummaryJSON struct {
+	Imported int             `json:"imported"`
+	Replaced int             `json:"replaced"`
+	Events   int             `json:"events"`
+	Skipped  int             `json:"skipped"`
+	Problems []calls.Problem `json:"problems"`
+}
+
+// ingestCalls authenticates the phone system's ingest token (before reading
+// the body), then ingests the body.
+func (s *Server) ingestCalls(w http.ResponseWriter, r *http.Request) error {
+	token, missing := bearer(r)
+	if missing != "" {
+		return domain.Errorf(domain.Unauthenticated, "%s", missing)
+	}
+	account, err := s.auth.IngestAccount(r.Context(), token)
+	if err != nil {
+		return err
+	}
+	return s.budgeted(ingestBodyLimit, func(w http.ResponseWriter, r *http.Request) error {
+		raw, err := readBody(w, r, ingestBodyLimit)
+		if err != nil {
+			return err
+		}
+		sum, err := s.calls.IngestBody(r.Context(), account, raw)
+		if err != nil {
+			return err
+		}
+		writeData(w, http.StatusOK, ingestSummaryJSON(sum))
+		return nil
+	})(w, r)
+}

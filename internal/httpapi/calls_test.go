@@ -497,3 +497,82 @@ func TestCallPermissions(t *testing.T) {
 		}
 	})
 }
+
+func TestIngestEndpoint(t *testing.T) {
+	forEachCallsEngine(t, func(t *testing.T, f *callsFixture) {
+		acme := f.users["Alice"].AccountID
+		token, tok, err := auth.NewIngestToken(ctx, f.st, acme, "pbx")
+		must(t, err)
+		before, err := f.st.Events(ctx, acme, 0, 1000)
+		must(t, err)
+		last := before[len(before)-1].ID
+
+		one := fmt.Sprintf(`{"id":"1773000000.1","direction":"inbound","status":"answered","callerNumber":"14155550009","startTime":"2026-03-08T20:00:00Z","users":["%d"],
+			"legs":[{"uniqueId":"u1","callId":"1773000000.1","startTime":"2026-03-08T20:00:00Z"}],
+			"transcripts":[{"uniqueId":"u1","language":"en","segments":[{"speaker":"caller","channel":0,"startMs":0,"endMs":10,"text":"hi"}]}]}`, f.users["Alice"].ID)
+		summary := func(b []byte) calls.Summary { return decodeInto[struct{ Data calls.Summary }](t, b).Data }
+
+		status, _, b := f.do(t, "POST", httpapi.IngestPath, token, one)
+		if s := summary(b); status != 200 || s.Imported != 1 {
+			t.Fatalf("one call: %d %s", status, b)
+		}
+		status, _, b = f.do(t, "POST", httpapi.IngestPath, token, one)
+		if s := summary(b); status != 200 || s.Replaced != 1 {
+			t.Errorf("the same call again: %d %s, want replaced", status, b)
+		}
+		// JSON Lines: a bad line is reported and the rest go in.
+		lines := strings.Join([]string{
+			`{"id":"1773000100.1","direction":"outbound","status":"missed","startTime":"2026-03-08T20:01:40Z"}`,
+			`{"id":"1773000200.1","direction":"inbound","status":"answered","startTime":"not a time"}`,
+			``,
+			`{"event":"ringing","id":"1773000300.1","direction":"inbound","callerNumber":"14155550009","calledNumber":"14155550100","startTime":"2026-03-08T20:05:00Z"}`,
+			`{"id":"1773000400.1","direction":"inbound","status":"voicemail","startTime":"2026-03-08T20:06:40Z"}`,
+		}, "\n")
+		status, _, b = f.do(t, "POST", httpapi.IngestPath, token, lines)
+		s := summary(b)
+		if status != 200 || s.Imported != 2 || s.Events != 1 || s.Skipped != 1 || len(s.Problems) != 1 ||
+			s.Problems[0].Line != 2 || s.Problems[0].ID != "1773000200.1" || !strings.Contains(s.Problems[0].Reason, "startTime") {
+			t.Errorf("JSON Lines: %d %s", status, b)
+		}
+		// One bad object is the request's error, naming the field.
+		status, _, b = f.do(t, "POST", httpapi.IngestPath, token, `{"id":"1773000500.1","direction":"up"}`)
+		if e := decodeInto[errorEnvelope](t, b); status != 400 || !strings.Contains(e.Error.Message, "direction") {
+			t.Errorf("bad object: %d %s", status, b)
+		}
+
+		// Events, in the ingest transactions.
+		after, err := f.st.Events(ctx, acme, last, 1000)
+		must(t, err)
+		var types []string
+		for _, e := range after {
+			types = append(types, e.Type)
+		}
+		want := []string{
+			"AccountEndedCalls", "UserEndedCalls", "AccountAITranscription", // the call
+			"AccountEndedCalls", "UserEndedCalls", "AccountAITranscription", // replaced
+		}
+		if !slices.Equal(types[:6], want) || !slices.Contains(types, "AccountRealTimeCalls") || len(types) != 9 {
+			t.Errorf("event types = %v", types)
+		}
+		if p := string(after[1].Payload); !strings.Contains(p, `"callId":"1773000000.1"`) || !strings.Contains(p, fmt.Sprintf(`"userId":"%d"`, f.users["Alice"].ID)) {
+			t.Errorf("UserEndedCalls payload = %s", p)
+		}
+
+		// Credentials: each side refuses the other's.
+		for _, tc := range []struct{ name, method, path, cred string }{
+			{"public key on ingest", "POST", httpapi.IngestPath, f.keys["acme"]},
+			{"no credential on ingest", "POST", httpapi.IngestPath, ""},
+			{"unknown ingest token", "POST", httpapi.IngestPath, auth.IngestTokenPrefix + "nope"},
+			{"ingest token on the public API", "GET", "/api/public/v1/calls/" + c1, token},
+		} {
+			status, h, b := f.do(t, tc.method, tc.path, tc.cred, one)
+			if status != 401 || decodeInto[errorEnvelope](t, b).Error.Type != "unauthenticated" || h.Get("WWW-Authenticate") == "" {
+				t.Errorf("%s: %d %s, want 401", tc.name, status, b)
+			}
+		}
+		must(t, f.st.RevokeIngestToken(ctx, acme, tok.ID))
+		if status, _, b := f.do(t, "POST", httpapi.IngestPath, token, one); status != 401 {
+			t.Errorf("revoked token: %d %s", status, b)
+		}
+	})
+}

@@ -41,6 +41,8 @@ func (s *Server) routes() {
 		s.api("GET /calls/{callid}/recordings", auth.RecordingsRead, s.callRecordings)
 		s.api("GET /calls/{callid}/recordings/{uniqueid}", auth.RecordingsRead, s.callRecording)
 		s.mux.Handle("GET "+calls.LinkPrefix, s.metrics.wrap("GET "+calls.LinkPrefix, http.HandlerFunc(s.recordingLink)))
+		// The phone system's push endpoint, with its own credential.
+		s.route("POST "+IngestPath, s.ingestCalls)
 	}
 	// Webhook subscriptions.
 	s.api("GET /webhooks", auth.WebhooksRead, s.listWebhooks)
