@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -38,10 +39,13 @@ func (c *cli) openMedia(ctx context.Context) (*blob.Store, error) {
 
 func cmdCallsImport(ctx context.Context, c *cli, args []string) error {
 	var account int64
-	var format string
+	var format, zone string
+	var extDigits int
 	pos, err := c.parsePositional("calls import", args, 1, func(fs *flag.FlagSet) {
 		fs.Int64Var(&account, "account", 0, "account id (required)")
-		fs.StringVar(&format, "format", "jsonl", "input format: jsonl (the ingest format, one call per line)")
+		fs.StringVar(&format, "format", "jsonl", "input format: jsonl (the ingest format, one call per line) or asterisk-csv (cdr_csv's Master.csv)")
+		fs.StringVar(&zone, "timezone", "UTC", "asterisk-csv: IANA zone of the CSV's times (UTC when cdr.conf has usegmtime=yes)")
+		fs.IntVar(&extDigits, "extension-digits", 6, "asterisk-csv: numbers this long or shorter are extensions, not outside numbers")
 		c.mediaFlag(fs)
 	})
 	if err != nil {
@@ -50,8 +54,15 @@ func cmdCallsImport(ctx context.Context, c *cli, args []string) error {
 	if account <= 0 {
 		return usageError{"--account is required"}
 	}
-	if format != "jsonl" {
-		return usageError{fmt.Sprintf("unknown --format %q (want jsonl)", format)}
+	if format != "jsonl" && format != "asterisk-csv" {
+		return usageError{fmt.Sprintf("unknown --format %q (want jsonl or asterisk-csv)", format)}
+	}
+	loc, err := time.LoadLocation(zone)
+	if err != nil || zone == "Local" {
+		return usageError{fmt.Sprintf("--timezone %q is not an IANA zone", zone)}
+	}
+	if extDigits < 1 {
+		return usageError{"--extension-digits must be at least 1"}
 	}
 	f, err := os.Open(pos[0])
 	if err != nil {
@@ -79,7 +90,25 @@ func cmdCallsImport(ctx context.Context, c *cli, args []string) error {
 
 	bar := newProgress(c.stderr, f)
 	b := svc.NewBatch(ctx, account, 16, bar.update)
-	rerr := calls.ReadJSONLines(bar.reader(f), b)
+	var rerr error
+	if format == "asterisk-csv" {
+		users, err := st.Users(ctx, account)
+		if err != nil {
+			b.Wait()
+			return err
+		}
+		exts := map[string]string{}
+		for _, u := range users {
+			for _, e := range append([]string{u.Extension}, u.Extensions...) {
+				if e != "" {
+					exts[e] = strconv.FormatInt(u.ID, 10)
+				}
+			}
+		}
+		rerr = calls.ReadAsteriskCSV(bar.reader(f), calls.AsteriskOptions{Location: loc, ExtensionDigits: extDigits, Users: exts}, b)
+	} else {
+		rerr = calls.ReadJSONLines(bar.reader(f), b)
+	}
 	sum := b.Wait()
 	bar.finish()
 	if rerr != nil {

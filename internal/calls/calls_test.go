@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -130,4 +131,118 @@ func TestParseNamesTheField(t *testing.T) {
 	if c := it.Call.Call; c.StatusCode != 3 || c.Numbers[0] != "14155550100" || !c.StartTime.Equal(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)) {
 		t.Errorf("parsed = %+v", c)
 	}
+}
+
+func TestAsteriskImport(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		for _, tc := range []struct {
+			file     string
+			summary  string
+			problems []string
+			calls    map[string]string // id → what the call must look like
+		}{
+			{"testdata/Master.csv", "imported=6 replaced=0 skipped=2",
+				[]string{"line 7: row 3 columns", "line 8 (1772452800.12): row start \"yesterday\""},
+				map[string]string{
+					"1772442000.1":  "inbound answered code=1 Jane Doe 14155550123→14155550100 legs=1 talk=300 wait=12 transferred=0 abandoned=false calledBack= users=[U101]",
+					"1772442600.3":  "inbound missed code=-1 Sam Roe 14155550124→14155550100 legs=1 talk=0 wait=25 transferred=0 abandoned=true calledBack=1772443200.5 users=[U101]",
+					"1772443200.5":  "outbound answered code=1 Alice 101→14155550124 legs=1 talk=120 wait=8 transferred=0 abandoned=false calledBack= users=[U101]",
+					"1772445600.7":  "inbound answered code=2 Max 14155550125→14155550100 legs=2 talk=240 wait=5 transferred=1 abandoned=false calledBack= users=[U101 U102]",
+					"1772449200.10": "inbound voicemail code=0 Vi 14155550126→14155550100 legs=1 talk=0 wait=20 transferred=0 abandoned=false calledBack= users=[]",
+					"1772539200.11": "inbound answered code=1  14155550127→14155550100 legs=1 talk=30 wait=3 transferred=0 abandoned=false calledBack= users=[U101]",
+				}},
+			{"testdata/Master-linkedid.csv", "imported=2 replaced=0 skipped=1",
+				[]string{"line 5 (1772456400.17): row sequence \"1772456400.17\" is not a number"},
+				map[string]string{
+					"1772445600.7": "inbound answered code=2 Max 14155550125→14155550100 legs=3 talk=255 wait=5 transferred=1 abandoned=false calledBack= users=[U101 U102]",
+					"1772442600.3": "inbound missed code=-1 Sam Roe 14155550124→14155550100 legs=1 talk=0 wait=25 transferred=0 abandoned=true calledBack= users=[U101]",
+				}},
+		} {
+			a := domain.Account{Name: tc.file}
+			must(t, st.CreateAccount(ctx, &a))
+			users := map[string]string{}
+			for _, ext := range []string{"101", "102"} {
+				u := domain.User{AccountID: a.ID, FirstName: "U" + ext, Extensions: []string{ext}}
+				must(t, st.CreateUser(ctx, &u))
+				users[ext] = fmt.Sprint(u.ID)
+			}
+			svc := calls.New(calls.Config{Store: st})
+			f, err := os.Open(tc.file)
+			must(t, err)
+			b := svc.NewBatch(ctx, a.ID, 4, nil)
+			must(t, calls.ReadAsteriskCSV(f, calls.AsteriskOptions{Users: users}, b))
+			f.Close()
+			sum := b.Wait()
+			if got := fmt.Sprintf("imported=%d replaced=%d skipped=%d", sum.Imported, sum.Replaced, sum.Skipped); got != tc.summary {
+				t.Errorf("%s: %s, want %s (%+v)", tc.file, got, tc.summary, sum.Problems)
+			}
+			for i, p := range sum.Problems {
+				id := ""
+				if p.ID != "" {
+					id = " (" + p.ID + ")"
+				}
+				if got := fmt.Sprintf("line %d%s: %s", p.Line, id, p.Reason); i >= len(tc.problems) || !strings.HasPrefix(got, tc.problems[i]) {
+					t.Errorf("%s: problem %q, want %q", tc.file, got, tc.problems)
+				}
+			}
+			p := auth.Principal{AccountID: a.ID}
+			names := map[string]string{users["101"]: "U101", users["102"]: "U102"}
+			for id, want := range tc.calls {
+				d, err := svc.Call(ctx, p, id)
+				if err != nil {
+					t.Errorf("%s: call %s: %v", tc.file, id, err)
+					continue
+				}
+				c := d.Call
+				var us []string
+				for _, uid := range userIDs(t, st, a.ID, id) {
+					us = append(us, names[uid])
+				}
+				got := fmt.Sprintf("%s %s code=%d %s %s→%s legs=%d talk=%d wait=%d transferred=%d abandoned=%t calledBack=%s users=%v",
+					c.Direction, c.Status, c.StatusCode, c.CallerName, c.CallerNumber, c.CalledNumber, len(d.Legs), c.TalkTimeSeconds,
+					waitOf(t, svc, p, id), c.Transferred, c.Abandoned, c.CalledBack, fmtList(us))
+				if got != want {
+					t.Errorf("%s: %s:\n got %s\nwant %s", tc.file, id, got, want)
+				}
+			}
+		}
+	})
+}
+
+func fmtList(s []string) string { return "[" + strings.Join(s, " ") + "]" }
+
+// userIDs finds the users filter values of a call through search.
+func userIDs(t *testing.T, st *store.Store, account int64, id string) []string {
+	var out []string
+	users, err := st.Users(ctx, account)
+	must(t, err)
+	svc := calls.New(calls.Config{Store: st})
+	for _, u := range users {
+		uid := fmt.Sprint(u.ID)
+		start, end := int64(1772323200), int64(1775001600)
+		res, err := svc.Search(ctx, auth.Principal{AccountID: account}, calls.SearchParams{Start: &start, End: &end, Filters: calls.Filters{Users: []string{uid}}})
+		must(t, err)
+		for _, c := range res.Calls {
+			if c.ID == id {
+				out = append(out, uid)
+			}
+		}
+	}
+	return out
+}
+
+// waitOf reads a call's wait time through the waitTime filter.
+func waitOf(t *testing.T, svc *calls.Service, p auth.Principal, id string) int64 {
+	start, end := int64(1772323200), int64(1775001600)
+	for w := int64(0); w < 400; w++ {
+		s := fmt.Sprint(w)
+		res, err := svc.Search(ctx, p, calls.SearchParams{Start: &start, End: &end, Filters: calls.Filters{WaitTime: &calls.Bounds{Start: s, End: s}}})
+		must(t, err)
+		for _, c := range res.Calls {
+			if c.ID == id {
+				return w
+			}
+		}
+	}
+	return -1
 }

@@ -660,11 +660,6 @@ func (b *Batch) Add(line int, raw []byte) {
 	b.work <- batchItem{line: line, id: id, it: it}
 }
 
-// AddParsed queues an already parsed item.
-func (b *Batch) AddParsed(line int, it *Item) {
-	b.work <- batchItem{line: line, id: it.Call.Call.ID, it: it}
-}
-
 // Skip records an item that could not be parsed.
 func (b *Batch) Skip(line int, id, reason string) {
 	b.record(line, id, 0, domain.Errorf(domain.Invalid, "%s", reason))

@@ -6,6 +6,8 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
+	"slices"
 	"strings"
 
 	"switchboard/internal/domain"
@@ -43,6 +45,11 @@ func (s *Store) SaveCall(ctx context.Context, rec *domain.CallRecord, events []E
 	err := s.writeData(ctx, func(tx *Tx) error {
 		out = SavedCall{}
 		if err := accountExists(ctx, tx, c.AccountID); err != nil {
+			return err
+		}
+		// Concurrent ingests that touch the same number must see each other
+		// to keep the derived fields exact (see lockNumbers).
+		if err := s.lockNumbers(ctx, tx, c.AccountID, c.CallerNumber, c.CalledNumber); err != nil {
 			return err
 		}
 		var old struct {
@@ -155,6 +162,9 @@ func (s *Store) SaveCall(ctx context.Context, rec *domain.CallRecord, events []E
 			}
 		}
 		if out.Replaced {
+			if err := s.lockNumbers(ctx, tx, c.AccountID, old.caller, old.called); err != nil {
+				return err
+			}
 			if old.caller != c.CallerNumber || old.start != t {
 				if err := refreshDerived(ctx, tx, c.AccountID, old.caller, old.start, old.start+derivedWindow); err != nil {
 					return err
@@ -266,6 +276,33 @@ func refreshDerived(ctx context.Context, tx *Tx, accountID int64, caller string,
 		w, w, accountID, caller, from, to)
 	if err != nil {
 		return fmt.Errorf("store: derived call fields: %w", err)
+	}
+	return nil
+}
+
+// lockNumbers serializes, on PostgreSQL, the ingest transactions that
+// involve the same numbers of an account: each refreshes the derived fields
+// of the calls around it, and must see the other's call once it commits
+// (READ COMMITTED gives every statement a fresh snapshot, so waiting on the
+// lock is enough). Locks are taken in a fixed order. SQLite has one writer.
+func (s *Store) lockNumbers(ctx context.Context, tx *Tx, accountID int64, numbers ...string) error {
+	if s.engine != Postgres {
+		return nil
+	}
+	var keys []int64
+	for _, n := range numbers {
+		if n == "" {
+			continue
+		}
+		h := fnv.New64a()
+		fmt.Fprintf(h, "calls\x00%d\x00%s", accountID, n)
+		keys = append(keys, int64(h.Sum64()))
+	}
+	slices.Sort(keys)
+	for _, k := range slices.Compact(keys) {
+		if _, err := tx.exec(ctx, `SELECT pg_advisory_xact_lock(?)`, k); err != nil {
+			return fmt.Errorf("store: lock call numbers: %w", err)
+		}
 	}
 	return nil
 }
