@@ -10,9 +10,15 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
+	"switchboard/internal/calls"
 	"switchboard/internal/demo"
 )
+
+// demoCalls is how many calls the demo ingests (plus the callbacks of some
+// abandoned ones).
+const demoCalls = 3000
 
 // pkcePair returns a PKCE code verifier and its S256 challenge.
 func pkcePair() (verifier, challenge string) {
@@ -63,6 +69,15 @@ func cmdDemo(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return fmt.Errorf("seed demo data: %w", err)
 	}
+	media, err := c.openMedia(ctx)
+	if err != nil {
+		return err
+	}
+	callsSeed, err := demo.SeedCalls(ctx, calls.New(calls.Config{Store: st, Blobs: media, Log: log}), seed, demoCalls, time.Now())
+	media.Close()
+	if err != nil {
+		return fmt.Errorf("seed demo calls: %w", err)
+	}
 	return serve(ctx, c, st, log, func(a *app) {
 		base := a.publicURL + "/api/public/v1"
 		if c.json {
@@ -80,6 +95,13 @@ func cmdDemo(ctx context.Context, c *cli, args []string) error {
 		fmt.Fprintf(&b, "  curl -s -H 'Authorization: Bearer %s' -H 'Content-Type: application/json' \\\n", seed.Key)
 		fmt.Fprintf(&b, "       -d '{\"from\":\"%s\",\"to\":[\"+1 (212) 555-0100\"],\"message\":\"Your cleaning is tomorrow at 9:00. Reply STOP to opt out.\"}' \\\n", seed.Lines[0])
 		fmt.Fprintf(&b, "       %s/sms/messages\n\n", base)
+		end := time.Now().Unix() + 3600
+		fmt.Fprintf(&b, "  Call history (%d calls over the last 30 days):\n\n", callsSeed.Calls)
+		fmt.Fprintf(&b, "  curl -s -H 'Authorization: Bearer %s' -H 'Content-Type: application/json' \\\n", seed.Key)
+		fmt.Fprintf(&b, "       -d '{\"start\":%d,\"end\":%d,\"limit\":5,\"filters\":{\"statuses\":[\"missed\"]}}' %s/calls/search\n\n", end-31*86400, end, base)
+		fmt.Fprintf(&b, "  curl -s -H 'Authorization: Bearer %s' %s/calls/%s            (transferred: two legs)\n", seed.Key, base, callsSeed.Transferred)
+		fmt.Fprintf(&b, "  curl -s -H 'Authorization: Bearer %s' %s/calls/%s/recordings  (play the url)\n", seed.Key, base, callsSeed.Recorded)
+		fmt.Fprintf(&b, "  curl -s -H 'Authorization: Bearer %s' %s/calls/%s/transcripts\n\n", seed.Key, base, callsSeed.Recorded)
 		fmt.Fprintf(&b, "  Rates: US/Canada (1) sms 0.0079 mms 0.02; UK (44) sms 0.04 mms 0.1; Germany (49) sms 0.075 mms 0.15.\n")
 		fmt.Fprintf(&b, "  OpenAPI: %s/openapi.json\n\n", base)
 		verifier, challenge := pkcePair()

@@ -768,3 +768,8 @@ func (s *Service) IngestBody(ctx context.Context, accountID int64, raw []byte) (
 	}
 	return b.Wait(), nil
 }
+
+// AddCall queues a call built in code (the demo, generators).
+func (b *Batch) AddCall(line int, rec *domain.CallRecord) {
+	b.work <- batchItem{line: line, id: rec.Call.ID, it: &Item{Call: rec}}
+}
