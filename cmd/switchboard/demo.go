@@ -18,7 +18,7 @@ import (
 
 // demoCalls is how many calls the demo ingests (plus the callbacks of some
 // abandoned ones).
-const demoCalls = 3000
+const demoCalls = 2000
 
 // pkcePair returns a PKCE code verifier and its S256 challenge.
 func pkcePair() (verifier, challenge string) {

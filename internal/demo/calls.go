@@ -113,7 +113,7 @@ func SeedCalls(ctx context.Context, svc *calls.Service, res Result, n int, now t
 			c.CalledName, c.CalledNumber, c.DialledNumber = "Front desk", did, did
 			c.WaitTimeSeconds, c.TalkTimeSeconds, c.DurationSeconds = wait, talk, wait+talk
 			c.Numbers, c.Queues, c.Extensions, c.Users = []string{did}, []string{"front-desk"}, []string{ext}, []string{users[ext]}
-			recorded := rng.IntN(3) == 0
+			recorded := rng.IntN(6) == 0
 			rec.Legs = []domain.CallLeg{leg(id, caller, ext, at, wait+talk, talk, recorded)}
 			if recorded {
 				p := phrases[rng.IntN(len(phrases))]
