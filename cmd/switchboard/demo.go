@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -18,7 +19,7 @@ import (
 
 // demoCalls is how many calls the demo ingests (plus the callbacks of some
 // abandoned ones).
-const demoCalls = 2000
+const demoCalls = 3000
 
 // pkcePair returns a PKCE code verifier and its S256 challenge.
 func pkcePair() (verifier, challenge string) {
@@ -69,16 +70,24 @@ func cmdDemo(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return fmt.Errorf("seed demo data: %w", err)
 	}
-	media, err := c.openMedia(ctx)
+	callRecs, callsSeed, err := demo.BuildCalls(seed, demoCalls, time.Now())
 	if err != nil {
-		return err
-	}
-	callsSeed, err := demo.SeedCalls(ctx, calls.New(calls.Config{Store: st, Blobs: media, Log: log}), seed, demoCalls, time.Now())
-	media.Close()
-	if err != nil {
-		return fmt.Errorf("seed demo calls: %w", err)
+		return fmt.Errorf("demo calls: %w", err)
 	}
 	return serve(ctx, c, st, log, func(a *app) {
+		// The calls load while the server already answers (a few seconds),
+		// so that the demo starts at once.
+		go func() {
+			began := time.Now()
+			err := demo.IngestCalls(ctx, calls.New(calls.Config{Store: st, Blobs: a.media, Log: slog.New(slog.DiscardHandler)}), seed.AccountID, callRecs)
+			switch {
+			case ctx.Err() != nil:
+			case err != nil:
+				log.Error("demo calls", "err", err)
+			default:
+				log.Info("demo calls loaded", "calls", len(callRecs), "duration", time.Since(began).Round(time.Millisecond))
+			}
+		}()
 		base := a.publicURL + "/api/public/v1"
 		if c.json {
 			c.print(map[string]any{"baseUrl": base, "key": seed.Key, "readOnlyKey": seed.ReadOnlyKey, "database": c.db, "accountId": seed.AccountID}, "")
@@ -96,7 +105,7 @@ func cmdDemo(ctx context.Context, c *cli, args []string) error {
 		fmt.Fprintf(&b, "       -d '{\"from\":\"%s\",\"to\":[\"+1 (212) 555-0100\"],\"message\":\"Your cleaning is tomorrow at 9:00. Reply STOP to opt out.\"}' \\\n", seed.Lines[0])
 		fmt.Fprintf(&b, "       %s/sms/messages\n\n", base)
 		end := time.Now().Unix() + 3600
-		fmt.Fprintf(&b, "  Call history (%d calls over the last 30 days):\n\n", callsSeed.Calls)
+		fmt.Fprintf(&b, "  Call history (%d calls over the last 30 days, loading for a few seconds after start):\n\n", callsSeed.Calls)
 		fmt.Fprintf(&b, "  curl -s -H 'Authorization: Bearer %s' -H 'Content-Type: application/json' \\\n", seed.Key)
 		fmt.Fprintf(&b, "       -d '{\"start\":%d,\"end\":%d,\"limit\":5,\"filters\":{\"statuses\":[\"missed\"]}}' %s/calls/search\n\n", end-31*86400, end, base)
 		fmt.Fprintf(&b, "  curl -s -H 'Authorization: Bearer %s' %s/calls/%s            (transferred: two legs)\n", seed.Key, base, callsSeed.Transferred)

@@ -22,11 +22,12 @@ type CallsResult struct {
 	Transferred, Recorded, CalledBack string
 }
 
-// SeedCalls ingests n calls of the last 30 days before now for the demo
-// account: answered, missed, voicemail, transferred across several legs,
-// abandoned then called back; some recorded (a short generated tone) and
-// transcribed. The same seed gives the same calls.
-func SeedCalls(ctx context.Context, svc *calls.Service, res Result, n int, now time.Time) (CallsResult, error) {
+// BuildCalls makes n calls of the last 30 days before now for the demo
+// account (plus the callbacks of some abandoned ones): answered, missed,
+// voicemail, transferred across several legs, abandoned then called back;
+// some recorded (a short generated tone) and transcribed. The same seed gives
+// the same calls. IngestCalls stores them.
+func BuildCalls(res Result, n int, now time.Time) ([]*domain.CallRecord, CallsResult, error) {
 	rng := rand.New(rand.NewPCG(42, 7))
 	out := CallsResult{}
 	users := map[string]string{} // extension → user id
@@ -38,7 +39,7 @@ func SeedCalls(ctx context.Context, svc *calls.Service, res Result, n int, now t
 		}
 	}
 	if len(exts) == 0 {
-		return out, fmt.Errorf("demo: no users with extensions")
+		return nil, out, fmt.Errorf("demo: no users with extensions")
 	}
 	slices.Sort(exts)
 	names := []string{"Olivia Brown", "Noah Wilson", "Emma Davis", "Liam Miller", "Ava Moore", "Elijah Taylor",
@@ -66,7 +67,7 @@ func SeedCalls(ctx context.Context, svc *calls.Service, res Result, n int, now t
 		return audio[ms]
 	}
 
-	b := svc.NewBatch(ctx, res.AccountID, 16, nil)
+	var recs []*domain.CallRecord
 	start := now.Add(-30 * 24 * time.Hour).Truncate(time.Second)
 	span := int64(30 * 24 * time.Hour / time.Second)
 	var pendingCallbacks []struct {
@@ -75,7 +76,7 @@ func SeedCalls(ctx context.Context, svc *calls.Service, res Result, n int, now t
 	}
 	chi, err := time.LoadLocation("America/Chicago")
 	if err != nil {
-		return out, err
+		return nil, out, err
 	}
 	for i := 0; i < n; i++ {
 		// Business hours mostly: pick a day, then a time between 8:00 and 18:00 Chicago.
@@ -113,7 +114,7 @@ func SeedCalls(ctx context.Context, svc *calls.Service, res Result, n int, now t
 			c.CalledName, c.CalledNumber, c.DialledNumber = "Front desk", did, did
 			c.WaitTimeSeconds, c.TalkTimeSeconds, c.DurationSeconds = wait, talk, wait+talk
 			c.Numbers, c.Queues, c.Extensions, c.Users = []string{did}, []string{"front-desk"}, []string{ext}, []string{users[ext]}
-			recorded := rng.IntN(6) == 0
+			recorded := rng.IntN(4) == 0
 			rec.Legs = []domain.CallLeg{leg(id, caller, ext, at, wait+talk, talk, recorded)}
 			if recorded {
 				p := phrases[rng.IntN(len(phrases))]
@@ -182,7 +183,7 @@ func SeedCalls(ctx context.Context, svc *calls.Service, res Result, n int, now t
 			}
 		}
 		rec.Call = c
-		b.AddCall(i+1, rec)
+		recs = append(recs, rec)
 		out.Calls++
 	}
 	// The callbacks of abandoned calls.
@@ -200,15 +201,24 @@ func SeedCalls(ctx context.Context, svc *calls.Service, res Result, n int, now t
 			Extensions: []string{ext}, Users: []string{users[ext]}, CallPurpose: "follow-up", CallSentiment: "positive"}
 		rec := &domain.CallRecord{Call: c, Legs: []domain.CallLeg{{UniqueID: id, CallID: id, StartTime: cb.at, EndTime: &e,
 			DurationSeconds: 8 + talk, TalkTimeSeconds: talk, From: ext, To: cb.number}}}
-		b.AddCall(n+j+1, rec)
+		recs = append(recs, rec)
 		out.Calls++
 		out.CalledBack = id
 	}
+	return recs, out, nil
+}
+
+// IngestCalls stores the calls BuildCalls made.
+func IngestCalls(ctx context.Context, svc *calls.Service, accountID int64, recs []*domain.CallRecord) error {
+	b := svc.NewBatch(ctx, accountID, 16, nil)
+	for i, rec := range recs {
+		b.AddCall(i+1, rec)
+	}
 	sum := b.Wait()
 	if sum.Skipped > 0 {
-		return out, fmt.Errorf("demo calls: %d skipped, first: line %d: %s", sum.Skipped, sum.Problems[0].Line, sum.Problems[0].Reason)
+		return fmt.Errorf("demo calls: %d skipped, first: line %d: %s", sum.Skipped, sum.Problems[0].Line, sum.Problems[0].Reason)
 	}
-	return out, nil
+	return nil
 }
 
 // wavTone is a mono 8 kHz 16-bit PCM WAV file of a sine tone.

@@ -141,6 +141,8 @@ func TestCallSearch(t *testing.T) {
 		{"limit and exact total", `{` + window + `,"limit":2}`, []string{c5, c4}, 5, 2, 0},
 		{"limit capped at 500", `{` + window + `,"limit":100000}`, []string{c5, c4, c3, c2, c1}, -1, 500, 0},
 		{"offset", `{` + window + `,"limit":2,"offset":3}`, []string{c2, c1}, 5, 2, 3},
+		{"deep page of a filtered, unaligned window", `{"start":1772323260,"end":1772445600,"limit":1,"offset":1,"filters":{"statuses":["missed","voicemail"]}}`, []string{c2}, 2, 1, 1},
+		{"deep page, oldest first", `{"start":1772323260,"end":1772445600,"limit":1,"offset":1,"sort":{"field":"startTime","direction":"asc"}}`, []string{c3}, 3, 1, 1},
 		{"offset past the end", `{` + window + `,"offset":9}`, []string{}, 5, 50, 9},
 		{"window end is exclusive", fmt.Sprintf(`{"start":%d,"end":%d}`, marchStart, 1772361000), []string{c1}, -1, 50, 0},
 		{"direction", `{` + window + `,"direction":"inbound"}`, []string{c5, c4, c2, c1}, -1, 50, 0},
