@@ -30,6 +30,7 @@ import (
 	"switchboard/internal/oauth"
 	"switchboard/internal/sms"
 	"switchboard/internal/store"
+	"switchboard/internal/users"
 	"switchboard/internal/webhooks"
 )
 
@@ -264,12 +265,14 @@ func newApp(ctx context.Context, c *cli, st *store.Store, log *slog.Logger, publ
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	registerStoreMetrics(reg, st)
 	a.handler = httpapi.New(httpapi.Config{
 		Store:        st,
 		Auth:         &auth.Authenticator{Store: st},
 		Log:          log,
 		Registry:     reg,
 		SMS:          a.sms,
+		Users:        users.New(users.Config{Store: st}),
 		Calls:        calls.New(calls.Config{Store: st, Blobs: media, PublicURL: publicURL, Log: log}),
 		Webhooks:     a.webhooks,
 		Media:        media.Handler(),
@@ -338,4 +341,27 @@ func tuneRuntime() {
 			runtime.GOMAXPROCS(2 * runtime.GOMAXPROCS(0))
 		}
 	})
+}
+
+// registerStoreMetrics exports the SQLite committer's counters: the average
+// group size (writes ÷ batches) and the time per commit are what an operator
+// tunes disk and load against.
+func registerStoreMetrics(reg prometheus.Registerer, st *store.Store) {
+	if st == nil {
+		return
+	}
+	counter := func(name, help string, v func(store.CommitStats) float64) prometheus.Collector {
+		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help},
+			func() float64 { return v(st.CommitStats()) })
+	}
+	reg.MustRegister(
+		counter("switchboard_store_commits_total", "SQLite group commits.",
+			func(c store.CommitStats) float64 { return float64(c.Batches) }),
+		counter("switchboard_store_writes_total", "Writes committed in SQLite group commits.",
+			func(c store.CommitStats) float64 { return float64(c.Writes) }),
+		counter("switchboard_store_exec_seconds_total", "Time the SQLite committer spent running writes.",
+			func(c store.CommitStats) float64 { return c.Exec.Seconds() }),
+		counter("switchboard_store_commit_seconds_total", "Time the SQLite committer spent in COMMIT (WAL write and fsync).",
+			func(c store.CommitStats) float64 { return c.Commit.Seconds() }),
+	)
 }

@@ -160,14 +160,6 @@ func StatusForCode(code int64) string {
 	return CallAnswered
 }
 
-// Event types of the call history, as webhook subscriptions name them.
-const (
-	EventRealTimeCalls   = "AccountRealTimeCalls"
-	EventEndedCalls      = "AccountEndedCalls"
-	EventUserEndedCalls  = "UserEndedCalls"
-	EventAITranscription = "AccountAITranscription"
-)
-
 // CallEvent is the payload of AccountRealTimeCalls, AccountEndedCalls and
 // UserEndedCalls events. It carries the call id a client needs to read the
 // call back through the API.

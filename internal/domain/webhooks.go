@@ -5,10 +5,6 @@ import (
 	"time"
 )
 
-// EventAccountSMS is the event type of SMS activity; the call event types
-// are in calls.go.
-const EventAccountSMS = "AccountSMS"
-
 // WebhookType describes one event type, as GET /webhooks/types lists it.
 type WebhookType struct {
 	Type        string

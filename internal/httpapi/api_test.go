@@ -22,6 +22,8 @@ import (
 	"switchboard/internal/sms"
 	"switchboard/internal/store"
 	"switchboard/internal/store/storetest"
+	"switchboard/internal/users"
+	"switchboard/internal/webhooks"
 )
 
 var ctx = context.Background()
@@ -64,10 +66,12 @@ func setup(t *testing.T, engine store.Engine) *fixture {
 	must(t, st.RevokeAPIKey(ctx, acme.ID, revoked))
 
 	srv := httptest.NewServer(httpapi.New(httpapi.Config{
-		Store: st,
-		Auth:  &auth.Authenticator{Store: st},
-		SMS:   sms.New(sms.Config{Store: st}),
-		Log:   slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Store:    st,
+		Auth:     &auth.Authenticator{Store: st},
+		SMS:      sms.New(sms.Config{Store: st}),
+		Users:    users.New(users.Config{Store: st}),
+		Webhooks: webhooks.New(webhooks.Config{Store: st}),
+		Log:      slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}))
 	t.Cleanup(srv.Close)
 	f.url = srv.URL
@@ -337,11 +341,13 @@ func TestAccessLogRedactsMediaNames(t *testing.T) {
 	var logs lockedBuffer
 	st := storetest.Open(t, store.SQLite)
 	srv := httptest.NewServer(httpapi.New(httpapi.Config{
-		Store: st,
-		Auth:  &auth.Authenticator{Store: st},
-		SMS:   sms.New(sms.Config{Store: st}),
-		Log:   slog.New(slog.NewTextHandler(&logs, nil)),
-		Media: http.NotFoundHandler(),
+		Store:    st,
+		Auth:     &auth.Authenticator{Store: st},
+		SMS:      sms.New(sms.Config{Store: st}),
+		Users:    users.New(users.Config{Store: st}),
+		Webhooks: webhooks.New(webhooks.Config{Store: st}),
+		Log:      slog.New(slog.NewTextHandler(&logs, nil)),
+		Media:    http.NotFoundHandler(),
 	}))
 	defer srv.Close()
 	const secret = "AAAAsecretsecretsecretsecretsecretsecretAAA.png"

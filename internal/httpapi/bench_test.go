@@ -14,6 +14,8 @@ import (
 	"switchboard/internal/sms"
 	"switchboard/internal/store"
 	"switchboard/internal/store/storetest"
+	"switchboard/internal/users"
+	"switchboard/internal/webhooks"
 )
 
 // BenchmarkListUsers measures GET /users with 50 users through the router,
@@ -29,7 +31,7 @@ func BenchmarkListUsers(b *testing.B) {
 		}
 	}
 	_, key := storetest.Key(b, st, a.ID, auth.UsersRead)
-	h := httpapi.New(httpapi.Config{Store: st, Auth: &auth.Authenticator{Store: st}, SMS: sms.New(sms.Config{Store: st}), Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	h := httpapi.New(httpapi.Config{Store: st, Auth: &auth.Authenticator{Store: st}, SMS: sms.New(sms.Config{Store: st}), Users: users.New(users.Config{Store: st}), Webhooks: webhooks.New(webhooks.Config{Store: st}), Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {

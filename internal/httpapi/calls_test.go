@@ -17,8 +17,11 @@ import (
 	"switchboard/internal/calls"
 	"switchboard/internal/domain"
 	"switchboard/internal/httpapi"
+	"switchboard/internal/sms"
 	"switchboard/internal/store"
 	"switchboard/internal/store/storetest"
+	"switchboard/internal/users"
+	"switchboard/internal/webhooks"
 )
 
 // callsFixture is the common fixture with the call history served, and a
@@ -79,6 +82,7 @@ func setupCalls(t *testing.T, engine store.Engine) *callsFixture {
 	svc := calls.New(calls.Config{Store: f.st, Blobs: blobs, PublicURL: srv.URL})
 	h = httpapi.New(httpapi.Config{
 		Store: f.st, Auth: &auth.Authenticator{Store: f.st}, Calls: svc,
+		SMS: sms.New(sms.Config{Store: f.st}), Users: users.New(users.Config{Store: f.st}), Webhooks: webhooks.New(webhooks.Config{Store: f.st}),
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	f.url = srv.URL

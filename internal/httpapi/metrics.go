@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-
-	"switchboard/internal/store"
 )
 
 type metrics struct {
@@ -30,29 +28,6 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	}
 	reg.MustRegister(m.requests, m.latency)
 	return m
-}
-
-// registerStoreMetrics exports the SQLite committer's counters: the average
-// group size (writes ÷ batches) and the time per commit are what an operator
-// tunes disk and load against.
-func registerStoreMetrics(reg prometheus.Registerer, st *store.Store) {
-	if st == nil {
-		return
-	}
-	counter := func(name, help string, v func(store.CommitStats) float64) prometheus.Collector {
-		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help},
-			func() float64 { return v(st.CommitStats()) })
-	}
-	reg.MustRegister(
-		counter("switchboard_store_commits_total", "SQLite group commits.",
-			func(c store.CommitStats) float64 { return float64(c.Batches) }),
-		counter("switchboard_store_writes_total", "Writes committed in SQLite group commits.",
-			func(c store.CommitStats) float64 { return float64(c.Writes) }),
-		counter("switchboard_store_exec_seconds_total", "Time the SQLite committer spent running writes.",
-			func(c store.CommitStats) float64 { return c.Exec.Seconds() }),
-		counter("switchboard_store_commit_seconds_total", "Time the SQLite committer spent in COMMIT (WAL write and fsync).",
-			func(c store.CommitStats) float64 { return c.Commit.Seconds() }),
-	)
 }
 
 // wrap records metrics under the route's pattern (never the raw path, which

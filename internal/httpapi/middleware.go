@@ -14,7 +14,6 @@ import (
 
 	"switchboard/internal/auth"
 	"switchboard/internal/domain"
-	"switchboard/internal/store"
 )
 
 // RequestIDHeader carries the request id on every response (and is honoured
@@ -139,7 +138,7 @@ func (s *Server) api(pattern string, scope auth.Scope, h handlerFunc) {
 	method, path, _ := strings.Cut(pattern, " ")
 	s.apiRoutes = append(s.apiRoutes, apiRoute{method: method, path: path, scope: scope})
 	s.route(method+" "+Prefix+path, func(w http.ResponseWriter, r *http.Request) error {
-		ctx := store.WithReadScope(r.Context())
+		ctx := s.store.ReadScope(r.Context())
 		p, err := s.authenticate(ctx, r, scope)
 		if err != nil {
 			return err

@@ -28,6 +28,8 @@ import (
 	"switchboard/internal/sms"
 	"switchboard/internal/store"
 	"switchboard/internal/store/storetest"
+	"switchboard/internal/users"
+	"switchboard/internal/webhooks"
 )
 
 const sendPath = "/api/public/v1/sms/messages"
@@ -130,11 +132,13 @@ func setupSendWith(t *testing.T, engine store.Engine, adjust func(*httpapi.Confi
 	})
 	carrierSim.Attach(f.svc)
 	cfg := httpapi.Config{
-		Store: st,
-		Auth:  &auth.Authenticator{Store: st},
-		Log:   log,
-		SMS:   f.svc,
-		Media: media.Handler(),
+		Store:    st,
+		Auth:     &auth.Authenticator{Store: st},
+		Log:      log,
+		SMS:      f.svc,
+		Users:    users.New(users.Config{Store: st}),
+		Webhooks: webhooks.New(webhooks.Config{Store: st}),
+		Media:    media.Handler(),
 	}
 	if adjust != nil {
 		adjust(&cfg, srv.Config)

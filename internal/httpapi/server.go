@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -12,25 +13,36 @@ import (
 	"switchboard/internal/auth"
 	"switchboard/internal/calls"
 	"switchboard/internal/sms"
-	"switchboard/internal/store"
+	"switchboard/internal/users"
 	"switchboard/internal/webhooks"
 )
 
 // Prefix is where the public API lives.
 const Prefix = "/api/public/v1"
 
-// Config is what the HTTP layer needs from the rest of the program.
+// Database is all the HTTP layer asks of the database itself (a
+// *store.Store); everything else goes through the services.
+type Database interface {
+	// Ping reports whether the database answers (GET /readyz).
+	Ping(ctx context.Context) error
+	// ReadScope marks ctx as one request: the cached reads it makes check
+	// the database's version once.
+	ReadScope(ctx context.Context) context.Context
+}
+
+// Config is what the HTTP layer needs from the rest of the program. Store,
+// Auth, SMS, Users and Webhooks are required.
 type Config struct {
-	Store *store.Store
+	Store Database
 	Auth  *auth.Authenticator
 	Log   *slog.Logger
 	// Registry receives the HTTP metrics; nil makes a private one.
 	Registry *prometheus.Registry
 	SMS      *sms.Service
+	Users    *users.Service
 	// Calls serves the call history; nil leaves its routes out.
 	Calls *calls.Service
-	// Webhooks serves the webhook endpoints; nil makes one over Store with
-	// no allowed hosts.
+	// Webhooks serves the webhook endpoints (required).
 	Webhooks *webhooks.Service
 	// Media serves hosted attachments under /media/.
 	Media http.Handler
@@ -48,7 +60,7 @@ type Config struct {
 
 // Server routes requests to handlers.
 type Server struct {
-	store   *store.Store
+	store   Database
 	auth    *auth.Authenticator
 	log     *slog.Logger
 	mux     *http.ServeMux
@@ -56,6 +68,7 @@ type Server struct {
 	handler http.Handler
 
 	sms          *sms.Service
+	users        *users.Service
 	calls        *calls.Service
 	webhooks     *webhooks.Service
 	media        http.Handler
@@ -86,6 +99,7 @@ func New(cfg Config) *Server {
 		metrics: newMetrics(reg),
 
 		sms:          cfg.SMS,
+		users:        cfg.Users,
 		calls:        cfg.Calls,
 		webhooks:     cfg.Webhooks,
 		media:        cfg.Media,
@@ -93,15 +107,11 @@ func New(cfg Config) *Server {
 		oauth:        cfg.OAuth,
 		bodies:       newBodyBudget(cfg.BodyBudget, cfg.BodyWait),
 	}
-	if s.webhooks == nil {
-		s.webhooks = webhooks.New(webhooks.Config{Store: cfg.Store, Log: cfg.Log})
-	}
 	s.routes()
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "switchboard_http_large_body_bytes",
 		Help: "Bytes of large request bodies (over 1 MiB, or of unknown length and over 1 MiB so far: counted as the largest allowed) being received or handled now, out of a fixed budget.",
 	}, func() float64 { return float64(s.bodies.held.Load()) }))
-	registerStoreMetrics(reg, cfg.Store)
 	s.mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	s.handler = s.withRequestID(s.withRecover(s.withAccessLog(s.mux)))
 	return s

@@ -19,6 +19,8 @@ import (
 	"switchboard/internal/sms"
 	"switchboard/internal/store"
 	"switchboard/internal/store/storetest"
+	"switchboard/internal/users"
+	"switchboard/internal/webhooks"
 )
 
 // BenchmarkAuthenticatedRequest measures GET /sms/lines (three lines) through
@@ -39,7 +41,7 @@ func BenchmarkAuthenticatedRequest(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	h := httpapi.New(httpapi.Config{Store: st, Auth: &auth.Authenticator{Store: st}, SMS: sms.New(sms.Config{Store: st}), Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	h := httpapi.New(httpapi.Config{Store: st, Auth: &auth.Authenticator{Store: st}, SMS: sms.New(sms.Config{Store: st}), Users: users.New(users.Config{Store: st}), Webhooks: webhooks.New(webhooks.Config{Store: st}), Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 
 	// Both credentials must see the same answer, or the comparison is moot.
 	var bodies [2]string

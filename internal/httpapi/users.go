@@ -1,12 +1,9 @@
 package httpapi
 
 import (
-	"fmt"
 	"net/http"
 
 	"switchboard/internal/domain"
-	"switchboard/internal/store"
-	"switchboard/internal/users"
 )
 
 // userJSON is the public API's User.
@@ -43,19 +40,10 @@ func toUserJSON(u domain.User) userJSON {
 	}
 }
 
-// listUsers keeps the encoded response until the database changes: the list
-// is read far more often than users change, and encoding it is most of the cost.
+// listUsers answers from the encoded list the users service keeps until
+// the database changes (encoding is most of the cost of this read).
 func (s *Server) listUsers(w http.ResponseWriter, r *http.Request) error {
-	p := principal(r)
-	view := "all"
-	if p.IsUser() && p.Permissions.Users != domain.UsersAll {
-		view = fmt.Sprintf("%s:%d", p.Permissions.Users, p.UserID)
-	}
-	body, err := store.Memo(r.Context(), s.store, fmt.Sprintf("GET /users:%d:%s", p.AccountID, view), func() ([]byte, error) {
-		list, err := users.List(r.Context(), s.store, p)
-		if err != nil {
-			return nil, err
-		}
+	body, err := s.users.ListEncoded(r.Context(), principal(r), func(list []domain.User) ([]byte, error) {
 		out := make([]userJSON, len(list))
 		for i, u := range list {
 			out[i] = toUserJSON(u)

@@ -109,6 +109,10 @@ func WithReadScope(ctx context.Context) context.Context {
 	return context.WithValue(ctx, scopeKey{}, &scope{version: -1})
 }
 
+// ReadScope is WithReadScope, for callers that hold the Store behind an
+// interface (httpapi.Database).
+func (s *Store) ReadScope(ctx context.Context) context.Context { return WithReadScope(ctx) }
+
 // checked returns the current version, querying it only once per read scope.
 // c.mu must be held.
 func (c *readCache) checked(ctx context.Context) (int64, error) {

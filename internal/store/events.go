@@ -7,25 +7,6 @@ import (
 	"time"
 )
 
-// smsEvent is the payload of an AccountSMS event. It carries the line and the
-// other party's numbers (hence the conversation) and the message id.
-type smsEvent struct {
-	Event             string        `json:"event"` // message.sent, message.received, message.delivery
-	MessageID         int64         `json:"messageId"`
-	Direction         string        `json:"direction"`
-	Line              string        `json:"line"`
-	Numbers           []string      `json:"numbers"`
-	GroupParticipants []string      `json:"groupParticipants,omitempty"`
-	Status            string        `json:"status,omitempty"`
-	Delivery          *deliveryJSON `json:"delivery,omitempty"`
-}
-
-type deliveryJSON struct {
-	Status string `json:"status"`
-	Error  string `json:"error"`
-	At     string `json:"at"`
-}
-
 // addEvent writes an event to the outbox in the caller's transaction.
 func addEvent(ctx context.Context, tx *Tx, accountID int64, typ string, payload any) error {
 	b, err := json.Marshal(payload)
@@ -35,7 +16,8 @@ func addEvent(ctx context.Context, tx *Tx, accountID int64, typ string, payload 
 	return addEventJSON(ctx, tx, accountID, typ, b)
 }
 
-// addEventJSON is addEvent with the payload already encoded.
+// addEventJSON is addEvent with the payload already encoded: the domain's
+// event (domain/events.go), whose content the store does not read.
 func addEventJSON(ctx context.Context, tx *Tx, accountID int64, typ string, payload []byte) error {
 	if _, err := tx.exec(ctx, `INSERT INTO events (account_id, type, payload, created_at) VALUES (?, ?, ?, ?)`, accountID, typ, string(payload), tx.now); err != nil {
 		return fmt.Errorf("store: event: %w", err)

@@ -125,7 +125,7 @@ func (s *Store) MarkOutboundSent(ctx context.Context, o *Outbound, ref string) e
 	}
 	f := &sentFacts{account: o.AccountID, conv: o.convID, price: o.Price, typ: o.Type, from: o.From}
 	var err error
-	f.event, err = sentEvent(o.id, o.From, o.To)
+	f.event, err = domain.SMSSentEvent(o.id, o.From, o.To)
 	if err != nil {
 		return err
 	}
@@ -136,12 +136,7 @@ func (s *Store) MarkOutboundSent(ctx context.Context, o *Outbound, ref string) e
 type sentFacts struct {
 	account, conv, price int64
 	typ, from            string
-	event                []byte // the message.sent payload
-}
-
-// sentEvent is the AccountSMS payload for an accepted outbound message.
-func sentEvent(id int64, line string, numbers []string) ([]byte, error) {
-	return json.Marshal(smsEvent{Event: "message.sent", MessageID: id, Direction: "out", Line: line, Numbers: numbers, Status: domain.StatusSent})
+	event                domain.Event // message.sent
 }
 
 // markSent moves message id to sent and charges it. known, when not nil,
@@ -168,7 +163,7 @@ func markSent(ctx context.Context, tx *Tx, id int64, ref string, known *sentFact
 		if err == nil {
 			var numbers []string
 			json.Unmarshal([]byte(to), &numbers)
-			f.event, err = sentEvent(id, f.from, numbers)
+			f.event, err = domain.SMSSentEvent(id, f.from, numbers)
 		}
 	}
 	if errors.Is(err, sql.ErrNoRows) {
@@ -191,7 +186,7 @@ func markSent(ctx context.Context, tx *Tx, id int64, ref string, known *sentFact
 	if _, err := tx.exec(ctx, `UPDATE conversations SET last_message_id = ?, last_message_at = ? WHERE id = ?`, id, tx.now, f.conv); err != nil {
 		return fmt.Errorf("store: conversation: %w", err)
 	}
-	return addEventJSON(ctx, tx, f.account, "AccountSMS", f.event)
+	return addEventJSON(ctx, tx, f.account, f.event.Type, f.event.Payload)
 }
 
 // MarkUnsent records that message id was not accepted: failed when the
@@ -355,8 +350,11 @@ func (s *Store) ApplyReceipt(ctx context.Context, id int64, status, errText stri
 		}
 		var numbers []string
 		json.Unmarshal([]byte(to), &numbers)
-		return addEvent(ctx, tx, account, "AccountSMS", smsEvent{Event: "message.delivery", MessageID: id, Direction: "out", Line: from, Numbers: numbers,
-			Delivery: &deliveryJSON{Status: status, Error: errText, At: at.UTC().Format(time.RFC3339)}})
+		ev, err := domain.SMSDeliveryEvent(id, from, numbers, status, errText, at)
+		if err != nil {
+			return err
+		}
+		return addEventJSON(ctx, tx, account, ev.Type, ev.Payload)
 	})
 }
 
@@ -411,11 +409,15 @@ func (s *Store) StoreInbound(ctx context.Context, in Inbound) (int64, error) {
 		if err != nil {
 			return fmt.Errorf("store: opt-out: %w", err)
 		}
-		ev := smsEvent{Event: "message.received", MessageID: id, Direction: "in", Line: in.Line.Number, Numbers: []string{in.From}}
+		var group []string
 		if len(in.Participants) > 1 {
-			ev.GroupParticipants = in.Participants
+			group = in.Participants
 		}
-		return addEvent(ctx, tx, in.Line.AccountID, "AccountSMS", ev)
+		ev, err := domain.SMSReceivedEvent(id, in.Line.Number, in.From, group)
+		if err != nil {
+			return err
+		}
+		return addEventJSON(ctx, tx, in.Line.AccountID, ev.Type, ev.Payload)
 	})
 	return id, err
 }

@@ -30,7 +30,7 @@ func TestListAppliesRoleVisibility(t *testing.T) {
 			{"users:self", auth.Principal{AccountID: a.ID, UserID: ids[1], Permissions: domain.Permissions{Users: domain.UsersSelf}}, 1, ""},
 			{"no users permission", auth.Principal{AccountID: a.ID, UserID: ids[1]}, 0, domain.PermissionDenied},
 		} {
-			got, err := users.List(ctx, st, tc.p)
+			got, err := users.New(users.Config{Store: st}).List(ctx, tc.p)
 			if tc.wantErr != "" {
 				if domain.ErrorCode(err) != tc.wantErr {
 					t.Errorf("%s: err = %v, want %s", tc.name, err, tc.wantErr)

@@ -1,0 +1,72 @@
+package domain
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Event types, as the spec's Events table and webhook subscriptions name
+// them (WebhookTypes, in webhooks.go, describes them). The domain owns them and their payloads; the store writes (type,
+// payload) to the outbox in the caller's transaction without reading either.
+const (
+	EventRealTimeCalls   = "AccountRealTimeCalls"
+	EventEndedCalls      = "AccountEndedCalls"
+	EventUserEndedCalls  = "UserEndedCalls"
+	EventAccountSMS      = "AccountSMS"
+	EventAITranscription = "AccountAITranscription"
+)
+
+// Event is one event to write: its type and its encoded payload.
+type Event struct {
+	Type    string
+	Payload []byte
+}
+
+// SMSEvent is the payload of an AccountSMS event. It carries the line and the
+// other party's numbers (hence the conversation) and the message id.
+type SMSEvent struct {
+	Event             string             `json:"event"` // SMSSent, SMSReceived, SMSDelivery
+	MessageID         int64              `json:"messageId"`
+	Direction         string             `json:"direction"`
+	Line              string             `json:"line"`
+	Numbers           []string           `json:"numbers"`
+	GroupParticipants []string           `json:"groupParticipants,omitempty"`
+	Status            string             `json:"status,omitempty"`
+	Delivery          *SMSDeliveryReport `json:"delivery,omitempty"`
+}
+
+// SMSDeliveryReport is the carrier's delivery report in a message.delivery event.
+type SMSDeliveryReport struct {
+	Status string `json:"status"`
+	Error  string `json:"error"`
+	At     string `json:"at"` // RFC 3339, UTC
+}
+
+// The events of an AccountSMS payload.
+const (
+	SMSSent     = "message.sent"     // the carrier accepted an outbound message (it is charged)
+	SMSReceived = "message.received" // an inbound text was stored
+	SMSDelivery = "message.delivery" // a delivery report for an outbound message
+)
+
+// SMSSentEvent is the event of outbound message id, accepted by the carrier.
+func SMSSentEvent(id int64, line string, numbers []string) (Event, error) {
+	return smsEvent(SMSEvent{Event: SMSSent, MessageID: id, Direction: "out", Line: line, Numbers: numbers, Status: StatusSent})
+}
+
+// SMSReceivedEvent is the event of inbound message id from from to line; group
+// lists every other party of a group thread (nil for a 1:1 text).
+func SMSReceivedEvent(id int64, line, from string, group []string) (Event, error) {
+	return smsEvent(SMSEvent{Event: SMSReceived, MessageID: id, Direction: "in", Line: line, Numbers: []string{from}, GroupParticipants: group})
+}
+
+// SMSDeliveryEvent is the event of a delivery report on outbound message id.
+func SMSDeliveryEvent(id int64, line string, numbers []string, status, errText string, at time.Time) (Event, error) {
+	return smsEvent(SMSEvent{Event: SMSDelivery, MessageID: id, Direction: "out", Line: line, Numbers: numbers,
+		Delivery: &SMSDeliveryReport{Status: status, Error: errText, At: at.UTC().Format(time.RFC3339)}})
+}
+
+func smsEvent(e SMSEvent) (Event, error) {
+	b, err := json.Marshal(e)
+	return Event{Type: EventAccountSMS, Payload: b}, err
+}
