@@ -33,3 +33,14 @@ type BlockedSender struct {
 	Reason    string
 	BlockedAt time.Time
 }
+
+// HostedMedia is an attachment uploaded on its own, to be referenced later
+// by URL (a scheduled message's media).
+type HostedMedia struct {
+	Name        string // the blob's name
+	AccountID   int64
+	ContentType string
+	Size        int64
+	CreatedBy   int64 // 0 for an API key
+	CreatedAt   time.Time
+}

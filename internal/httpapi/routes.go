@@ -24,6 +24,7 @@ func (s *Server) routes() {
 	s.api("POST /sms/lines/{line}/blocked", auth.SMSWrite, s.block)
 	s.api("GET /sms/lines/{line}/blocked/{number}", auth.SMSRead, s.getBlocked)
 	s.api("DELETE /sms/lines/{line}/blocked/{number}", auth.SMSWrite, s.unblock)
+	s.api("POST /sms/media", auth.SMSSend, s.budgeted(mediaBodyLimit, s.hostMedia))
 	s.api("GET /sms/templates", auth.SMSRead, s.listTemplates)
 	s.api("POST /sms/templates", auth.SMSWrite, s.createTemplate)
 	s.api("PUT /sms/templates/{id}", auth.SMSWrite, s.replaceTemplate)

@@ -266,44 +266,53 @@ func validate(req domain.SendRequest) ([]upload, error) {
 	}
 	out := make([]upload, len(req.Attachments))
 	for i, a := range req.Attachments {
-		field := fmt.Sprintf("attachments[%d]", i)
-		if a.Filename == "" {
-			return nil, domain.Errorf(domain.Invalid, "%s.filename is required", field)
+		u, err := decodeAttachment(fmt.Sprintf("attachments[%d].", i), a)
+		if err != nil {
+			return nil, err
 		}
-		if extension(a.Filename) == "" {
-			return nil, domain.Errorf(domain.Invalid, "%s.filename must have an extension, such as photo.jpg", field)
-		}
-		if a.ContentType == "" {
-			return nil, domain.Errorf(domain.Invalid, "%s.contentType is required", field)
-		}
-		typ, ok := imageTypes[a.ContentType]
-		if !ok {
-			return nil, domain.Errorf(domain.Invalid, "%s.contentType %q is not allowed; use image/jpeg, image/png, image/bmp or image/gif", field, a.ContentType)
-		}
-		if a.Content == "" {
-			return nil, domain.Errorf(domain.Invalid, "%s.content is required", field)
-		}
-		if base64.StdEncoding.DecodedLen(len(a.Content)) > MaxAttachmentLen+3 {
-			return nil, domain.Errorf(domain.Invalid, "%s.content is larger than %d bytes decoded", field, MaxAttachmentLen)
-		}
-		// The decoder skips line breaks, which standard (RFC 4648) base64
-		// does not have: MIME's wrapped form is refused, not guessed at.
-		data, err := base64.StdEncoding.Strict().DecodeString(a.Content)
-		if err != nil || strings.ContainsAny(a.Content, "\r\n") {
-			return nil, domain.Errorf(domain.Invalid, "%s.content is not standard base64", field)
-		}
-		if len(data) > MaxAttachmentLen {
-			return nil, domain.Errorf(domain.Invalid, "%s.content is %d bytes decoded; at most %d are allowed", field, len(data), MaxAttachmentLen)
-		}
-		if len(data) == 0 {
-			return nil, domain.Errorf(domain.Invalid, "%s.content is empty", field)
-		}
-		if !typ.hasSignature(data) {
-			return nil, domain.Errorf(domain.Invalid, "%s.content (%s) is not %s: it does not start with that format's signature; declare the file's real type", field, shortName(a.Filename), a.ContentType)
-		}
-		out[i] = upload{data: data, contentType: a.ContentType, ext: typ.ext}
+		out[i] = u
 	}
 	return out, nil
+}
+
+// decodeAttachment checks one uploaded file (of a send, or hosted on its
+// own) and decodes it; prefix ("attachments[2]." or "") names its fields in errors.
+func decodeAttachment(prefix string, a domain.Attachment) (upload, error) {
+	if a.Filename == "" {
+		return upload{}, domain.Errorf(domain.Invalid, "%sfilename is required", prefix)
+	}
+	if extension(a.Filename) == "" {
+		return upload{}, domain.Errorf(domain.Invalid, "%sfilename must have an extension, such as photo.jpg", prefix)
+	}
+	if a.ContentType == "" {
+		return upload{}, domain.Errorf(domain.Invalid, "%scontentType is required", prefix)
+	}
+	typ, ok := imageTypes[a.ContentType]
+	if !ok {
+		return upload{}, domain.Errorf(domain.Invalid, "%scontentType %q is not allowed; use image/jpeg, image/png, image/bmp or image/gif", prefix, a.ContentType)
+	}
+	if a.Content == "" {
+		return upload{}, domain.Errorf(domain.Invalid, "%scontent is required", prefix)
+	}
+	if base64.StdEncoding.DecodedLen(len(a.Content)) > MaxAttachmentLen+3 {
+		return upload{}, domain.Errorf(domain.Invalid, "%scontent is larger than %d bytes decoded", prefix, MaxAttachmentLen)
+	}
+	// The decoder skips line breaks, which standard (RFC 4648) base64
+	// does not have: MIME's wrapped form is refused, not guessed at.
+	data, err := base64.StdEncoding.Strict().DecodeString(a.Content)
+	if err != nil || strings.ContainsAny(a.Content, "\r\n") {
+		return upload{}, domain.Errorf(domain.Invalid, "%scontent is not standard base64", prefix)
+	}
+	if len(data) > MaxAttachmentLen {
+		return upload{}, domain.Errorf(domain.Invalid, "%scontent is %d bytes decoded; at most %d are allowed", prefix, len(data), MaxAttachmentLen)
+	}
+	if len(data) == 0 {
+		return upload{}, domain.Errorf(domain.Invalid, "%scontent is empty", prefix)
+	}
+	if !typ.hasSignature(data) {
+		return upload{}, domain.Errorf(domain.Invalid, "%scontent (%s) is not %s: it does not start with that format's signature; declare the file's real type", prefix, shortName(a.Filename), a.ContentType)
+	}
+	return upload{data: data, contentType: a.ContentType, ext: typ.ext}, nil
 }
 
 // shortName quotes a client's filename for an error message, cut short.
