@@ -309,7 +309,10 @@ func (s *Store) migrateOne(ctx context.Context, version, body string) error {
 	}
 	defer tx.Rollback()
 	if s.engine == Postgres {
-		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(7301)`); err != nil {
+		// One migrator per schema at a time; the key names the schema, so
+		// databases that keep several schemas (tests, tenants) do not queue
+		// behind one another.
+		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(7301, hashtext(current_schema()))`); err != nil {
 			return err
 		}
 	}
