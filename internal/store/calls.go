@@ -686,7 +686,7 @@ func (s *Store) SearchCalls(ctx context.Context, q CallQuery) (int64, []domain.C
 		}
 	}
 	args = append(args, q.Limit, offset)
-	rows, err := s.r.QueryContext(ctx, s.q(`SELECT `+callColumns+` FROM calls WHERE `+where+` ORDER BY `+order+` LIMIT ? OFFSET ?`), args...)
+	rows, err := s.searchQuery(ctx, &q, `SELECT `+callColumns+` FROM calls WHERE `+where+` ORDER BY `+order+` LIMIT ? OFFSET ?`, args...)
 	if err != nil {
 		return 0, nil, fmt.Errorf("store: search calls: %w", err)
 	}
@@ -699,6 +699,17 @@ func (s *Store) SearchCalls(ctx context.Context, q CallQuery) (int64, []domain.C
 		calls = append(calls, c.Call)
 	}
 	return total, calls, rows.Err()
+}
+
+// searchQuery runs a search statement. A search filtering only on direction
+// and status has one of a bounded set of texts, so it uses the store's
+// prepared statements; any other (IN lists of any length, time-of-day
+// ranges) is prepared per request rather than cached forever.
+func (s *Store) searchQuery(ctx context.Context, q *CallQuery, query string, args ...any) (*sql.Rows, error) {
+	if q.bucketed() {
+		return s.query(ctx, query, args...)
+	}
+	return s.r.QueryContext(ctx, s.q(query), args...)
 }
 
 // segment is a run of start times [from, to) holding n matching calls.
@@ -714,7 +725,7 @@ func (s *Store) callSegments(ctx context.Context, q *CallQuery, sumOnly bool) ([
 	count := func(from, to int64) (int64, error) {
 		where, args := s.callWhere(q, from, to)
 		var n int64
-		err := s.r.QueryRowContext(ctx, s.q(`SELECT COUNT(*) FROM calls WHERE `+where), args...).Scan(&n)
+		err := s.queryRow(ctx, `SELECT COUNT(*) FROM calls WHERE `+where, args...).Scan(&n)
 		if err != nil {
 			return 0, fmt.Errorf("store: count calls: %w", err)
 		}
@@ -759,7 +770,7 @@ func (s *Store) callSegments(ctx context.Context, q *CallQuery, sumOnly bool) ([
 	if !sumOnly {
 		b.WriteString(` GROUP BY hour ORDER BY hour`)
 	}
-	rows, err := s.r.QueryContext(ctx, s.q(b.String()), args...)
+	rows, err := s.searchQuery(ctx, q, b.String(), args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: call counts: %w", err)
 	}
