@@ -230,12 +230,46 @@ func SearchText(c *domain.Call) string {
 	return strings.ToLower(strings.Join([]string{c.CallerName, c.CallerNumber, c.CalledName, c.CalledNumber, c.DialledNumber}, "\n"))
 }
 
-// countCall adds delta to the call's hourly bucket.
+// The buckets of call_counts. Each call counts in its hour and in its day
+// (a day's key is dayKey(day), far below every hour's), each under four
+// (direction, status) pairs: its own, and with "*" for any direction, any
+// status, or both. An exact total of a window then sums a few rows: whole
+// days, the whole hours at either end, and only the rows of the filter.
+const (
+	dayMicros = 24 * hourMicros
+	anyValue  = "*"
+)
+
+func dayKey(day int64) int64 { return day - 1<<40 }
+
+// countCall adds delta to the call's buckets.
 func countCall(ctx context.Context, tx *Tx, accountID, start int64, direction, status string, delta int64) error {
-	hour := floorDiv(start, hourMicros)
+	for _, k := range bucketKeys(start, direction, status) {
+		if err := countBucket(ctx, tx, accountID, k, delta); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+type bucketKey struct {
+	hour              int64
+	direction, status string
+}
+
+func bucketKeys(start int64, direction, status string) []bucketKey {
+	out := make([]bucketKey, 0, 8)
+	for _, h := range []int64{floorDiv(start, hourMicros), dayKey(floorDiv(start, dayMicros))} {
+		out = append(out, bucketKey{h, direction, status}, bucketKey{h, direction, anyValue},
+			bucketKey{h, anyValue, status}, bucketKey{h, anyValue, anyValue})
+	}
+	return out
+}
+
+func countBucket(ctx context.Context, tx *Tx, accountID int64, k bucketKey, delta int64) error {
 	_, err := tx.exec(ctx, `INSERT INTO call_counts (account_id, hour, direction, status, n) VALUES (?, ?, ?, ?, ?)
 		ON CONFLICT (account_id, hour, direction, status) DO UPDATE SET n = call_counts.n + excluded.n`,
-		accountID, hour, direction, status, delta)
+		accountID, k.hour, k.direction, k.status, delta)
 	if err != nil {
 		return fmt.Errorf("store: call counts: %w", err)
 	}
@@ -743,49 +777,85 @@ func (s *Store) callSegments(ctx context.Context, q *CallQuery, sumOnly bool) ([
 		}
 		segs = append(segs, segment{q.Start, head, n})
 	}
-	var b strings.Builder
-	args := []any{q.AccountID, firstFull, lastFull}
+	// The (direction, status) rows that count the filter's calls.
+	pairs := func() (string, []any) {
+		dirs, stats := q.Directions, q.Statuses
+		if dirs == nil {
+			dirs = []string{anyValue}
+		}
+		if stats == nil {
+			stats = []string{anyValue}
+		}
+		if len(dirs) == 0 || len(stats) == 0 {
+			return ` AND 1 = 0`, nil
+		}
+		var args []any
+		for _, d := range dirs {
+			args = append(args, d)
+		}
+		for _, st := range stats {
+			args = append(args, st)
+		}
+		return ` AND direction IN (` + placeholders(len(dirs)) + `) AND status IN (` + placeholders(len(stats)) + `)`, args
+	}
+	filter, fargs := pairs()
+	sum := func(from, to int64) (int64, error) { // buckets with keys in [from, to)
+		if from >= to {
+			return 0, nil
+		}
+		var n int64
+		err := s.queryRow(ctx, `SELECT COALESCE(SUM(n), 0) FROM call_counts WHERE account_id = ? AND hour >= ? AND hour < ?`+filter,
+			append([]any{q.AccountID, from, to}, fargs...)...).Scan(&n)
+		if err != nil {
+			return 0, fmt.Errorf("store: call counts: %w", err)
+		}
+		return n, nil
+	}
 	if sumOnly {
-		b.WriteString(`SELECT CAST(? AS BIGINT), COALESCE(SUM(n), 0) FROM call_counts WHERE account_id = ? AND hour >= ? AND hour < ?`)
-		args = append([]any{firstFull}, args...)
+		// Whole days, then the whole hours around them.
+		firstDay := floorDiv(firstFull+23, 24)
+		lastDay := floorDiv(lastFull, 24) // exclusive
+		var total int64
+		if firstDay < lastDay {
+			days, err := sum(dayKey(firstDay), dayKey(lastDay))
+			if err != nil {
+				return nil, err
+			}
+			before, err := sum(firstFull, firstDay*24)
+			if err != nil {
+				return nil, err
+			}
+			after, err := sum(lastDay*24, lastFull)
+			if err != nil {
+				return nil, err
+			}
+			total = days + before + after
+		} else {
+			var err error
+			if total, err = sum(firstFull, lastFull); err != nil {
+				return nil, err
+			}
+		}
+		segs = append(segs, segment{firstFull * hourMicros, lastFull * hourMicros, total})
 	} else {
-		b.WriteString(`SELECT hour, SUM(n) FROM call_counts WHERE account_id = ? AND hour >= ? AND hour < ?`)
-	}
-	for _, f := range []struct {
-		col  string
-		vals []string
-	}{{"direction", q.Directions}, {"status", q.Statuses}} {
-		if f.vals == nil {
-			continue
+		rows, err := s.searchQuery(ctx, q, `SELECT hour, SUM(n) FROM call_counts WHERE account_id = ? AND hour >= ? AND hour < ?`+filter+` GROUP BY hour ORDER BY hour`,
+			append([]any{q.AccountID, firstFull, lastFull}, fargs...)...)
+		if err != nil {
+			return nil, fmt.Errorf("store: call counts: %w", err)
 		}
-		if len(f.vals) == 0 {
-			b.WriteString(` AND 1 = 0`)
-			continue
+		defer rows.Close()
+		for rows.Next() {
+			var h, n int64
+			if err := rows.Scan(&h, &n); err != nil {
+				return nil, err
+			}
+			if n != 0 {
+				segs = append(segs, segment{h * hourMicros, (h + 1) * hourMicros, n})
+			}
 		}
-		b.WriteString(` AND ` + f.col + ` IN (` + placeholders(len(f.vals)) + `)`)
-		for _, v := range f.vals {
-			args = append(args, v)
-		}
-	}
-	if !sumOnly {
-		b.WriteString(` GROUP BY hour ORDER BY hour`)
-	}
-	rows, err := s.searchQuery(ctx, q, b.String(), args...)
-	if err != nil {
-		return nil, fmt.Errorf("store: call counts: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var h, n int64
-		if err := rows.Scan(&h, &n); err != nil {
+		if err := rows.Err(); err != nil {
 			return nil, err
 		}
-		if n != 0 {
-			segs = append(segs, segment{h * hourMicros, (h + 1) * hourMicros, n})
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
 	}
 	if tail := lastFull * hourMicros; tail < q.End {
 		n, err := count(tail, q.End)
@@ -904,11 +974,7 @@ func (s *Store) RevokeIngestToken(ctx context.Context, accountID, id int64) erro
 // filter values, and leaves repeated and calledBack at zero.
 func (s *Store) BulkInsertCalls(ctx context.Context, accountID int64, list []domain.Call) error {
 	return s.writeData(ctx, func(tx *Tx) error {
-		type bucket struct {
-			hour              int64
-			direction, status string
-		}
-		counts := map[bucket]int64{}
+		counts := map[bucketKey]int64{}
 		for i := range list {
 			c := &list[i]
 			sec, seq, ok := domain.ParseCallID(c.ID)
@@ -937,10 +1003,12 @@ func (s *Store) BulkInsertCalls(ctx context.Context, accountID int64, list []dom
 					return fmt.Errorf("store: bulk call tag: %w", err)
 				}
 			}
-			counts[bucket{floorDiv(micros(c.StartTime), hourMicros), c.Direction, c.Status}]++
+			for _, k := range bucketKeys(micros(c.StartTime), c.Direction, c.Status) {
+				counts[k]++
+			}
 		}
-		for b, n := range counts {
-			if err := countCall(ctx, tx, accountID, b.hour*hourMicros, b.direction, b.status, n); err != nil {
+		for k, n := range counts {
+			if err := countBucket(ctx, tx, accountID, k, n); err != nil {
 				return err
 			}
 		}
