@@ -124,6 +124,10 @@ func serve(ctx context.Context, c *cli, st *store.Store, log *slog.Logger, ready
 	defer stopWork()
 	go a.sms.RunReconciler(workCtx, c.reconcileAfter, min(c.reconcileAfter/4+time.Second, time.Minute))
 	go pruneOAuth(workCtx, st, log)
+	// Stopped before the store closes (the caller's defer): attempts in
+	// flight are cancelled and their deliveries released for the next run.
+	a.dispatcher.Start(workCtx)
+	defer a.dispatcher.Stop()
 
 	if c.debugAddr != "" {
 		go func() {
@@ -186,7 +190,9 @@ type app struct {
 	sms       *sms.Service
 	sim       *sim.Sim // nil unless the sim carrier is used
 	webhooks  *webhooks.Service
-	media     *blob.Store
+	// dispatcher delivers the outbox's events to webhook subscriptions.
+	dispatcher *webhooks.Dispatcher
+	media      *blob.Store
 }
 
 func newApp(ctx context.Context, c *cli, st *store.Store, log *slog.Logger, publicURL string) (*app, error) {
@@ -266,6 +272,7 @@ func newApp(ctx context.Context, c *cli, st *store.Store, log *slog.Logger, publ
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	registerStoreMetrics(reg, st)
+	a.dispatcher = webhooks.NewDispatcher(webhooks.DispatcherConfig{Store: st, AllowHosts: webhooks.ParseAllowList(c.webhookAllowHosts), Log: log, Registry: reg})
 	a.handler = httpapi.New(httpapi.Config{
 		Store:        st,
 		Auth:         &auth.Authenticator{Store: st},

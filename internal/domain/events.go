@@ -23,12 +23,15 @@ type Event struct {
 }
 
 // SMSEvent is the payload of an AccountSMS event. It carries the line and the
-// other party's numbers (hence the conversation) and the message id.
+// other party's number (hence the conversation) and the message id. Number is
+// the other party (the first recipient of a group send); on a group thread
+// GroupParticipants lists every other number; Numbers always lists them.
 type SMSEvent struct {
 	Event             string             `json:"event"` // SMSSent, SMSReceived, SMSDelivery
 	MessageID         int64              `json:"messageId"`
 	Direction         string             `json:"direction"`
 	Line              string             `json:"line"`
+	Number            string             `json:"number"`
 	Numbers           []string           `json:"numbers"`
 	GroupParticipants []string           `json:"groupParticipants,omitempty"`
 	Status            string             `json:"status,omitempty"`
@@ -67,6 +70,12 @@ func SMSDeliveryEvent(id int64, line string, numbers []string, status, errText s
 }
 
 func smsEvent(e SMSEvent) (Event, error) {
+	if e.Number == "" && len(e.Numbers) > 0 {
+		e.Number = e.Numbers[0]
+	}
+	if len(e.Numbers) > 1 && e.GroupParticipants == nil {
+		e.GroupParticipants = e.Numbers
+	}
 	b, err := json.Marshal(e)
 	return Event{Type: EventAccountSMS, Payload: b}, err
 }

@@ -60,7 +60,8 @@ type WebhookPatch struct {
 const (
 	DeliveryPending   = "pending"   // waiting for its next attempt
 	DeliverySucceeded = "succeeded" // an attempt got a 2xx
-	DeliveryFailed    = "failed"    // given up: retries exhausted, 410, or the subscription is gone or disabled
+	DeliveryFailed    = "failed"    // given up: retries exhausted, or the endpoint answered 410
+	DeliverySkipped   = "skipped"   // not sent: the subscription was disabled when it came due
 )
 
 // WebhookDelivery is one event on its way to one subscription.

@@ -57,6 +57,8 @@ func (s *Server) routes() {
 	s.api("POST /webhooks/{id}/disable", auth.WebhooksWrite, s.setWebhookEnabled(false))
 	s.api("GET /webhooks/{id}/secret", auth.WebhooksRead, s.getWebhookSecret)
 	s.api("POST /webhooks/{id}/secret/rotate", auth.WebhooksWrite, s.rotateWebhookSecret)
+	s.api("GET /webhooks/{id}/deliveries", auth.WebhooksRead, s.listWebhookDeliveries)
+	s.api("POST /webhooks/{id}/deliveries/{deliveryId}/redeliver", auth.WebhooksWrite, s.redeliverWebhook)
 
 	// Hosted attachments: public, unguessable names.
 	if s.media != nil {

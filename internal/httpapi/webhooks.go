@@ -237,3 +237,106 @@ func (s *Server) rotateWebhookSecret(w http.ResponseWriter, r *http.Request) err
 	writeData(w, http.StatusOK, secretJSON{Secret: wh.Secret})
 	return nil
 }
+
+// deliveryJSON is one delivery in GET /webhooks/{id}/deliveries.
+type deliveryJSON struct {
+	ID            int64        `json:"id"`
+	WebhookID     int64        `json:"webhookId"`
+	EventID       string       `json:"eventId"`
+	Type          string       `json:"type"`
+	State         string       `json:"state"`
+	Attempts      int          `json:"attempts"`
+	NextAttemptAt string       `json:"nextAttemptAt,omitempty"`
+	CreatedAt     string       `json:"createdAt"`
+	LastAttempt   *attemptJSON `json:"lastAttempt,omitempty"`
+}
+
+type attemptJSON struct {
+	At         string `json:"at"`
+	StatusCode int    `json:"statusCode"`
+	LatencyMs  int64  `json:"latencyMs"`
+	Error      string `json:"error"`
+}
+
+func toDeliveryJSON(d domain.WebhookDelivery) deliveryJSON {
+	out := deliveryJSON{ID: d.ID, WebhookID: d.WebhookID, EventID: d.MessageID(), Type: d.EventType, State: d.State, Attempts: d.Attempts,
+		CreatedAt: d.CreatedAt.UTC().Format(time.RFC3339)}
+	if d.NextAttemptAt != nil {
+		out.NextAttemptAt = d.NextAttemptAt.UTC().Format(time.RFC3339)
+	}
+	if d.Last != nil {
+		out.LastAttempt = &attemptJSON{At: d.Last.At.UTC().Format(time.RFC3339), StatusCode: d.Last.StatusCode, LatencyMs: d.Last.Latency.Milliseconds(), Error: d.Last.Error}
+	}
+	return out
+}
+
+// Paging of GET /webhooks/{id}/deliveries.
+const (
+	defaultDeliveriesLimit = 50
+	maxDeliveriesLimit     = 200
+)
+
+// listWebhookDeliveries pages newest first with a cursor: `before` is the
+// smallest id of the previous page, and the answer's `next` names the next
+// page's cursor while there may be one.
+func (s *Server) listWebhookDeliveries(w http.ResponseWriter, r *http.Request) error {
+	id, err := webhookID(r)
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	limit := defaultDeliveriesLimit
+	if v := q.Get("limit"); v != "" || q.Has("limit") {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > maxDeliveriesLimit {
+			return domain.Errorf(domain.Invalid, "limit must be an integer from 1 to %d", maxDeliveriesLimit)
+		}
+		limit = n
+	}
+	var before int64
+	if v := q.Get("before"); v != "" || q.Has("before") {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 1 {
+			return domain.Errorf(domain.Invalid, "before must be a delivery id")
+		}
+		before = n
+	}
+	list, err := s.webhooks.Deliveries(r.Context(), principal(r), id, before, limit)
+	if err != nil {
+		return err
+	}
+	out := struct {
+		Data []deliveryJSON `json:"data"`
+		Next *int64         `json:"next,omitempty"`
+	}{Data: make([]deliveryJSON, len(list))}
+	for i, d := range list {
+		out.Data[i] = toDeliveryJSON(d)
+	}
+	if len(list) == limit {
+		next := list[len(list)-1].ID
+		out.Next = &next
+	}
+	body, err := json.Marshal(out)
+	if err != nil {
+		return err
+	}
+	writeEncoded(w, http.StatusOK, append(body, '\n'))
+	return nil
+}
+
+func (s *Server) redeliverWebhook(w http.ResponseWriter, r *http.Request) error {
+	id, err := webhookID(r)
+	if err != nil {
+		return err
+	}
+	deliveryID, err := strconv.ParseInt(r.PathValue("deliveryId"), 10, 64)
+	if err != nil || deliveryID <= 0 {
+		return domain.Errorf(domain.NotFound, "delivery not found")
+	}
+	d, err := s.webhooks.Redeliver(r.Context(), principal(r), id, deliveryID)
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusAccepted, toDeliveryJSON(d))
+	return nil
+}

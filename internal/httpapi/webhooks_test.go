@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"switchboard/internal/auth"
+	"switchboard/internal/store"
 )
 
 type webhookResp struct {
@@ -342,5 +343,63 @@ func TestWebhookScopes(t *testing.T) {
 			t.Errorf("read-only list: %d %s", status, b)
 		}
 		var _ = json.Valid
+	})
+}
+
+func TestWebhookDeliveriesAndRedeliver(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, f *fixture) {
+		w := f.createWebhook(t, f.keys["acme"], `{"url":"https://a.example.com","type":"AccountSMS","enabled":true}`)
+		account := f.users["Alice"].AccountID
+		for range 3 {
+			must(t, f.st.AddEvents(ctx, account, []store.EventInput{{Type: "AccountSMS", Payload: map[string]any{"event": "message.sent"}}}))
+		}
+		if _, n, err := f.st.FanOutEvents(ctx, 10); err != nil || n != 3 {
+			t.Fatalf("fan out: %d deliveries, %v; want 3", n, err)
+		}
+		path := "/api/public/v1/webhooks/" + strconv.FormatInt(w.ID, 10) + "/deliveries"
+		type page struct {
+			Data []struct {
+				ID       int64  `json:"id"`
+				EventID  string `json:"eventId"`
+				State    string `json:"state"`
+				Attempts int    `json:"attempts"`
+			}
+			Next *int64 `json:"next"`
+		}
+		status, _, b := f.do(t, "GET", path+"?limit=2", f.keys["acme"], "")
+		p := decodeInto[page](t, b)
+		if status != 200 || len(p.Data) != 2 || p.Next == nil || p.Data[0].ID < p.Data[1].ID || p.Data[0].State != "pending" || !strings.HasPrefix(p.Data[0].EventID, "evt_") {
+			t.Fatalf("first page: %d %s", status, b)
+		}
+		_, _, b = f.do(t, "GET", path+"?limit=2&before="+strconv.FormatInt(*p.Next, 10), f.keys["acme"], "")
+		if p2 := decodeInto[page](t, b); len(p2.Data) != 1 || p2.Next != nil || p2.Data[0].ID >= p.Data[1].ID {
+			t.Errorf("second page: %s", b)
+		}
+		for _, q := range []string{"?limit=0", "?limit=201", "?limit=x", "?before=0", "?before=x"} {
+			if status, _, b := f.do(t, "GET", path+q, f.keys["acme"], ""); status != 400 {
+				t.Errorf("GET deliveries%s: %d %s, want 400", q, status, b)
+			}
+		}
+		if status, _, _ := f.do(t, "GET", path, f.keys["beta"], ""); status != 404 {
+			t.Errorf("beta reads acme's deliveries: %d, want 404", status)
+		}
+
+		first := p.Data[0]
+		status, _, b = f.do(t, "POST", path+"/"+strconv.FormatInt(first.ID, 10)+"/redeliver", f.keys["acme"], "")
+		re := decodeInto[struct {
+			Data struct {
+				ID      int64  `json:"id"`
+				EventID string `json:"eventId"`
+				State   string `json:"state"`
+			}
+		}](t, b).Data
+		if status != 202 || re.EventID != first.EventID || re.ID <= first.ID || re.State != "pending" {
+			t.Errorf("redeliver: %d %s", status, b)
+		}
+		for _, tc := range []struct{ key, id string }{{f.keys["beta"], strconv.FormatInt(first.ID, 10)}, {f.keys["acme"], "99999"}, {f.keys["acme"], "x"}} {
+			if status, _, _ := f.do(t, "POST", path+"/"+tc.id+"/redeliver", tc.key, ""); status != 404 {
+				t.Errorf("redeliver %s: %d, want 404", tc.id, status)
+			}
+		}
 	})
 }

@@ -178,3 +178,22 @@ func NewSecret() string {
 	rand.Read(b)
 	return SecretPrefix + base64.StdEncoding.EncodeToString(b)
 }
+
+// Deliveries lists a subscription's deliveries, newest first: at most limit,
+// with ids below before (0 for the newest).
+func (s *Service) Deliveries(ctx context.Context, p auth.Principal, id, before int64, limit int) ([]domain.WebhookDelivery, error) {
+	if _, err := s.store.Webhook(ctx, p.AccountID, id); err != nil {
+		return nil, err
+	}
+	return s.store.WebhookDeliveries(ctx, p.AccountID, id, before, limit)
+}
+
+// Redeliver queues a delivery's event to its subscription again, now, with
+// the same webhook-id, and returns the new delivery.
+func (s *Service) Redeliver(ctx context.Context, p auth.Principal, id, deliveryID int64) (domain.WebhookDelivery, error) {
+	newID, err := s.store.Redeliver(ctx, p.AccountID, id, deliveryID)
+	if err != nil {
+		return domain.WebhookDelivery{}, err
+	}
+	return s.store.WebhookDelivery(ctx, p.AccountID, id, newID)
+}

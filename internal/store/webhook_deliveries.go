@@ -1,0 +1,311 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"switchboard/internal/domain"
+)
+
+// ClaimWebhookDeliveries is the claimable table of webhook deliveries.
+const ClaimWebhookDeliveries ClaimTable = "webhook_deliveries"
+
+func init() { registerClaimTable(ClaimWebhookDeliveries) }
+
+// FanOutEvents turns up to limit outbox events not yet fanned out into one
+// pending delivery per subscription of the event's account and type that is
+// enabled now. It returns how many events it took; fewer than limit means
+// none are left. A subscription backing off after failures gets its new
+// deliveries due when its backoff ends.
+func (s *Store) FanOutEvents(ctx context.Context, limit int) (events, deliveries int, err error) {
+	err = s.writeData(ctx, func(tx *Tx) error {
+		events, deliveries = 0, 0
+		if s.engine == Postgres {
+			// Marked rather than read past a cursor: ids commit out of order.
+			// SKIP LOCKED lets several nodes fan out disjoint events.
+			return tx.queryRow(ctx, `WITH batch AS (
+				UPDATE events SET fanned_out = TRUE WHERE id IN (
+					SELECT id FROM events WHERE fanned_out = FALSE ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED)
+				RETURNING id, account_id, type),
+			ins AS (
+				INSERT INTO webhook_deliveries (account_id, webhook_id, event_id, state, created_at, updated_at, due_at)
+				SELECT b.account_id, w.id, b.id, 'pending', ?, ?, CASE WHEN w.backoff_until > ? THEN w.backoff_until ELSE ? END
+				FROM batch b JOIN webhooks w ON w.account_id = b.account_id AND w.type = b.type AND w.enabled = TRUE
+				RETURNING 1)
+			SELECT (SELECT COUNT(*) FROM batch), (SELECT COUNT(*) FROM ins)`,
+				limit, tx.now, tx.now, tx.now, tx.now).Scan(&events, &deliveries)
+		}
+		// SQLite: the single writer sees every committed event in id order.
+		var hi sql.NullInt64
+		var n int
+		if err := tx.queryRow(ctx, `SELECT MAX(id), COUNT(*) FROM (SELECT id FROM events WHERE fanned_out = FALSE ORDER BY id LIMIT ?)`, limit).Scan(&hi, &n); err != nil {
+			return fmt.Errorf("store: fan out: %w", err)
+		}
+		if !hi.Valid {
+			return nil
+		}
+		res, err := tx.exec(ctx, `INSERT INTO webhook_deliveries (account_id, webhook_id, event_id, state, created_at, updated_at, due_at)
+			SELECT e.account_id, w.id, e.id, 'pending', ?, ?, CASE WHEN w.backoff_until > ? THEN w.backoff_until ELSE ? END
+			FROM events e JOIN webhooks w ON w.account_id = e.account_id AND w.type = e.type AND w.enabled = TRUE
+			WHERE e.fanned_out = FALSE AND e.id <= ?`, tx.now, tx.now, tx.now, tx.now, hi.Int64)
+		if err != nil {
+			return fmt.Errorf("store: fan out: %w", err)
+		}
+		d, _ := res.RowsAffected()
+		if _, err := tx.exec(ctx, `UPDATE events SET fanned_out = TRUE WHERE fanned_out = FALSE AND id <= ?`, hi.Int64); err != nil {
+			return fmt.Errorf("store: fan out: %w", err)
+		}
+		events, deliveries = n, int(d)
+		return nil
+	})
+	return events, deliveries, err
+}
+
+// HasUnfannedEvents reports whether an event waits to be fanned out: a cheap
+// read, so an idle dispatcher polls without writing.
+func (s *Store) HasUnfannedEvents(ctx context.Context) (bool, error) {
+	var id int64
+	err := s.queryRow(ctx, `SELECT id FROM events WHERE fanned_out = FALSE LIMIT 1`).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// HasDueDeliveries reports whether a delivery is due and free to claim.
+func (s *Store) HasDueDeliveries(ctx context.Context, now time.Time) (bool, error) {
+	var id int64
+	us := micros(now)
+	err := s.queryRow(ctx, `SELECT id FROM webhook_deliveries WHERE due_at <= ? AND (lease_until IS NULL OR lease_until <= ?) LIMIT 1`, us, us).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// DeliveryBacklog counts pending deliveries (due or waiting for a retry).
+func (s *Store) DeliveryBacklog(ctx context.Context) (int64, error) {
+	var n int64
+	err := s.queryRow(ctx, `SELECT COUNT(*) FROM webhook_deliveries WHERE due_at IS NOT NULL`).Scan(&n)
+	return n, err
+}
+
+// DeliveryJob is a claimed delivery with what an attempt needs.
+type DeliveryJob struct {
+	domain.WebhookDelivery
+	Webhook domain.Webhook // URL, Enabled and the secrets
+	// Payload is the event's data; EventAt when it happened.
+	Payload json.RawMessage
+	EventAt time.Time
+}
+
+// DeliveryJobs loads claimed deliveries ids. A delivery deleted meanwhile
+// (its subscription was) is left out.
+func (s *Store) DeliveryJobs(ctx context.Context, ids []int64) ([]DeliveryJob, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	rows, err := s.r.QueryContext(ctx, s.q(`SELECT d.id, d.account_id, d.webhook_id, d.event_id, d.attempts, d.created_at,
+		w.url, w.enabled, w.secret, w.previous_secret, w.previous_until, e.type, e.payload, e.created_at
+		FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id JOIN events e ON e.id = d.event_id
+		WHERE d.id IN (?`+strings.Repeat(", ?", len(ids)-1)+`)`), args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: delivery jobs: %w", err)
+	}
+	defer rows.Close()
+	var out []DeliveryJob
+	for rows.Next() {
+		var j DeliveryJob
+		var created, prevUntil, eventAt int64
+		var payload string
+		if err := rows.Scan(&j.ID, &j.AccountID, &j.WebhookID, &j.EventID, &j.Attempts, &created,
+			&j.Webhook.URL, &j.Webhook.Enabled, &j.Webhook.Secret, &j.Webhook.PreviousSecret, &prevUntil, &j.EventType, &payload, &eventAt); err != nil {
+			return nil, fmt.Errorf("store: delivery jobs: %w", err)
+		}
+		j.Webhook.ID, j.Webhook.AccountID, j.Webhook.Type = j.WebhookID, j.AccountID, j.EventType
+		j.CreatedAt, j.EventAt, j.Payload = fromMicros(created), fromMicros(eventAt), json.RawMessage(payload)
+		if prevUntil != 0 {
+			j.Webhook.PreviousUntil = fromMicros(prevUntil)
+		}
+		j.State = domain.DeliveryPending
+		out = append(out, j)
+	}
+	return out, rows.Err()
+}
+
+// DeliveryOutcome is what became of one claimed delivery.
+type DeliveryOutcome struct {
+	DeliveryID, WebhookID int64
+	// Attempt is the attempt made; nil when none was (the subscription was
+	// busy, disabled, or the dispatcher stopped first).
+	Attempt *domain.WebhookAttempt
+	// Response is the start of the endpoint's answer, kept for debugging.
+	Response string
+	// State is the delivery's state afterwards; NextAt when a pending one is
+	// next due.
+	State  string
+	NextAt time.Time
+	// Backoff holds the subscription's other deliveries until NextAt (the
+	// endpoint failed); ClearBackoff ends such a hold (it answered 2xx).
+	Backoff, ClearBackoff bool
+	// Disable turns the subscription off (it answered 410 Gone).
+	Disable bool
+}
+
+// FinishDeliveries records outcomes of deliveries leased to owner, each with
+// the end of its lease, in one transaction. An outcome whose lease was lost
+// (it ran out and another process claimed the delivery) is dropped: that
+// process records its own. It returns how many were recorded.
+func (s *Store) FinishDeliveries(ctx context.Context, owner string, outs []DeliveryOutcome) (int, error) {
+	var n int
+	err := s.writeData(ctx, func(tx *Tx) error {
+		n = 0
+		for _, o := range outs {
+			var next *int64
+			if o.State == domain.DeliveryPending {
+				us := micros(o.NextAt)
+				next = &us
+			}
+			if err := tx.release(ctx, ClaimWebhookDeliveries, owner, o.DeliveryID, next); errors.Is(err, ErrLeaseLost) {
+				continue
+			} else if err != nil {
+				return err
+			}
+			attempts := 0
+			if o.Attempt != nil {
+				attempts = 1
+				if _, err := tx.exec(ctx, `INSERT INTO webhook_attempts (delivery_id, webhook_id, attempted_at, status_code, latency_us, error, response) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+					o.DeliveryID, o.WebhookID, micros(o.Attempt.At), o.Attempt.StatusCode, o.Attempt.Latency.Microseconds(), o.Attempt.Error, o.Response); err != nil {
+					return fmt.Errorf("store: record attempt: %w", err)
+				}
+			}
+			if _, err := tx.exec(ctx, `UPDATE webhook_deliveries SET state = ?, attempts = attempts + ?, updated_at = ? WHERE id = ?`, o.State, attempts, tx.now, o.DeliveryID); err != nil {
+				return fmt.Errorf("store: finish delivery: %w", err)
+			}
+			switch {
+			case o.Disable:
+				if _, err := tx.exec(ctx, `UPDATE webhooks SET enabled = FALSE, backoff_until = 0, updated_at = ? WHERE id = ?`, tx.now, o.WebhookID); err != nil {
+					return fmt.Errorf("store: disable webhook: %w", err)
+				}
+			case o.Backoff:
+				until := micros(o.NextAt)
+				if _, err := tx.exec(ctx, `UPDATE webhooks SET backoff_until = ? WHERE id = ? AND backoff_until < ?`, until, o.WebhookID, until); err != nil {
+					return fmt.Errorf("store: webhook backoff: %w", err)
+				}
+				// Deliveries already due wait too, instead of each finding
+				// the endpoint down in turn.
+				if _, err := tx.exec(ctx, `UPDATE webhook_deliveries SET due_at = ? WHERE webhook_id = ? AND due_at IS NOT NULL AND due_at < ? AND (lease_until IS NULL OR lease_until <= ?)`,
+					until, o.WebhookID, until, tx.now); err != nil {
+					return fmt.Errorf("store: webhook backoff: %w", err)
+				}
+			case o.ClearBackoff:
+				if _, err := tx.exec(ctx, `UPDATE webhooks SET backoff_until = 0 WHERE id = ? AND backoff_until <> 0`, o.WebhookID); err != nil {
+					return fmt.Errorf("store: webhook backoff: %w", err)
+				}
+			}
+			n++
+		}
+		return nil
+	})
+	return n, err
+}
+
+// WebhookDeliveries lists the subscription's deliveries, newest first, at
+// most limit with ids below before (0: from the newest), each with its last
+// attempt.
+func (s *Store) WebhookDeliveries(ctx context.Context, accountID, webhookID, before int64, limit int) ([]domain.WebhookDelivery, error) {
+	if before <= 0 {
+		before = 1<<63 - 1
+	}
+	rows, err := s.query(ctx, `SELECT d.id, d.event_id, e.type, d.state, d.attempts, d.due_at, d.created_at, d.updated_at,
+		a.attempted_at, a.status_code, a.latency_us, a.error
+		FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
+		LEFT JOIN webhook_attempts a ON a.id = (SELECT MAX(id) FROM webhook_attempts WHERE delivery_id = d.id)
+		WHERE d.webhook_id = ? AND d.account_id = ? AND d.id < ? ORDER BY d.id DESC LIMIT ?`, webhookID, accountID, before, limit)
+	if err != nil {
+		return nil, fmt.Errorf("store: webhook deliveries: %w", err)
+	}
+	defer rows.Close()
+	out := []domain.WebhookDelivery{}
+	for rows.Next() {
+		d := domain.WebhookDelivery{AccountID: accountID, WebhookID: webhookID}
+		var due, at, status, latency sql.NullInt64
+		var created, updated int64
+		var errText sql.NullString
+		if err := rows.Scan(&d.ID, &d.EventID, &d.EventType, &d.State, &d.Attempts, &due, &created, &updated, &at, &status, &latency, &errText); err != nil {
+			return nil, fmt.Errorf("store: webhook deliveries: %w", err)
+		}
+		d.CreatedAt, d.UpdatedAt = fromMicros(created), fromMicros(updated)
+		if due.Valid {
+			t := fromMicros(due.Int64)
+			d.NextAttemptAt = &t
+		}
+		if at.Valid {
+			d.Last = &domain.WebhookAttempt{At: fromMicros(at.Int64), StatusCode: int(status.Int64), Latency: time.Duration(latency.Int64) * time.Microsecond, Error: errText.String}
+		}
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}
+
+// Redeliver queues the event of the account's delivery id to its subscription
+// again, as a new delivery due now with the same webhook-id.
+func (s *Store) Redeliver(ctx context.Context, accountID, webhookID, deliveryID int64) (int64, error) {
+	var id int64
+	err := s.writeData(ctx, func(tx *Tx) error {
+		var eventID int64
+		err := tx.queryRow(ctx, `SELECT event_id FROM webhook_deliveries WHERE id = ? AND webhook_id = ? AND account_id = ?`, deliveryID, webhookID, accountID).Scan(&eventID)
+		if err != nil {
+			return notFound(err, "delivery")
+		}
+		id, err = tx.insert(ctx, `INSERT INTO webhook_deliveries (account_id, webhook_id, event_id, state, created_at, updated_at, due_at) VALUES (?, ?, ?, 'pending', ?, ?, ?)`,
+			accountID, webhookID, eventID, tx.now, tx.now, tx.now)
+		if err != nil {
+			return fmt.Errorf("store: redeliver: %w", err)
+		}
+		return nil
+	})
+	return id, err
+}
+
+// AddTestDelivery writes a test event for the account's subscription and a
+// delivery of it to that subscription alone, due now, and returns the
+// delivery's id. The event is never fanned out to other subscriptions.
+func (s *Store) AddTestDelivery(ctx context.Context, accountID, webhookID int64, payload []byte) (int64, error) {
+	var id int64
+	err := s.writeData(ctx, func(tx *Tx) error {
+		var typ string
+		if err := tx.queryRow(ctx, `SELECT type FROM webhooks WHERE id = ? AND account_id = ?`, webhookID, accountID).Scan(&typ); err != nil {
+			return notFound(err, "webhook")
+		}
+		eventID, err := tx.insert(ctx, `INSERT INTO events (account_id, type, payload, created_at, fanned_out) VALUES (?, ?, ?, ?, TRUE)`, accountID, typ, string(payload), tx.now)
+		if err != nil {
+			return fmt.Errorf("store: test event: %w", err)
+		}
+		id, err = tx.insert(ctx, `INSERT INTO webhook_deliveries (account_id, webhook_id, event_id, state, created_at, updated_at, due_at) VALUES (?, ?, ?, 'pending', ?, ?, ?)`,
+			accountID, webhookID, eventID, tx.now, tx.now, tx.now)
+		return err
+	})
+	return id, err
+}
+
+// WebhookDelivery returns one delivery of the account's subscription with its last attempt.
+func (s *Store) WebhookDelivery(ctx context.Context, accountID, webhookID, deliveryID int64) (domain.WebhookDelivery, error) {
+	list, err := s.WebhookDeliveries(ctx, accountID, webhookID, deliveryID+1, 1)
+	if err != nil {
+		return domain.WebhookDelivery{}, err
+	}
+	if len(list) == 0 || list[0].ID != deliveryID {
+		return domain.WebhookDelivery{}, domain.Errorf(domain.NotFound, "delivery not found")
+	}
+	return list[0], nil
+}
