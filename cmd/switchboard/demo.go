@@ -70,6 +70,17 @@ func cmdDemo(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return fmt.Errorf("seed demo data: %w", err)
 	}
+	// The demo's own webhook receiver, on loopback: allowed for this run.
+	c.webhookAllowHosts = strings.Trim(c.webhookAllowHosts+",127.0.0.1", ",")
+	printTo := c.stdout
+	if c.json {
+		printTo = c.stderr // stdout carries one JSON object
+	}
+	receiver, err := startDemoReceiver(ctx, st, seed.AccountID, printTo)
+	if err != nil {
+		return fmt.Errorf("demo webhook receiver: %w", err)
+	}
+	defer receiver.close()
 	callRecs, callsSeed, err := demo.BuildCalls(seed, demoCalls, time.Now())
 	if err != nil {
 		return fmt.Errorf("demo calls: %w", err)
@@ -111,6 +122,10 @@ func cmdDemo(ctx context.Context, c *cli, args []string) error {
 		fmt.Fprintf(&b, "  curl -s -H 'Authorization: Bearer %s' %s/calls/%s            (transferred: two legs)\n", seed.Key, base, callsSeed.Transferred)
 		fmt.Fprintf(&b, "  curl -s -H 'Authorization: Bearer %s' %s/calls/%s/recordings  (play the url)\n", seed.Key, base, callsSeed.Recorded)
 		fmt.Fprintf(&b, "  curl -s -H 'Authorization: Bearer %s' %s/calls/%s/transcripts\n\n", seed.Key, base, callsSeed.Recorded)
+		fmt.Fprintf(&b, "  Webhooks: every SMS event (the send above, its delivery receipt) is POSTed, signed, to the\n")
+		fmt.Fprintf(&b, "  demo's own receiver at %s and printed here as it arrives. See the subscription:\n\n", receiver.url)
+		fmt.Fprintf(&b, "  curl -s -H 'Authorization: Bearer %s' %s/webhooks\n", seed.Key, base)
+		fmt.Fprintf(&b, "  curl -s -H 'Authorization: Bearer %s' '%s/webhooks/%d/deliveries?limit=5'\n\n", seed.Key, base, receiver.id)
 		fmt.Fprintf(&b, "  Rates: US/Canada (1) sms 0.0079 mms 0.02; UK (44) sms 0.04 mms 0.1; Germany (49) sms 0.075 mms 0.15.\n")
 		fmt.Fprintf(&b, "  OpenAPI: %s/openapi.json\n\n", base)
 		verifier, challenge := pkcePair()
