@@ -225,18 +225,6 @@ func newApp(ctx context.Context, c *cli, st *store.Store, log *slog.Logger, publ
 			}
 		}
 		gw, a.sim = s, s
-		// The sim's receipt queue is in memory: after a crash, rebuild it from
-		// the messages still awaiting a receipt, as a real carrier would
-		// still report them.
-		n, err := resumeSim(ctx, st, s)
-		if err != nil {
-			s.Close()
-			media.Close()
-			return nil, err
-		}
-		if n > 0 {
-			log.Info("sim carrier: receipts rebuilt for messages sent before the restart", "count", n)
-		}
 	case "kannel":
 		d, err := kannel.New(kannel.Config{
 			SendURL: c.kannelSendURL, Username: c.kannelUser, Password: c.kannelPassword,
@@ -262,6 +250,19 @@ func newApp(ctx context.Context, c *cli, st *store.Store, log *slog.Logger, publ
 	var hooks http.Handler
 	if a.sim != nil {
 		a.sim.Attach(a.sms)
+		// The sim's receipt queue is in memory: after a crash, rebuild it from
+		// the messages still awaiting a receipt, as a real carrier would
+		// still report them. Only once attached: a receipt due at once
+		// would otherwise find no one to report to and be lost.
+		n, err := resumeSim(ctx, st, a.sim)
+		if err != nil {
+			a.sim.Close()
+			media.Close()
+			return nil, err
+		}
+		if n > 0 {
+			log.Info("sim carrier: receipts rebuilt for messages sent before the restart", "count", n)
+		}
 	}
 	if kd != nil {
 		hooks = http.StripPrefix("/carrier/kannel", kd.Handler(a.sms))
