@@ -16,6 +16,7 @@ import (
 
 	"switchboard/internal/domain"
 	"switchboard/internal/logging"
+	"switchboard/internal/sms"
 	"switchboard/internal/store"
 )
 
@@ -73,7 +74,7 @@ func (c *cli) serveFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.kannelUser, "kannel-user", env("KANNEL_USER", ""), "Kannel sendsms username (SWITCHBOARD_KANNEL_USER)")
 	fs.StringVar(&c.kannelPassword, "kannel-password", env("KANNEL_PASSWORD", ""), "Kannel sendsms password (SWITCHBOARD_KANNEL_PASSWORD)")
 	fs.StringVar(&c.kannelSecret, "kannel-secret", env("KANNEL_SECRET", ""), "secret Kannel's dlr-url and get-url carry, at least 16 characters (SWITCHBOARD_KANNEL_SECRET)")
-	fs.DurationVar(&c.reconcileAfter, "reconcile-after", 2*time.Minute, "abandon a send still unanswered after this long (SWITCHBOARD_RECONCILE_AFTER)")
+	fs.DurationVar(&c.reconcileAfter, "reconcile-after", sms.DefaultReconcileAfter, "abandon a send still unanswered after this long (SWITCHBOARD_RECONCILE_AFTER)")
 	fs.StringVar(&c.trustedProxyList, "trusted-proxies", env("TRUSTED_PROXIES", ""), "reverse proxies (addresses or CIDR prefixes, comma-separated) whose X-Forwarded-For names the client for per-address limits; none by default (SWITCHBOARD_TRUSTED_PROXIES)")
 	fs.StringVar(&c.webhookAllowHosts, "webhook-allow-hosts", env("WEBHOOK_ALLOW_HOSTS", ""), "hosts webhook deliveries may reach over plain http and on private or loopback addresses, comma-separated, e.g. 127.0.0.1,localhost; for tests and local development (SWITCHBOARD_WEBHOOK_ALLOW_HOSTS)")
 	fs.StringVar(&c.debugAddr, "debug-addr", env("DEBUG_ADDR", ""), "serve Go's pprof profiles on this address, e.g. 127.0.0.1:6060; off by default (SWITCHBOARD_DEBUG_ADDR)")

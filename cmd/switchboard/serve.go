@@ -21,6 +21,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"switchboard/internal/auth"
+	"switchboard/internal/background"
 	"switchboard/internal/blob"
 	"switchboard/internal/calls"
 	"switchboard/internal/carrier"
@@ -120,14 +121,13 @@ func serve(ctx context.Context, c *cli, st *store.Store, log *slog.Logger, ready
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	workCtx, stopWork := context.WithCancel(context.Background())
-	defer stopWork()
-	go a.sms.RunReconciler(workCtx, c.reconcileAfter, min(c.reconcileAfter/4+time.Second, time.Minute))
-	go pruneOAuth(workCtx, st, log)
-	// Stopped before the store closes (the caller's defer): attempts in
-	// flight are cancelled and their deliveries released for the next run.
-	a.dispatcher.Start(workCtx)
-	defer a.dispatcher.Stop()
+	// Background work runs until the HTTP server has drained (deferred, so
+	// it stops before the app closes): not tied to ctx, which ends first.
+	if err := a.background.Start(context.Background()); err != nil {
+		srv.Close()
+		return err
+	}
+	defer a.background.Stop()
 
 	if c.debugAddr != "" {
 		go func() {
@@ -161,28 +161,6 @@ func serve(ctx context.Context, c *cli, st *store.Store, log *slog.Logger, ready
 	return nil
 }
 
-// pruneOAuth deletes expired authorization requests, codes and tokens, and
-// the registered clients nobody ever authorized, hourly.
-func pruneOAuth(ctx context.Context, st *store.Store, log *slog.Logger) {
-	t := time.NewTicker(time.Hour)
-	defer t.Stop()
-	for {
-		if err := st.PruneOAuth(ctx); err != nil && ctx.Err() == nil {
-			log.Error("prune expired OAuth data", "err", err)
-		}
-		if n, err := st.PruneUnusedOAuthClients(ctx); err != nil && ctx.Err() == nil {
-			log.Error("prune unused OAuth clients", "err", err)
-		} else if n > 0 {
-			log.Info("pruned OAuth clients never authorized", "clients", n, "unused_for", store.OAuthUnusedClientTTL.String())
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
-}
-
 // app is the running server's parts.
 type app struct {
 	publicURL string
@@ -193,6 +171,8 @@ type app struct {
 	// dispatcher delivers the outbox's events to webhook subscriptions.
 	dispatcher *webhooks.Dispatcher
 	media      *blob.Store
+	// background is the work beside the HTTP server, started by serve.
+	background *background.Runner
 }
 
 func newApp(ctx context.Context, c *cli, st *store.Store, log *slog.Logger, publicURL string) (*app, error) {
@@ -274,6 +254,7 @@ func newApp(ctx context.Context, c *cli, st *store.Store, log *slog.Logger, publ
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	registerStoreMetrics(reg, st)
 	a.dispatcher = webhooks.NewDispatcher(webhooks.DispatcherConfig{Store: st, AllowHosts: webhooks.ParseAllowList(c.webhookAllowHosts), Log: log, Registry: reg})
+	authz := oauth.New(oauth.Config{Store: st, Issuer: publicURL, Log: log, TrustedProxies: c.trustedProxies, Registry: reg})
 	a.handler = httpapi.New(httpapi.Config{
 		Store:        st,
 		Auth:         &auth.Authenticator{Store: st},
@@ -285,9 +266,16 @@ func newApp(ctx context.Context, c *cli, st *store.Store, log *slog.Logger, publ
 		Webhooks:     a.webhooks,
 		Media:        media.Handler(),
 		CarrierHooks: hooks,
-		OAuth: oauth.New(oauth.Config{Store: st, Issuer: publicURL, Log: log,
-			TrustedProxies: c.trustedProxies, Registry: reg}).Handler(),
+		OAuth:        authz.Handler(),
 	})
+
+	a.background = background.New(background.Config{Logger: log})
+	a.background.Add("sms reconciler", a.sms.Reconciler(sms.ReconcilerConfig{After: c.reconcileAfter}))
+	a.background.Add("idempotency pruning", a.sms.IdempotencyPruner())
+	a.background.Add("oauth pruning", authz.Pruner())
+	// Stopped before the store closes: attempts in flight are cancelled and
+	// their deliveries released for the next run.
+	a.background.Add("webhook dispatcher", background.Adapt(a.dispatcher.Start, a.dispatcher.Stop))
 	return a, nil
 }
 

@@ -142,21 +142,3 @@ func (s *Service) Reconcile(ctx context.Context, age time.Duration) (int, error)
 	return n, nil
 }
 
-// RunReconciler calls Reconcile every interval until ctx ends.
-func (s *Service) RunReconciler(ctx context.Context, age, interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		if _, err := s.Reconcile(ctx, age); err != nil && ctx.Err() == nil {
-			s.log.Error("reconcile pending messages", "err", err)
-		}
-		if err := s.store.PruneIdempotency(ctx); err != nil && ctx.Err() == nil {
-			s.log.Error("prune idempotency keys", "err", err)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
-}

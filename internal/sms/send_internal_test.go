@@ -780,3 +780,51 @@ func TestReconcilerLeavesSendsInFlight(t *testing.T) {
 		}
 	})
 }
+
+// TestReconcilerService runs the reconciler as the server does, as a
+// background service, and checks that its first pass resolves a send
+// interrupted after the intent was written.
+func TestReconcilerService(t *testing.T) {
+	eachEngine(t, func(t *testing.T, e *env) {
+		errFault := e.failAt("after-intent")
+		if _, _, err := e.svc.Send(bg, e.p, e.request(), nil); !errors.Is(err, errFault) {
+			t.Fatalf("send err = %v, want the injected error", err)
+		}
+		m := e.only(t)
+		r := e.svc.Reconciler(ReconcilerConfig{After: time.Nanosecond, Interval: time.Hour})
+		r.TestSignals.Init()
+		if err := r.Start(bg); err != nil {
+			t.Fatal(err)
+		}
+		defer r.Stop()
+		if err := r.TestSignals.Pass.WaitOrTimeout(t); err != nil {
+			t.Fatalf("reconcile pass: %v", err)
+		}
+		if got := e.message(t, m.ID); got.Status != domain.StatusAbandoned {
+			t.Fatalf("after the pass: %s, want abandoned", got.Status)
+		}
+		if total, n := e.ledger(t); total != 0 || n != 0 {
+			t.Errorf("charged %d in %d rows", total, n)
+		}
+	})
+}
+
+func TestBackgroundDefaults(t *testing.T) {
+	svc := New(Config{})
+	for _, tc := range []struct {
+		cfg  ReconcilerConfig
+		want time.Duration
+	}{
+		{ReconcilerConfig{}, 31 * time.Second}, // DefaultReconcileAfter/4 + 1s
+		{ReconcilerConfig{After: 20 * time.Second}, 6 * time.Second},
+		{ReconcilerConfig{After: time.Hour}, time.Minute},
+		{ReconcilerConfig{After: time.Hour, Interval: time.Second}, time.Second},
+	} {
+		if got := svc.Reconciler(tc.cfg).Interval(); got != tc.want {
+			t.Errorf("Reconciler(%+v) interval = %v, want %v", tc.cfg, got, tc.want)
+		}
+	}
+	if got := svc.IdempotencyPruner().Interval(); got != IdempotencyPruneInterval {
+		t.Errorf("idempotency pruning interval = %v, want %v", got, IdempotencyPruneInterval)
+	}
+}

@@ -43,3 +43,9 @@ func (s *Store) ClaimTestJobLease(ctx context.Context, id int64) (owner sql.Null
 	err = s.r.QueryRowContext(ctx, s.q(`SELECT lease_owner, lease_until, due_at FROM claim_test_jobs WHERE id = ?`), id).Scan(&owner, &until, &due)
 	return
 }
+
+// IdempotencyKeys counts the stored Idempotency-Key records.
+func (s *Store) IdempotencyKeys(ctx context.Context) (n int, err error) {
+	err = s.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM idempotency_keys`).Scan(&n)
+	return
+}

@@ -1,0 +1,34 @@
+package oauth
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"switchboard/internal/background"
+	"switchboard/internal/store"
+)
+
+// PruneInterval is how often expired OAuth data is deleted. Expired codes
+// and tokens are refused whether or not they are deleted yet, so pruning
+// only bounds the tables.
+const PruneInterval = time.Hour
+
+// Pruner returns the background service that deletes expired authorization
+// requests, codes and tokens, and the registered clients nobody ever
+// authorized, every PruneInterval.
+func (s *Server) Pruner() *background.Periodic {
+	return background.NewPeriodic(background.PeriodicConfig{
+		Name:     "oauth pruning",
+		Interval: PruneInterval,
+		Logger:   s.log,
+		Work: func(ctx context.Context) error {
+			err := s.store.PruneOAuth(ctx)
+			n, cerr := s.store.PruneUnusedOAuthClients(ctx)
+			if cerr == nil && n > 0 {
+				s.log.Info("pruned OAuth clients never authorized", "clients", n, "unused_for", store.OAuthUnusedClientTTL.String())
+			}
+			return errors.Join(err, cerr)
+		},
+	})
+}
