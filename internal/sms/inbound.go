@@ -141,4 +141,3 @@ func (s *Service) Reconcile(ctx context.Context, age time.Duration) (int, error)
 	}
 	return n, nil
 }
-
