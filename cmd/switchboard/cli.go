@@ -217,6 +217,45 @@ func (c *cli) table(v any, header string, lines []string) {
 	c.print(v, b.String())
 }
 
+// printList writes a list command's items: with --json one object whose key
+// holds each item's JSON row ([] when there are none), else a table with
+// header and each item's tab-separated line.
+func printList[T, R any](c *cli, key, header string, items []T, row func(T) (R, string)) {
+	rows := make([]R, 0, len(items))
+	lines := make([]string, 0, len(items))
+	for _, it := range items {
+		r, line := row(it)
+		rows = append(rows, r)
+		lines = append(lines, line+"\n")
+	}
+	c.table(map[string]any{key: rows}, header, lines)
+}
+
+// revokeByID is a revoke subcommand: --account and --id, both required, and
+// revoke called with them. what names the object in the confirmation, which
+// says "<what> <id> revoked" and then after, if set.
+func revokeByID(ctx context.Context, c *cli, name, what string, args []string, revoke func(*store.Store, context.Context, int64, int64) error, after string) error {
+	var account, id int64
+	if err := c.parse(name, args, func(fs *flag.FlagSet) {
+		fs.Int64Var(&account, "account", 0, "account id (required)")
+		fs.Int64Var(&id, "id", 0, what+" id (required)")
+	}); err != nil {
+		return err
+	}
+	if account <= 0 || id <= 0 {
+		return usageError{"--account and --id are required"}
+	}
+	st, err := c.open(ctx)
+	if err != nil {
+		return err
+	}
+	if err := revoke(st, ctx, account, id); err != nil {
+		return err
+	}
+	c.print(map[string]any{"id": id, "revoked": true}, fmt.Sprintf("%s %d revoked%s", what, id, after))
+	return nil
+}
+
 // print writes v as one JSON object with --json, else the text.
 func (c *cli) print(v any, text string) {
 	if c.json {

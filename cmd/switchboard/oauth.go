@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"switchboard/internal/store"
 )
 
 func cmdOAuthAllowHost(ctx context.Context, c *cli, args []string) error {
@@ -82,15 +84,11 @@ func cmdOAuthClients(ctx context.Context, c *cli, args []string) error {
 		RedirectURIs []string `json:"redirectUris"`
 		CreatedAt    string   `json:"createdAt"`
 	}
-	rows := []row{}
-	header := "CLIENT ID\tNAME\tREDIRECT URIS\tCREATED"
-	var lines []string
-	for _, cl := range clients {
+	printList(c, "clients", "CLIENT ID\tNAME\tREDIRECT URIS\tCREATED", clients, func(cl store.OAuthClient) (row, string) {
 		at := cl.CreatedAt.Format(time.RFC3339)
-		rows = append(rows, row{cl.ClientID, cl.Name, cl.RedirectURIs, at})
-		lines = append(lines, fmt.Sprintf("%s\t%s\t%s\t%s\n", cl.ClientID, cl.Name, strings.Join(cl.RedirectURIs, " "), at))
-	}
-	c.table(map[string]any{"clients": rows}, header, lines)
+		return row{cl.ClientID, cl.Name, cl.RedirectURIs, at},
+			fmt.Sprintf("%s\t%s\t%s\t%s", cl.ClientID, cl.Name, strings.Join(cl.RedirectURIs, " "), at)
+	})
 	return nil
 }
 
@@ -114,36 +112,14 @@ func cmdOAuthGrants(ctx context.Context, c *cli, args []string) error {
 		CreatedAt string   `json:"createdAt"`
 		Revoked   bool     `json:"revoked"`
 	}
-	rows := []row{}
-	header := "ID\tUSER\tCLIENT ID\tSCOPES\tCREATED\tREVOKED"
-	var lines []string
-	for _, g := range grants {
+	printList(c, "grants", "ID\tUSER\tCLIENT ID\tSCOPES\tCREATED\tREVOKED", grants, func(g store.OAuthGrant) (row, string) {
 		at := g.CreatedAt.Format(time.RFC3339)
-		rows = append(rows, row{g.ID, g.UserID, g.ClientID, g.Scopes, at, g.RevokedAt != nil})
-		lines = append(lines, fmt.Sprintf("%d\t%d\t%s\t%s\t%s\t%t\n", g.ID, g.UserID, g.ClientID, strings.Join(g.Scopes, " "), at, g.RevokedAt != nil))
-	}
-	c.table(map[string]any{"grants": rows}, header, lines)
+		return row{g.ID, g.UserID, g.ClientID, g.Scopes, at, g.RevokedAt != nil},
+			fmt.Sprintf("%d\t%d\t%s\t%s\t%s\t%t", g.ID, g.UserID, g.ClientID, strings.Join(g.Scopes, " "), at, g.RevokedAt != nil)
+	})
 	return nil
 }
 
 func cmdOAuthRevokeGrant(ctx context.Context, c *cli, args []string) error {
-	var account, id int64
-	if err := c.parse("oauth revoke-grant", args, func(fs *flag.FlagSet) {
-		fs.Int64Var(&account, "account", 0, "account id (required)")
-		fs.Int64Var(&id, "id", 0, "grant id (required)")
-	}); err != nil {
-		return err
-	}
-	if account <= 0 || id <= 0 {
-		return usageError{"--account and --id are required"}
-	}
-	st, err := c.open(ctx)
-	if err != nil {
-		return err
-	}
-	if err := st.RevokeOAuthGrant(ctx, account, id); err != nil {
-		return err
-	}
-	c.print(map[string]any{"id": id, "revoked": true}, fmt.Sprintf("grant %d revoked with all its tokens", id))
-	return nil
+	return revokeByID(ctx, c, "oauth revoke-grant", "grant", args, (*store.Store).RevokeOAuthGrant, " with all its tokens")
 }

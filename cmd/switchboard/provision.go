@@ -10,6 +10,7 @@ import (
 	"switchboard/internal/auth"
 	"switchboard/internal/domain"
 	"switchboard/internal/phone"
+	"switchboard/internal/store"
 )
 
 func cmdMigrate(ctx context.Context, c *cli, args []string) error {
@@ -64,14 +65,10 @@ func cmdAccountList(ctx context.Context, c *cli, args []string) error {
 		RestrictSMSDelete bool   `json:"restrictSmsDelete"`
 		SensitiveReverify bool   `json:"sensitiveReverify"`
 	}
-	rows := []row{}
-	header := "ID\tNAME\tRESTRICT SMS DELETE\tSENSITIVE REVERIFY"
-	var lines []string
-	for _, a := range all {
-		rows = append(rows, row{a.ID, a.Name, a.RestrictSMSDelete, a.SensitiveReverify})
-		lines = append(lines, fmt.Sprintf("%d\t%s\t%t\t%t\n", a.ID, a.Name, a.RestrictSMSDelete, a.SensitiveReverify))
-	}
-	c.table(map[string]any{"accounts": rows}, header, lines)
+	printList(c, "accounts", "ID\tNAME\tRESTRICT SMS DELETE\tSENSITIVE REVERIFY", all, func(a domain.Account) (row, string) {
+		return row{a.ID, a.Name, a.RestrictSMSDelete, a.SensitiveReverify},
+			fmt.Sprintf("%d\t%s\t%t\t%t", a.ID, a.Name, a.RestrictSMSDelete, a.SensitiveReverify)
+	})
 	return nil
 }
 
@@ -213,14 +210,10 @@ func cmdUserList(ctx context.Context, c *cli, args []string) error {
 		LastName  string `json:"lastName"`
 		RoleID    int64  `json:"roleId,omitempty"`
 	}
-	rows := []row{}
-	header := "ID\tUSERNAME\tNAME\tROLE"
-	var lines []string
-	for _, u := range all {
-		rows = append(rows, row{u.ID, u.Username, u.FirstName, u.LastName, u.RoleID})
-		lines = append(lines, fmt.Sprintf("%d\t%s\t%s %s\t%d\n", u.ID, u.Username, u.FirstName, u.LastName, u.RoleID))
-	}
-	c.table(map[string]any{"users": rows}, header, lines)
+	printList(c, "users", "ID\tUSERNAME\tNAME\tROLE", all, func(u domain.User) (row, string) {
+		return row{u.ID, u.Username, u.FirstName, u.LastName, u.RoleID},
+			fmt.Sprintf("%d\t%s\t%s %s\t%d", u.ID, u.Username, u.FirstName, u.LastName, u.RoleID)
+	})
 	return nil
 }
 
@@ -282,14 +275,10 @@ func cmdLineList(ctx context.Context, c *cli, args []string) error {
 		BulkEnabled bool    `json:"bulkEnabled"`
 		SMSEnabled  bool    `json:"smsEnabled"`
 	}
-	rows := []row{}
-	header := "ID\tNUMBER\tNAME\tUSERS\tBULK\tSMS"
-	var lines []string
-	for _, l := range all {
-		rows = append(rows, row{l.ID, l.Number, l.Name, l.UserIDs, l.BulkEnabled, l.SMSEnabled})
-		lines = append(lines, fmt.Sprintf("%d\t%s\t%s\t%v\t%t\t%t\n", l.ID, l.Number, l.Name, l.UserIDs, l.BulkEnabled, l.SMSEnabled))
-	}
-	c.table(map[string]any{"lines": rows}, header, lines)
+	printList(c, "lines", "ID\tNUMBER\tNAME\tUSERS\tBULK\tSMS", all, func(l domain.Line) (row, string) {
+		return row{l.ID, l.Number, l.Name, l.UserIDs, l.BulkEnabled, l.SMSEnabled},
+			fmt.Sprintf("%d\t%s\t%s\t%v\t%t\t%t", l.ID, l.Number, l.Name, l.UserIDs, l.BulkEnabled, l.SMSEnabled)
+	})
 	return nil
 }
 
@@ -339,35 +328,13 @@ func cmdKeyList(ctx context.Context, c *cli, args []string) error {
 		Scopes  []string `json:"scopes"`
 		Revoked bool     `json:"revoked"`
 	}
-	rows := []row{}
-	header := "ID\tNAME\tPREFIX\tSCOPES\tREVOKED"
-	var lines []string
-	for _, k := range keys {
-		rows = append(rows, row{k.ID, k.Name, k.Prefix, k.Scopes, k.RevokedAt != nil})
-		lines = append(lines, fmt.Sprintf("%d\t%s\t%s…\t%s\t%t\n", k.ID, k.Name, k.Prefix, strings.Join(k.Scopes, ","), k.RevokedAt != nil))
-	}
-	c.table(map[string]any{"keys": rows}, header, lines)
+	printList(c, "keys", "ID\tNAME\tPREFIX\tSCOPES\tREVOKED", keys, func(k domain.APIKey) (row, string) {
+		return row{k.ID, k.Name, k.Prefix, k.Scopes, k.RevokedAt != nil},
+			fmt.Sprintf("%d\t%s\t%s…\t%s\t%t", k.ID, k.Name, k.Prefix, strings.Join(k.Scopes, ","), k.RevokedAt != nil)
+	})
 	return nil
 }
 
 func cmdKeyRevoke(ctx context.Context, c *cli, args []string) error {
-	var account, id int64
-	if err := c.parse("key revoke", args, func(fs *flag.FlagSet) {
-		fs.Int64Var(&account, "account", 0, "account id (required)")
-		fs.Int64Var(&id, "id", 0, "key id (required)")
-	}); err != nil {
-		return err
-	}
-	if account <= 0 || id <= 0 {
-		return usageError{"--account and --id are required"}
-	}
-	st, err := c.open(ctx)
-	if err != nil {
-		return err
-	}
-	if err := st.RevokeAPIKey(ctx, account, id); err != nil {
-		return err
-	}
-	c.print(map[string]any{"id": id, "revoked": true}, fmt.Sprintf("key %d revoked", id))
-	return nil
+	return revokeByID(ctx, c, "key revoke", "key", args, (*store.Store).RevokeAPIKey, "")
 }

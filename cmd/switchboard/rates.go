@@ -84,14 +84,9 @@ func cmdRateList(ctx context.Context, c *cli, args []string) error {
 		SMS    money.Micros `json:"sms"`
 		MMS    money.Micros `json:"mms"`
 	}
-	rows := []row{}
-	header := "PREFIX\tSMS (USD/segment)\tMMS (USD/message)"
-	var lines []string
-	for _, r := range rates {
-		rows = append(rows, row{r.Prefix, r.SMS, r.MMS})
-		lines = append(lines, fmt.Sprintf("%s\t%s\t%s\n", r.Prefix, r.SMS, r.MMS))
-	}
-	c.table(map[string]any{"rates": rows}, header, lines)
+	printList(c, "rates", "PREFIX\tSMS (USD/segment)\tMMS (USD/message)", rates, func(r domain.Rate) (row, string) {
+		return row{r.Prefix, r.SMS, r.MMS}, fmt.Sprintf("%s\t%s\t%s", r.Prefix, r.SMS, r.MMS)
+	})
 	return nil
 }
 
