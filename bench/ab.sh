@@ -8,22 +8,19 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 what=$1 old=$2 new=$3 rounds=${4:-3} dur=${5:-8s}
 case "$what" in users|send) ;; *) echo "usage: bash bench/ab.sh users|send OLD NEW [rounds] [duration]" >&2; exit 2;; esac
-tmp=$(mktemp -d)
-pid=
-trap 'set +e; [ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT INT TERM
-go build -o "$tmp/loadgen" ./cmd/loadgen
-
 source bench/lib.sh
+bench_setup
+build loadgen
 
 run() {
-  local bin=$1 work
-  work=$(mktemp -d -p "$tmp")
-  "provision_$what" "$bin" "$work/bench.db"
-  start_server "$bin" "$work/bench.db" "$work/serve.log" --media "file://$work/media"
+  local bin=$1 dir
+  dir=$(mktemp -d -p "$work")
+  "provision_$what" "$bin" "$dir/bench.db"
+  start_server "$bin" "$dir/bench.db" "$dir/serve.log" --media "file://$dir/media"
   if [ "$what" = users ]; then
-    "$tmp/loadgen" -url "http://$addr/api/public/v1/users" -H "Authorization: Bearer $key" -c 64 -d "$dur" -ceiling=false | grep "target "
+    "$work/loadgen" -url "http://$addr/api/public/v1/users" -H "Authorization: Bearer $key" -c 64 -d "$dur" -ceiling=false | grep "target "
   else
-    "$tmp/loadgen" -url "http://$addr/api/public/v1/sms/messages" -method POST -body "$send_body" -expect 201 \
+    "$work/loadgen" -url "http://$addr/api/public/v1/sms/messages" -method POST -body "$send_body" -expect 201 \
       -H "Authorization: Bearer $key" -H "Content-Type: application/json" -c 64 -d "$dur" -ceiling=false | grep "target "
   fi
   kill "$pid"; wait "$pid" 2>/dev/null || true; pid=

@@ -13,15 +13,13 @@ cd "$(dirname "$0")/.."
 dur=${1:-10s}
 conc=${2:-8}
 base=${BASE:-74b8824}
-work=$(mktemp -d)
-pid=
-trap 'set +e; [ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT INT TERM
+source bench/lib.sh
+bench_setup
 mkdir "$work/src-base"
 git archive "$base" | tar -x -C "$work/src-base"
 (cd "$work/src-base" && go build -o "$work/sb-base" ./cmd/switchboard)
 go build -o "$work/sb-new" ./cmd/switchboard
-go build -o "$work/flood" ./bench/flood
-source bench/lib.sh
+build flood
 
 size() { du -cb "$1"* | tail -1 | cut -f1; }
 for which in base new; do

@@ -1,5 +1,31 @@
-# Shared by the bench scripts (source it): provisioning through the CLI and
-# starting a server on a free loopback port.
+# Shared by the bench scripts (source it from the repository root): a work
+# directory cleaned up on exit, building the tools, provisioning through the
+# CLI, starting a server on a free loopback port, the disk's commit rate.
+
+# bench_setup: a fresh work directory in $work, removed on exit along with the
+# server started by start_server (if still running), after showing the first
+# errors its log ($work/serve.log) holds.
+bench_setup() {
+  work=$(mktemp -d)
+  pid=
+  trap 'set +e; [ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; grep -s -m3 "level=ERROR" "$work/serve.log"; rm -rf "$work"' EXIT INT TERM
+}
+
+# build NAME…: builds each tool into $work/NAME: switchboard and loadgen from
+# cmd/, anything else from bench/.
+build() {
+  local n
+  for n; do
+    case $n in
+      switchboard | loadgen) go build -o "$work/$n" "./cmd/$n" ;;
+      *) go build -o "$work/$n" "./bench/$n" ;;
+    esac
+  done
+}
+
+# commit_rate: the disk's raw single-row commit rate (WAL, synchronous=FULL),
+# the baseline the send and refresh figures are stated against.
+commit_rate() { go run ./bench/commitrate -d 5s; }
 
 # json_field NAME: the value of "NAME" in the one-line JSON object on stdin.
 json_field() { sed "s/.*\"$1\":\"\{0,1\}\([^\",}]*\).*/\1/"; }

@@ -10,28 +10,23 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 dur=${1:-10s}
 conc=${2:-64}
-work=$(mktemp -d)
-pid=
-trap 'set +e; [ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; grep -m3 "level=ERROR" "$work/serve.log"; rm -rf "$work"' EXIT INT TERM
-go build -o "$work/switchboard" ./cmd/switchboard
-go build -o "$work/loadgen" ./cmd/loadgen
-go build -o "$work/oauthtoken" ./bench/oauthtoken
-go build -o "$work/commitrate" ./bench/commitrate
+source bench/lib.sh
+bench_setup
+build switchboard loadgen oauthtoken commitrate
 sb() { "$work/switchboard" --db "$work/bench.db" "$@"; }
-acct=$(sb account create --name "Bench Co" --json | sed 's/.*"id":\([0-9]*\).*/\1/')
+acct=$(sb account create --name "Bench Co" --json | json_field id)
 sb role create --account "$acct" --name staff --permissions numbers:all,users:all >/dev/null
 password="bench-password-$RANDOM$RANDOM"
 sb user create --account "$acct" --first Bench --last User --username bench --password "$password" --role staff >/dev/null
 for i in 0 1 2; do
   sb line create --account "$acct" --number "1415555010$i" --name "Line $i" >/dev/null
 done
-key=$(sb key create --account "$acct" --name bench --scopes sms:read --json | sed 's/.*"key":"\([^"]*\)".*/\1/')
+key=$(sb key create --account "$acct" --name bench --scopes sms:read --json | json_field key)
 sb oauth allow-host app.example.test >/dev/null
-source bench/lib.sh
 start_server "$work/switchboard" "$work/bench.db" "$work/serve.log" ${SERVE_FLAGS:-}
 
 oauth() { "$work/oauthtoken" -url "http://$addr" -username bench -password "$password" -redirect https://app.example.test/callback -scope sms:read "$@"; }
-token=$(oauth | sed 's/.*"access_token":"\([^"]*\)".*/\1/')
+token=$(oauth | json_field access_token)
 case $token in sbat_*) ;; *) echo "no access token: $token"; exit 1 ;; esac
 
 fail=0

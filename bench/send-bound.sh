@@ -10,16 +10,16 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-3}
 dur=${2:-10s}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-go build -o "$tmp/full" ./cmd/switchboard
-go build -tags benchnosync -o "$tmp/nosync" ./cmd/switchboard
+source bench/lib.sh
+bench_setup
+go build -o "$work/full" ./cmd/switchboard
+go build -tags benchnosync -o "$work/nosync" ./cmd/switchboard
 echo "== raw single-row commit rate (before)"
-go run ./bench/commitrate -d 5s | tee "$tmp/commit"
+commit_rate | tee "$work/commit"
 echo "== alternating: old = synchronous=FULL (the product), new = synchronous=OFF (benchnosync build)"
-bash bench/ab.sh send "$tmp/full" "$tmp/nosync" "$rounds" "$dur" | tee "$tmp/ab"
+bash bench/ab.sh send "$work/full" "$work/nosync" "$rounds" "$dur" | tee "$work/ab"
 echo "== raw single-row commit rate (after)"
-go run ./bench/commitrate -d 5s | tee -a "$tmp/commit"
+commit_rate | tee -a "$work/commit"
 # Medians of each side and of the two commit-rate readings' mean.
 awk '
   / commits\/s/ { for (i = 1; i <= NF; i++) if ($i == "commits/s") { c += $(i-1); nc++ } }
@@ -28,4 +28,4 @@ awk '
   END {
     c /= nc; f = median(full, nf); o = median(off, no)
     printf "== median sends/s: FULL %.0f (%.2fx the raw commit rate %.0f/s), OFF %.0f (%.2fx); 3x would be %.0f\n", f, f/c, c, o, o/c, 3*c
-  }' "$tmp/commit" "$tmp/ab"
+  }' "$work/commit" "$work/ab"

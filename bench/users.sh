@@ -6,12 +6,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 dur=${1:-10s}
 conc=${2:-64}
-work=$(mktemp -d)
-pid=
-trap 'set +e; [ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; grep -m3 -i error "$work/serve.log"; rm -rf "$work"' EXIT INT TERM
-go build -o "$work/switchboard" ./cmd/switchboard
-go build -o "$work/loadgen" ./cmd/loadgen
 source bench/lib.sh
+bench_setup
+build switchboard loadgen
 provision_users "$work/switchboard" "$work/bench.db"
 start_server "$work/switchboard" "$work/bench.db" "$work/serve.log" ${SERVE_FLAGS:-}
 bytes=$(curl -s -H "Authorization: Bearer $key" http://$addr/api/public/v1/users | wc -c)
