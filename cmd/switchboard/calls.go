@@ -229,10 +229,7 @@ func cmdRecordingsRevoke(ctx context.Context, c *cli, args []string) error {
 }
 
 func cmdRecordingsRotateKey(ctx context.Context, c *cli, args []string) error {
-	if err := c.parse("recordings rotate-key", args, nil); err != nil {
-		return err
-	}
-	st, err := c.open(ctx)
+	st, err := c.parseOpen(ctx, "recordings rotate-key", args)
 	if err != nil {
 		return err
 	}

@@ -167,6 +167,14 @@ func (c *cli) openAccount(ctx context.Context, name string, args []string, defin
 	return account, st, nil
 }
 
+// parseOpen is open for a command with no flags of its own.
+func (c *cli) parseOpen(ctx context.Context, name string, args []string) (*store.Store, error) {
+	if err := c.parse(name, args, nil); err != nil {
+		return nil, err
+	}
+	return c.open(ctx)
+}
+
 // open opens and migrates the configured database. The store stays open
 // until the command returns; run closes it.
 func (c *cli) open(ctx context.Context) (*store.Store, error) {

@@ -48,10 +48,7 @@ func cmdOAuthDisallowHost(ctx context.Context, c *cli, args []string) error {
 }
 
 func cmdOAuthHosts(ctx context.Context, c *cli, args []string) error {
-	if err := c.parse("oauth hosts", args, nil); err != nil {
-		return err
-	}
-	st, err := c.open(ctx)
+	st, err := c.parseOpen(ctx, "oauth hosts", args)
 	if err != nil {
 		return err
 	}
@@ -67,10 +64,7 @@ func cmdOAuthHosts(ctx context.Context, c *cli, args []string) error {
 }
 
 func cmdOAuthClients(ctx context.Context, c *cli, args []string) error {
-	if err := c.parse("oauth clients", args, nil); err != nil {
-		return err
-	}
-	st, err := c.open(ctx)
+	st, err := c.parseOpen(ctx, "oauth clients", args)
 	if err != nil {
 		return err
 	}

@@ -14,10 +14,7 @@ import (
 )
 
 func cmdMigrate(ctx context.Context, c *cli, args []string) error {
-	if err := c.parse("migrate", args, nil); err != nil {
-		return err
-	}
-	st, err := c.open(ctx)
+	st, err := c.parseOpen(ctx, "migrate", args)
 	if err != nil {
 		return err
 	}
@@ -48,10 +45,7 @@ func cmdAccountCreate(ctx context.Context, c *cli, args []string) error {
 }
 
 func cmdAccountList(ctx context.Context, c *cli, args []string) error {
-	if err := c.parse("account list", args, nil); err != nil {
-		return err
-	}
-	st, err := c.open(ctx)
+	st, err := c.parseOpen(ctx, "account list", args)
 	if err != nil {
 		return err
 	}

@@ -60,7 +60,7 @@ func TestPeriodicPasses(t *testing.T) {
 // with the service's name, signalled with its error, and does not stop the
 // service.
 func TestPeriodicFailures(t *testing.T) {
-	var logs syncBuffer
+	var logs bytes.Buffer // read after Stop, once the loop has returned
 	var n atomic.Int64
 	boom := errors.New("boom")
 	p := background.NewPeriodic(background.PeriodicConfig{
@@ -81,7 +81,6 @@ func TestPeriodicFailures(t *testing.T) {
 	if err := p.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	defer p.Stop()
 	if err := p.TestSignals.Pass.WaitOrTimeout(t); !errors.Is(err, boom) {
 		t.Fatalf("first pass: err %v, want boom", err)
 	}
@@ -93,6 +92,7 @@ func TestPeriodicFailures(t *testing.T) {
 	if err := p.TestSignals.Pass.WaitOrTimeout(t); err != nil {
 		t.Fatalf("third pass: err %v, want nil", err)
 	}
+	p.Stop()
 	got := logs.String()
 	if strings.Count(got, "service=flaky") != 2 || !strings.Contains(got, "boom") || !strings.Contains(got, "kaput") {
 		t.Fatalf("logs = %q, want both failures of flaky", got)
@@ -232,21 +232,4 @@ func TestSignal(t *testing.T) {
 	if got := on.WaitOrTimeout(t); got != 0 {
 		t.Fatalf("first signal = %d, want 0", got)
 	}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
