@@ -126,12 +126,20 @@ func cmdDemo(ctx context.Context, c *cli, args []string) error {
 		fmt.Fprintf(&b, "  demo's own receiver at %s and printed here as it arrives. See the subscription:\n\n", receiver.url)
 		fmt.Fprintf(&b, "  curl -s -H 'Authorization: Bearer %s' %s/webhooks\n", seed.Key, base)
 		fmt.Fprintf(&b, "  curl -s -H 'Authorization: Bearer %s' '%s/webhooks/%d/deliveries?limit=5'\n\n", seed.Key, base, receiver.id)
+		fmt.Fprintf(&b, "The shared inbox (%d conversations; an API key sees the team's unread state):\n\n", demo.Conversations)
+		fmt.Fprintf(&b, "  curl -s -H 'Authorization: Bearer %s' '%s/sms/conversations?unread=true&unassigned=true&limit=5'\n\n", seed.Key, base)
+		fmt.Fprintf(&b, "  curl -s -H 'Authorization: Bearer %s' '%s/sms/unread'\n\n", seed.Key, base)
+		fmt.Fprintf(&b, "  curl -s -H 'Authorization: Bearer %s' '%s/sms/conversations/%s/%s?markRead=true'\n\n", seed.Key, base, seed.Lines[0], demo.FirstCustomer)
+		fmt.Fprintf(&b, "  curl -s -H 'Authorization: Bearer %s' -X POST -d '{\"comment\":\"Booked for Tuesday\"}' \\\n", seed.Key)
+		fmt.Fprintf(&b, "       %s/sms/conversations/%s/%s/resolve\n\n", base, seed.Lines[0], demo.FirstCustomer)
+		fmt.Fprintf(&b, "  curl -s -H 'Authorization: Bearer %s' -X POST -d '{\"userId\":%d}' \\\n", seed.Key, seed.Users["james"].ID)
+		fmt.Fprintf(&b, "       %s/sms/conversations/%s/%s/assign\n\n", base, seed.Lines[0], demo.FirstCustomer)
 		fmt.Fprintf(&b, "  Rates: US/Canada (1) sms 0.0079 mms 0.02; UK (44) sms 0.04 mms 0.1; Germany (49) sms 0.075 mms 0.15.\n")
 		fmt.Fprintf(&b, "  OpenAPI: %s/openapi.json\n\n", base)
 		verifier, challenge := pkcePair()
 		authorize := a.publicURL + "/oauth/authorize?" + url.Values{
 			"response_type": {"code"}, "client_id": {seed.Client.ClientID}, "redirect_uri": {seed.Client.RedirectURIs[0]},
-			"scope": {"users:read sms:read sms:send"}, "state": {"demo-state"},
+			"scope": {"users:read sms:read sms:send messages:read messages:write sms:write"}, "state": {"demo-state"},
 			"code_challenge": {challenge}, "code_challenge_method": {"S256"},
 		}.Encode()
 		fmt.Fprintf(&b, "OAuth: open this in a browser and sign in as maria / demo-password (or james, li, sam, raj):\n\n  %s\n\n", authorize)

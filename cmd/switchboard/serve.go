@@ -28,6 +28,7 @@ import (
 	"switchboard/internal/carrier/kannel"
 	"switchboard/internal/carrier/sim"
 	"switchboard/internal/httpapi"
+	"switchboard/internal/inbox"
 	"switchboard/internal/oauth"
 	"switchboard/internal/sms"
 	"switchboard/internal/store"
@@ -256,14 +257,16 @@ func newApp(ctx context.Context, c *cli, st *store.Store, log *slog.Logger, publ
 	a.dispatcher = webhooks.NewDispatcher(webhooks.DispatcherConfig{Store: st, AllowHosts: webhooks.ParseAllowList(c.webhookAllowHosts), Log: log, Registry: reg})
 	authz := oauth.New(oauth.Config{Store: st, Issuer: publicURL, Log: log, TrustedProxies: c.trustedProxies, Registry: reg})
 	a.handler = httpapi.New(httpapi.Config{
-		Store:        st,
-		Auth:         &auth.Authenticator{Store: st},
-		Log:          log,
-		Registry:     reg,
-		SMS:          a.sms,
-		Users:        users.New(users.Config{Store: st}),
-		Calls:        calls.New(calls.Config{Store: st, Blobs: media, PublicURL: publicURL, Log: log}),
-		Webhooks:     a.webhooks,
+		Store:    st,
+		Auth:     &auth.Authenticator{Store: st},
+		Log:      log,
+		Registry: reg,
+		SMS:      a.sms,
+		Users:    users.New(users.Config{Store: st}),
+		Calls:    calls.New(calls.Config{Store: st, Blobs: media, PublicURL: publicURL, Log: log}),
+		Webhooks: a.webhooks,
+		Inbox: inbox.New(inbox.Config{Store: st, Media: media, Log: log,
+			MediaURL: func(name string) string { return media.URL(publicURL+"/media/", name) }}),
 		Media:        media.Handler(),
 		CarrierHooks: hooks,
 		OAuth:        authz.Handler(),

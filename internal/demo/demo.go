@@ -136,6 +136,10 @@ func Seed(ctx context.Context, st *store.Store) (Result, error) {
 		}
 	}
 
+	if err := seedInbox(ctx, st, acct.ID, res); err != nil {
+		return res, fmt.Errorf("demo inbox: %w", err)
+	}
+
 	// An OAuth client, so a person can try the sign-in and consent pages.
 	if err := st.AllowHost(ctx, DemoRedirectHost); err != nil {
 		return res, err

@@ -59,6 +59,20 @@ func (s *Server) routes() {
 	s.api("POST /webhooks/{id}/secret/rotate", auth.WebhooksWrite, s.rotateWebhookSecret)
 	s.api("GET /webhooks/{id}/deliveries", auth.WebhooksRead, s.listWebhookDeliveries)
 	s.api("POST /webhooks/{id}/deliveries/{deliveryId}/redeliver", auth.WebhooksWrite, s.redeliverWebhook)
+	// The shared inbox (conversations.go).
+	s.api("GET /sms/unread", auth.MessagesRead, s.unread)
+	s.api("POST /sms/lines/{line}/read", auth.MessagesWrite, s.markLineRead)
+	s.api("GET /sms/conversations", auth.MessagesRead, s.listConversations)
+	s.api("GET /sms/conversations/{line}/{number}", auth.MessagesRead, s.readThread)
+	s.api("DELETE /sms/conversations/{line}/{number}", auth.MessagesWrite, s.deleteConversation)
+	s.api("GET /sms/conversations/{line}/{number}/messages/{id}", auth.MessagesRead, s.readThreadAround)
+	s.api("DELETE /sms/conversations/{line}/{number}/messages/{id}", auth.MessagesWrite, s.deleteMessage)
+	s.api("POST /sms/conversations/{line}/{number}/read", auth.MessagesWrite, s.markMessages)
+	s.api("POST /sms/conversations/{line}/{number}/resolve", auth.SMSWrite, s.resolveConversation)
+	s.api("POST /sms/conversations/{line}/{number}/reopen", auth.SMSWrite, s.reopenConversation)
+	s.api("POST /sms/conversations/{line}/{number}/assign", auth.SMSWrite, s.assignConversation)
+	s.api("POST /sms/conversations/{line}/{number}/comments", auth.SMSWrite, s.addComment)
+	s.api("GET /sms/conversations/{line}/{number}/comments", auth.MessagesRead, s.listComments)
 
 	// Hosted attachments: public, unguessable names.
 	if s.media != nil {

@@ -12,6 +12,7 @@ import (
 
 	"switchboard/internal/auth"
 	"switchboard/internal/calls"
+	"switchboard/internal/inbox"
 	"switchboard/internal/sms"
 	"switchboard/internal/users"
 	"switchboard/internal/webhooks"
@@ -44,6 +45,8 @@ type Config struct {
 	Calls *calls.Service
 	// Webhooks serves the webhook endpoints (required).
 	Webhooks *webhooks.Service
+	// Inbox serves the shared inbox (required).
+	Inbox *inbox.Service
 	// Media serves hosted attachments under /media/.
 	Media http.Handler
 	// CarrierHooks serves the carrier driver's callbacks under /carrier/.
@@ -71,6 +74,7 @@ type Server struct {
 	users        *users.Service
 	calls        *calls.Service
 	webhooks     *webhooks.Service
+	inbox        *inbox.Service
 	media        http.Handler
 	carrierHooks http.Handler
 	oauth        http.Handler
@@ -102,6 +106,7 @@ func New(cfg Config) *Server {
 		users:        cfg.Users,
 		calls:        cfg.Calls,
 		webhooks:     cfg.Webhooks,
+		inbox:        cfg.Inbox,
 		media:        cfg.Media,
 		carrierHooks: cfg.CarrierHooks,
 		oauth:        cfg.OAuth,

@@ -100,15 +100,32 @@ func (s *Service) Inbound(ctx context.Context, in carrier.Inbound) error {
 		}
 	}
 	slices.Sort(participants)
+	readers, err := s.readers(ctx, line)
+	if err != nil {
+		return err
+	}
 	kw := keyword(in.Text)
 	// The message is dated when Switchboard stores it, not by the carrier's
 	// clock (Kannel's ts has whole seconds and the SMSC's skew), so a
 	// conversation's order by time and by id agree.
 	_, err = s.store.StoreInbound(ctx, store.Inbound{
 		Line: line, From: from, Participants: participants, Body: in.Text, Media: in.Media,
-		OptOut: stopWords[kw], OptIn: startWords[kw],
+		OptOut: stopWords[kw], OptIn: startWords[kw], Readers: readers,
 	})
 	return err
+}
+
+// readers returns the users who may see line (domain.LineReaders).
+func (s *Service) readers(ctx context.Context, line domain.Line) ([]int64, error) {
+	users, err := s.store.Users(ctx, line.AccountID)
+	if err != nil {
+		return nil, err
+	}
+	roles, err := s.store.Roles(ctx, line.AccountID)
+	if err != nil {
+		return nil, err
+	}
+	return domain.LineReaders(users, roles, line), nil
 }
 
 // Reconcile resolves outbound messages left pending longer than age (the

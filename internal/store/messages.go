@@ -183,8 +183,17 @@ func markSent(ctx context.Context, tx *Tx, id int64, ref string, known *sentFact
 		f.account, id, f.price, f.typ+" from "+f.from, tx.now); err != nil {
 		return fmt.Errorf("store: charge: %w", err)
 	}
-	if _, err := tx.exec(ctx, `UPDATE conversations SET last_message_id = ?, last_message_at = ? WHERE id = ?`, id, tx.now, f.conv); err != nil {
+	// The conversation leads its lists again (unless a newer message already
+	// does: a late receipt can accept an old send), and so do the rows of its
+	// users who have it unread.
+	res, err := tx.exec(ctx, `UPDATE conversations SET last_message_id = ?, last_message_at = ? WHERE id = ? AND (last_message_id IS NULL OR last_message_id < ?)`, id, tx.now, f.conv, id)
+	if err != nil {
 		return fmt.Errorf("store: conversation: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n > 0 {
+		if _, err := tx.exec(ctx, `UPDATE inbox_reads SET last_message_at = ? WHERE conversation_id = ? AND unread > 0`, tx.now, f.conv); err != nil {
+			return fmt.Errorf("store: conversation: %w", err)
+		}
 	}
 	return addEventJSON(ctx, tx, f.account, f.event.Type, f.event.Payload)
 }
@@ -367,6 +376,9 @@ type Inbound struct {
 	Media        []string
 	// OptOut and OptIn apply the STOP/START keywords in the same transaction.
 	OptOut, OptIn bool
+	// Readers are the users who may see the line: the text is unread for
+	// each of them (and for every user already following the thread).
+	Readers []int64
 }
 
 // StoreInbound stores an inbound text in its conversation, applies an opt-out
@@ -397,8 +409,8 @@ func (s *Store) StoreInbound(ctx context.Context, in Inbound) (int64, error) {
 		if err != nil {
 			return fmt.Errorf("store: inbound: %w", err)
 		}
-		if _, err := tx.exec(ctx, `UPDATE conversations SET last_message_id = ?, last_message_at = ? WHERE id = ?`, id, tx.now, convID); err != nil {
-			return fmt.Errorf("store: conversation: %w", err)
+		if err := countInbound(ctx, tx, in.Line.AccountID, in.Line.ID, convID, id, in.Readers); err != nil {
+			return err
 		}
 		switch {
 		case in.OptOut:

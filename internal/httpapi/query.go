@@ -1,0 +1,138 @@
+package httpapi
+
+import (
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"switchboard/internal/domain"
+)
+
+// queryParams reads a request's query string strictly: a parameter the
+// endpoint does not take, a parameter given twice, or a value that does not
+// parse or is out of range is 400 invalid_request naming the parameter. A
+// bad value is never replaced by a default; only an absent parameter is.
+// The first problem found is kept and reported by err, so a handler reads
+// every parameter and checks once:
+//
+//	q := parseQuery(r, "limit", "unread")
+//	limit := q.int("limit", 50, 1, 200)
+//	unread := q.bool("unread")
+//	if err := q.err(); err != nil {
+//		return err
+//	}
+type queryParams struct {
+	values url.Values
+	first  error
+}
+
+// parseQuery reads r's query string, which may hold only the allowed names.
+func parseQuery(r *http.Request, allowed ...string) *queryParams {
+	q := &queryParams{}
+	values, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		q.fail("the query string is malformed: %v", err)
+		return q
+	}
+	q.values = values
+	for name, vs := range values {
+		switch {
+		case !slices.Contains(allowed, name):
+			if len(allowed) == 0 {
+				q.fail("unknown query parameter %q: this endpoint takes none", name)
+			} else {
+				q.fail("unknown query parameter %q: this endpoint takes %s", name, strings.Join(allowed, ", "))
+			}
+		case len(vs) > 1:
+			q.fail("query parameter %s is given %d times; give it once (a list is comma-separated)", name, len(vs))
+		}
+	}
+	return q
+}
+
+func (q *queryParams) fail(format string, args ...any) {
+	if q.first == nil {
+		q.first = domain.Errorf(domain.Invalid, format, args...)
+	}
+}
+
+// err returns the first problem found, or nil.
+func (q *queryParams) err() error { return q.first }
+
+// raw returns the parameter's value and whether it was given at all.
+func (q *queryParams) raw(name string) (string, bool) {
+	if q.values == nil {
+		return "", false
+	}
+	vs, ok := q.values[name]
+	if !ok || len(vs) == 0 {
+		return "", false
+	}
+	return vs[0], true
+}
+
+// int reads an integer in [min, max]; def when absent.
+func (q *queryParams) int(name string, def, min, max int) int {
+	s, ok := q.raw(name)
+	if !ok {
+		return def
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < min || n > max {
+		q.fail("query parameter %s must be an integer from %d to %d; got %q", name, min, max, s)
+		return def
+	}
+	return n
+}
+
+// bool reads true or false (exactly those words); false when absent.
+func (q *queryParams) bool(name string) bool {
+	s, ok := q.raw(name)
+	if !ok {
+		return false
+	}
+	switch s {
+	case "true":
+		return true
+	case "false":
+		return false
+	}
+	q.fail("query parameter %s must be true or false; got %q", name, s)
+	return false
+}
+
+// list reads a comma-separated list of non-empty items (spaces around an
+// item are dropped); nil when absent. An empty value or an empty item is a
+// problem: "lines=" does not mean "no lines".
+func (q *queryParams) list(name string) []string {
+	s, ok := q.raw(name)
+	if !ok {
+		return nil
+	}
+	items := strings.Split(s, ",")
+	for i, it := range items {
+		items[i] = strings.TrimSpace(it)
+		if items[i] == "" {
+			q.fail("query parameter %s must be a comma-separated list without empty items; got %q", name, s)
+			return nil
+		}
+	}
+	return items
+}
+
+// time reads an RFC 3339 time; the zero time when absent.
+func (q *queryParams) time(name string) time.Time {
+	s, ok := q.raw(name)
+	if !ok {
+		return time.Time{}
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		q.fail("query parameter %s must be an RFC 3339 time such as 2025-01-31T09:00:00Z; got %q", name, s)
+		return time.Time{}
+	}
+	return t
+}
