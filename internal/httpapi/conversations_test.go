@@ -17,6 +17,7 @@ import (
 	"switchboard/internal/carrier"
 	"switchboard/internal/domain"
 	"switchboard/internal/httpapi"
+	"switchboard/internal/inbox"
 	"switchboard/internal/sms"
 	"switchboard/internal/store"
 	"switchboard/internal/store/storetest"
@@ -76,7 +77,8 @@ func setupInbox(t *testing.T, engine store.Engine) *inboxFixture {
 
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	f.sms = sms.New(sms.Config{Store: st, Log: log})
-	srv := httptest.NewServer(httpapi.New(httpapi.Config{Store: st, Auth: &auth.Authenticator{Store: st}, Log: log, SMS: f.sms}))
+	srv := httptest.NewServer(httpapi.New(httpapi.Config{Store: st, Auth: &auth.Authenticator{Store: st}, Log: log, SMS: f.sms,
+		Inbox: inbox.New(inbox.Config{Store: st, Log: log})}))
 	t.Cleanup(srv.Close)
 	f.url = srv.URL
 	f.client = apitest.Client(t)
