@@ -604,6 +604,9 @@ func TestCLIErrors(t *testing.T) {
 		{"serve with a relative media directory", []string{"serve", "--listen", "127.0.0.1:0", "--media", "file://relative/dir"}, 2},
 		{"serve with an unknown media scheme", []string{"serve", "--listen", "127.0.0.1:0", "--media", "http://x/y"}, 2},
 		{"serve with a negative reconcile-after", []string{"serve", "--listen", "127.0.0.1:0", "--reconcile-after", "-1s"}, 2},
+		{"serve with reconcile-after shorter than the carrier timeout", []string{"serve", "--listen", "127.0.0.1:0", "--reconcile-after", "10s"}, 2},
+		{"serve with reconcile-after equal to the carrier timeout", []string{"serve", "--listen", "127.0.0.1:0", "--reconcile-after", "5s", "--carrier-timeout", "5s"}, 2},
+		{"serve with a zero carrier timeout", []string{"serve", "--listen", "127.0.0.1:0", "--carrier-timeout", "0s"}, 2},
 		{"serve on an address without a port", []string{"serve", "--listen", "bogus"}, 2},
 		{"serve on an invalid address", []string{"serve", "--listen", "127.0.0.1:99999"}, 1},
 		{"database directory missing", []string{"account", "list", "--db", t.TempDir() + "/no/such/dir/x.db"}, 1},
@@ -913,5 +916,23 @@ func TestOperationsEndpoints(t *testing.T) {
 	}
 	if strings.Contains(metrics, "8675309") {
 		t.Errorf("GET /metrics: got the raw path 8675309 in a label, want route patterns only")
+	}
+}
+
+// A --reconcile-after no longer than the carrier timeout would let a node
+// abandon a message another node is still sending (the audit sent and
+// charged twice with two nodes and a 9 s carrier): serve refuses it at start
+// and says why. Before, it started.
+func TestServeRefusesReconcileWithinCarrierTimeout(t *testing.T) {
+	t.Parallel()
+	db := t.TempDir() + "/sb.db"
+	for _, args := range [][]string{
+		{"serve", "--listen", "127.0.0.1:0", "--reconcile-after", "10s"},
+		{"serve", "--listen", "127.0.0.1:0", "--reconcile-after", "9s", "--carrier-timeout", "9s"},
+	} {
+		_, stderr, exit := run(t, cliArgs(db, args)...)
+		if exit != 2 || !strings.Contains(stderr, "--reconcile-after") || !strings.Contains(stderr, "--carrier-timeout") || !strings.Contains(stderr, "longer") {
+			t.Errorf("switchboard %s: exit %d, stderr %q; want 2 and a message naming both flags", strings.Join(args, " "), exit, stderr)
+		}
 	}
 }

@@ -11,12 +11,12 @@ import (
 	"net/netip"
 	"os"
 	"strings"
+	"switchboard/internal/sms"
 	"text/tabwriter"
 	"time"
 
 	"switchboard/internal/domain"
 	"switchboard/internal/logging"
-	"switchboard/internal/sms"
 	"switchboard/internal/store"
 )
 
@@ -40,6 +40,7 @@ type cli struct {
 	kannelPassword string
 	kannelSecret   string
 	reconcileAfter time.Duration
+	carrierTimeout time.Duration
 	debugAddr      string
 
 	trustedProxyList string
@@ -74,7 +75,8 @@ func (c *cli) serveFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.kannelUser, "kannel-user", env("KANNEL_USER", ""), "Kannel sendsms username (SWITCHBOARD_KANNEL_USER)")
 	fs.StringVar(&c.kannelPassword, "kannel-password", env("KANNEL_PASSWORD", ""), "Kannel sendsms password (SWITCHBOARD_KANNEL_PASSWORD)")
 	fs.StringVar(&c.kannelSecret, "kannel-secret", env("KANNEL_SECRET", ""), "secret Kannel's dlr-url and get-url carry, at least 16 characters (SWITCHBOARD_KANNEL_SECRET)")
-	fs.DurationVar(&c.reconcileAfter, "reconcile-after", sms.DefaultReconcileAfter, "abandon a send still unanswered after this long (SWITCHBOARD_RECONCILE_AFTER)")
+	fs.DurationVar(&c.reconcileAfter, "reconcile-after", sms.DefaultReconcileAfter, "abandon a send still unanswered after this long; must be longer than --carrier-timeout (SWITCHBOARD_RECONCILE_AFTER)")
+	fs.DurationVar(&c.carrierTimeout, "carrier-timeout", sms.DefaultCarrierTimeout, "how long a send waits for the carrier's answer, or for its receipt when the answer is lost (SWITCHBOARD_CARRIER_TIMEOUT)")
 	fs.StringVar(&c.trustedProxyList, "trusted-proxies", env("TRUSTED_PROXIES", ""), "reverse proxies (addresses or CIDR prefixes, comma-separated) whose X-Forwarded-For names the client for per-address limits; none by default (SWITCHBOARD_TRUSTED_PROXIES)")
 	fs.StringVar(&c.webhookAllowHosts, "webhook-allow-hosts", env("WEBHOOK_ALLOW_HOSTS", ""), "hosts webhook deliveries may reach over plain http and on private or loopback addresses, comma-separated, e.g. 127.0.0.1,localhost; for tests and local development (SWITCHBOARD_WEBHOOK_ALLOW_HOSTS)")
 	fs.StringVar(&c.debugAddr, "debug-addr", env("DEBUG_ADDR", ""), "serve Go's pprof profiles on this address, e.g. 127.0.0.1:6060; off by default (SWITCHBOARD_DEBUG_ADDR)")
@@ -91,7 +93,7 @@ func (c *cli) parse(name string, args []string, define func(fs *flag.FlagSet)) e
 	}
 	// Typed flags take their variable through the flag itself, so that a bad
 	// value is refused like a bad flag instead of silently replaced.
-	for name, variable := range map[string]string{"json": "JSON", "reconcile-after": "RECONCILE_AFTER"} {
+	for name, variable := range map[string]string{"json": "JSON", "reconcile-after": "RECONCILE_AFTER", "carrier-timeout": "CARRIER_TIMEOUT"} {
 		if f := fs.Lookup(name); f != nil {
 			if v, ok := os.LookupEnv("SWITCHBOARD_" + variable); ok {
 				if err := f.Value.Set(v); err != nil {

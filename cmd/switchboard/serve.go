@@ -85,6 +85,16 @@ func (c *cli) checkServeFlags() error {
 	if c.reconcileAfter <= 0 {
 		return usageError{fmt.Sprintf("--reconcile-after %v: want a positive duration, e.g. 2m", c.reconcileAfter)}
 	}
+	if c.carrierTimeout <= 0 {
+		return usageError{fmt.Sprintf("--carrier-timeout %v: want a positive duration, e.g. 30s", c.carrierTimeout)}
+	}
+	// A send may wait for the carrier up to --carrier-timeout after writing
+	// its intent; a node that abandoned its message sooner (this one or
+	// another on the same database) would let a retry send it twice.
+	if c.reconcileAfter <= c.carrierTimeout {
+		return usageError{fmt.Sprintf("--reconcile-after %v must be longer than --carrier-timeout %v: a send can wait that long for the carrier, "+
+			"and a message still being sent must never be abandoned (by this node or another on the same database)", c.reconcileAfter, c.carrierTimeout)}
+	}
 	return nil
 }
 
@@ -226,6 +236,8 @@ func newApp(ctx context.Context, c *cli, st *store.Store, log *slog.Logger, publ
 		Media:    media,
 		MediaURL: func(name string) string { return media.URL(publicURL+"/media/", name) },
 		Log:      log,
+		// Checked against --reconcile-after at start.
+		CarrierTimeout: c.carrierTimeout,
 	})
 	// The carrier reports back to the service: receipts and inbound texts.
 	var hooks http.Handler

@@ -8,9 +8,16 @@ import (
 	"time"
 )
 
-// ErrUnavailable reports that the carrier refused the message or could not be
-// reached. The message was not accepted and must not be charged.
+// ErrUnavailable reports that the carrier certainly did not take the message:
+// it refused it, or could not be reached before the request was written. The
+// message must not be charged, and the client may be told nothing was sent.
 var ErrUnavailable = errors.New("carrier: unavailable")
+
+// ErrUnknown reports that the carrier may have taken the message: the request
+// was written but no answer came back (a timeout, a connection lost after
+// writing). The message must neither be charged on this alone nor reported
+// as not sent; its delivery receipt, if one comes, settles it.
+var ErrUnknown = errors.New("carrier: outcome unknown")
 
 // Message is one outbound message as handed to the carrier: one text (or MMS)
 // addressed to one recipient or to a group thread.
@@ -58,7 +65,9 @@ type Sink interface {
 }
 
 // Carrier sends messages. Send returns nil error only when the carrier accepted
-// the message; any error means it was not accepted (wrap ErrUnavailable).
+// the message. An error wraps ErrUnavailable only when the carrier certainly
+// did not take it; any other error (ErrUnknown, or one wrapping neither) is
+// treated as "may have been taken". Send must return by ctx's deadline.
 type Carrier interface {
 	Send(ctx context.Context, m Message) (Accepted, error)
 }

@@ -24,6 +24,9 @@ type SendOutcome string
 const (
 	SendCreated SendOutcome = "created" // a message was sent and charged
 	SendSkipped SendOutcome = "skipped" // every recipient was skipped: nothing sent or charged
+	// SendPending: the carrier's answer was lost and no evidence came in
+	// time; the message is pending, charged only if its receipt comes.
+	SendPending SendOutcome = "pending"
 )
 
 // The send result types carry JSON tags because an Idempotency-Key record

@@ -89,6 +89,7 @@ func toSendResultJSON(r *domain.SendResult) sendResultJSON {
 var sendStatus = map[domain.SendOutcome]int{
 	domain.SendCreated: http.StatusCreated,
 	domain.SendSkipped: http.StatusOK,
+	domain.SendPending: http.StatusAccepted,
 }
 
 func (s *Server) sendMessage(w http.ResponseWriter, r *http.Request) error {

@@ -54,6 +54,9 @@ func (s *Service) Receipt(ctx context.Context, r carrier.Receipt) error {
 		s.log.Warn("receipt for unknown message dropped", "message_id", r.MessageID)
 		return nil
 	}
+	if err == nil {
+		s.evidenceArrived(r.MessageID)
+	}
 	if err != nil {
 		// A receipt is evidence that the carrier took the message, and for a
 		// message still pending it is what charges it: keep trying after the

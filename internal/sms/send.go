@@ -32,9 +32,8 @@ const (
 	MaxAttachmentLen = 5 << 20 // decoded bytes
 )
 
-// carrierTimeout bounds one carrier call; the send outlives the client's
-// request so that its outcome is always recorded.
-const carrierTimeout = 30 * time.Second
+// DefaultCarrierTimeout is Config.CarrierTimeout's default.
+const DefaultCarrierTimeout = 30 * time.Second
 
 // MediaStore keeps uploaded attachments and gives them public URLs.
 type MediaStore interface {
@@ -59,6 +58,12 @@ type Config struct {
 	// recording an outcome); to make an HTTP client see a dropped connection,
 	// as after a real crash, panic with http.ErrAbortHandler instead.
 	Fault func(step string) error
+	// CarrierTimeout bounds how long a send waits for the carrier: for its
+	// answer and, when the answer is lost, for evidence that it took the
+	// message (its delivery receipt). 0 means DefaultCarrierTimeout. The
+	// reconciler's age must be longer, so that no node abandons a message
+	// another is still sending.
+	CarrierTimeout time.Duration
 }
 
 // Service sends messages, lists the lines they are sent from and receives
@@ -70,6 +75,11 @@ type Service struct {
 	mediaURL  func(name string) string
 	log       *slog.Logger
 	faultHook func(step string) error
+	// carrierTimeout is Config.CarrierTimeout with its default applied.
+	carrierTimeout time.Duration
+	// evidence holds, for each send waiting on an unknown carrier outcome,
+	// a channel that a receipt for its message closes.
+	evidence sync.Map // message id → chan struct{}
 
 	// inflight holds the ids of messages this process is sending (intent
 	// written, outcome not yet): the reconciler leaves them alone however
@@ -87,7 +97,11 @@ func (s *Service) Stop() { s.settle.stop() }
 
 // New builds the service, applying Config's defaults.
 func New(cfg Config) *Service {
-	s := &Service{store: cfg.Store, carrier: cfg.Carrier, media: cfg.Media, mediaURL: cfg.MediaURL, log: cfg.Log, faultHook: cfg.Fault}
+	s := &Service{store: cfg.Store, carrier: cfg.Carrier, media: cfg.Media, mediaURL: cfg.MediaURL, log: cfg.Log, faultHook: cfg.Fault,
+		carrierTimeout: cfg.CarrierTimeout}
+	if s.carrierTimeout <= 0 {
+		s.carrierTimeout = DefaultCarrierTimeout
+	}
 	if s.mediaURL == nil {
 		s.mediaURL = func(name string) string { return name }
 	}
@@ -183,9 +197,25 @@ func (s *Service) Send(ctx context.Context, p auth.Principal, req domain.SendReq
 		return nil, "", err // the reconciler resolves the pending message
 	}
 
-	cctx, cancel := context.WithTimeout(ctx, carrierTimeout)
+	deadline := time.Now().Add(s.carrierTimeout)
+	cctx, cancel := context.WithDeadline(ctx, deadline)
 	acc, sendErr := s.carrier.Send(cctx, carrier.Message{ID: id, From: line.Number, To: to, Text: req.Message, Media: msg.Media})
 	cancel()
+	if sendErr != nil && !errors.Is(sendErr, carrier.ErrUnavailable) {
+		// The carrier may have the message (a timeout, a connection lost
+		// after the request was written): a 5xx would promise it was not
+		// sent. Wait for evidence until the deadline.
+		s.log.Warn("carrier outcome unknown; waiting for evidence", "message_id", id, "err", sendErr)
+		if s.awaitEvidence(ctx, p.AccountID, id, deadline) {
+			s.log.Info("a delivery receipt proved the carrier took the message", "message_id", id)
+			return res, domain.SendCreated, nil
+		}
+		// No evidence either way: the message stays pending (charged if its
+		// receipt ever comes, abandoned uncharged by the reconciler if not)
+		// and the client is told exactly that (see docs/decisions.md).
+		res.Messages[0].Status = domain.StatusPending
+		return res, domain.SendPending, nil
+	}
 	if sendErr != nil {
 		s.log.Warn("carrier refused message", "message_id", id, "err", sendErr)
 		status, err := s.store.MarkUnsent(ctx, id, domain.StatusFailed)
@@ -485,3 +515,44 @@ func sortedCopy(s []string) []string {
 }
 
 var errNoMedia = errors.New("sms: no media store configured")
+
+// evidencePoll is how often a send waiting on an unknown outcome reads its
+// message: the receipt may reach another node (or this one's retry).
+const evidencePoll = 500 * time.Millisecond
+
+// awaitEvidence waits until deadline for proof that the carrier took message
+// id (a receipt, which marks it sent and charges it) and reports whether it
+// came. A receipt handled by this process wakes it at once; one handled
+// elsewhere is seen by reading the message.
+func (s *Service) awaitEvidence(ctx context.Context, accountID, id int64, deadline time.Time) bool {
+	ch := make(chan struct{})
+	s.evidence.Store(id, ch)
+	defer s.evidence.Delete(id)
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	tick := time.NewTicker(evidencePoll)
+	defer tick.Stop()
+	sent := func() bool {
+		m, err := s.store.Message(ctx, accountID, id)
+		return err == nil && m.Status == domain.StatusSent
+	}
+	for {
+		if sent() {
+			return true
+		}
+		select {
+		case <-ch:
+			return sent()
+		case <-tick.C:
+		case <-timer.C:
+			return sent()
+		}
+	}
+}
+
+// evidenceArrived wakes a send waiting on message id's unknown outcome.
+func (s *Service) evidenceArrived(id int64) {
+	if ch, ok := s.evidence.LoadAndDelete(id); ok {
+		close(ch.(chan struct{}))
+	}
+}

@@ -7,9 +7,11 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"switchboard/internal/carrier"
@@ -24,10 +26,12 @@ const (
 	// maxAnswerBytes bounds how much of smsbox's answer is read; its
 	// answers are one short line.
 	maxAnswerBytes = 4 << 10
-	// defaultTimeout bounds one sendsms call when Config.HTTPClient is nil.
+	// defaultTimeout bounds one sendsms call whose context has no deadline.
 	// smsbox answers as soon as bearerbox has queued the message, normally
-	// within milliseconds.
-	defaultTimeout = 15 * time.Second
+	// within milliseconds; Switchboard's sends pass their own deadline (the
+	// --carrier-timeout), and an answer that comes late is still read until
+	// then, since the message may be on its way.
+	defaultTimeout = 30 * time.Second
 	// minSecretLen keeps the shared secret out of brute-force reach.
 	minSecretLen = 16
 )
@@ -56,7 +60,9 @@ type Config struct {
 	Secret string
 	// SMSC, if set, is passed as sendsms's smsc parameter (an smsc-id).
 	SMSC string
-	// HTTPClient calls smsbox; nil means a client with a 15 s timeout.
+	// HTTPClient calls smsbox; nil means a client bounded only by the
+	// context of each Send (30 s when it has no deadline). A client with
+	// its own Timeout makes a late answer an unknown outcome.
 	HTTPClient *http.Client
 	// Logger receives handler failures; nil discards them.
 	Logger *slog.Logger
@@ -107,7 +113,7 @@ func New(cfg Config) (*Driver, error) {
 		// Keep connections to smsbox for concurrent senders instead of
 		// reconnecting: smsbox's listen backlog is small.
 		tr.MaxIdleConnsPerHost = 64
-		client = &http.Client{Timeout: defaultTimeout, Transport: tr}
+		client = &http.Client{Transport: tr}
 	}
 	// Never follow a redirect: the request carries the password, the
 	// callback secret and attachment URLs, and only smsbox's own answer
@@ -172,9 +178,17 @@ func isUnreserved(r rune) bool {
 }
 
 // Send hands m to Kannel. It returns nil error only when smsbox reports that
-// bearerbox accepted (or queued) the message; every error wraps
-// carrier.ErrUnavailable.
+// bearerbox accepted (or queued) the message. An error wraps
+// carrier.ErrUnavailable when Kannel certainly did not take the message (it
+// could not be reached before the request was written, or it answered with
+// a refusal) and carrier.ErrUnknown when the request was written but no
+// complete answer came back (a timeout, a connection lost after writing).
 func (d *Driver) Send(ctx context.Context, m carrier.Message) (carrier.Accepted, error) {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, defaultTimeout)
+		defer cancel()
+	}
 	text, err := smsText(m)
 	if err != nil {
 		return carrier.Accepted{}, fmt.Errorf("%w: kannel: %v", carrier.ErrUnavailable, err)
@@ -207,14 +221,30 @@ func (d *Driver) Send(ctx context.Context, m carrier.Message) (carrier.Accepted,
 	// the SMS twice. An empty body that cannot be rewound (no GetBody) makes
 	// the request non-replayable; the transport still sends no body for it.
 	req.Body = io.NopCloser(strings.NewReader(""))
+	// Whether any of the request may have reached smsbox decides what a
+	// failure means: before it was written (connection refused, a dial
+	// timeout) nothing was sent; after, smsbox may have queued the message.
+	var written atomic.Bool
+	req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
+		WroteHeaders: func() { written.Store(true) },
+		WroteRequest: func(httptrace.WroteRequestInfo) { written.Store(true) },
+	}))
 	resp, err := d.client.Do(req)
 	if err != nil {
+		if written.Load() {
+			return carrier.Accepted{}, fmt.Errorf("%w: kannel sendsms: no answer after the request was sent: %w", carrier.ErrUnknown, withoutURL(err))
+		}
 		return carrier.Accepted{}, fmt.Errorf("%w: kannel sendsms: %w", carrier.ErrUnavailable, withoutURL(err))
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswerBytes))
 	if err != nil {
-		return carrier.Accepted{}, fmt.Errorf("%w: kannel sendsms: read answer: %w", carrier.ErrUnavailable, withoutURL(err))
+		// A refusal is a refusal however its text ends; an acceptance cut
+		// short may be an acceptance.
+		if resp.StatusCode == http.StatusAccepted {
+			return carrier.Accepted{}, fmt.Errorf("%w: kannel sendsms: read answer: %w", carrier.ErrUnknown, withoutURL(err))
+		}
+		return carrier.Accepted{}, fmt.Errorf("%w: kannel sendsms answered %d: read answer: %w", carrier.ErrUnavailable, resp.StatusCode, withoutURL(err))
 	}
 	// Let the connection be reused even if smsbox said more than we read.
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))

@@ -311,8 +311,9 @@ func TestSendNetworkErrors(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 		defer cancel()
 		_, err := d.Send(ctx, msg)
-		if !errors.Is(err, carrier.ErrUnavailable) || !errors.Is(err, context.DeadlineExceeded) {
-			t.Fatalf("err = %v, want ErrUnavailable and DeadlineExceeded", err)
+		// The request was written: smsbox may have queued the message.
+		if !errors.Is(err, carrier.ErrUnknown) || !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("err = %v, want ErrUnknown and DeadlineExceeded", err)
 		}
 		if strings.Contains(err.Error(), "pw-not-in-errors") {
 			t.Errorf("error %q leaks the Kannel password", err)
@@ -327,11 +328,70 @@ func TestSendNetworkErrors(t *testing.T) {
 		cfg.HTTPClient = &http.Client{Timeout: 50 * time.Millisecond}
 		d := newDriver(t, cfg)
 		_, err := d.Send(context.Background(), msg)
-		if !errors.Is(err, carrier.ErrUnavailable) {
-			t.Fatalf("err = %v, want ErrUnavailable", err)
+		if !errors.Is(err, carrier.ErrUnknown) || errors.Is(err, carrier.ErrUnavailable) {
+			t.Fatalf("err = %v, want ErrUnknown (not ErrUnavailable: the request was sent)", err)
 		}
 		if strings.Contains(err.Error(), "pw-not-in-errors") {
 			t.Errorf("error %q leaks the Kannel password", err)
+		}
+	})
+}
+
+// A carrier that answers after the driver's own HTTP timeout may have taken
+// the message: that is an unknown outcome, never "not sent" (before, it was
+// ErrUnavailable and the client got a 503 for a message that was delivered).
+// Without a client timeout of its own the driver reads the late answer until
+// the context's deadline. A connection lost after the request was written
+// is unknown too; one refused before anything was written is not sent.
+func TestSendUnknownOutcomes(t *testing.T) {
+	t.Parallel()
+	msg := carrier.Message{ID: 1, From: "15550001", To: []string{"15550002"}, Text: "hi"}
+
+	t.Run("answer after the client timeout", func(t *testing.T) {
+		t.Parallel()
+		k := newFakeKannel(t, http.StatusAccepted, "0: Accepted for delivery")
+		k.delay = 300 * time.Millisecond
+		cfg := testConfig(k.srv.URL)
+		cfg.HTTPClient = &http.Client{Timeout: 100 * time.Millisecond}
+		_, err := newDriver(t, cfg).Send(context.Background(), msg)
+		if !errors.Is(err, carrier.ErrUnknown) || errors.Is(err, carrier.ErrUnavailable) {
+			t.Fatalf("err = %v, want ErrUnknown", err)
+		}
+	})
+
+	t.Run("late answer read by the default client", func(t *testing.T) {
+		t.Parallel()
+		k := newFakeKannel(t, http.StatusAccepted, "0: Accepted for delivery")
+		k.delay = 300 * time.Millisecond
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if _, err := newDriver(t, testConfig(k.srv.URL)).Send(ctx, msg); err != nil {
+			t.Fatalf("a late acceptance within the deadline: err = %v, want accepted", err)
+		}
+	})
+
+	t.Run("connection lost after the request was written", func(t *testing.T) {
+		t.Parallel()
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			conn, _, err := http.NewResponseController(w).Hijack()
+			if err == nil {
+				conn.Close()
+			}
+		}))
+		t.Cleanup(srv.Close)
+		_, err := newDriver(t, testConfig(srv.URL)).Send(context.Background(), msg)
+		if !errors.Is(err, carrier.ErrUnknown) {
+			t.Fatalf("err = %v, want ErrUnknown", err)
+		}
+	})
+
+	t.Run("connection refused", func(t *testing.T) {
+		t.Parallel()
+		k := newFakeKannel(t, http.StatusAccepted, "0: Accepted for delivery")
+		k.srv.Close()
+		_, err := newDriver(t, testConfig(k.srv.URL)).Send(context.Background(), msg)
+		if !errors.Is(err, carrier.ErrUnavailable) || errors.Is(err, carrier.ErrUnknown) {
+			t.Fatalf("err = %v, want ErrUnavailable only", err)
 		}
 	})
 }
