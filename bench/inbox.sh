@@ -15,7 +15,6 @@
 #   3. GET /sms/unread
 #   4. GET /sms/conversations?offset=40000           (vs 1)
 #   5. GET …/{big}?markRead=true&limit=1 vs …/{small}?markRead=true&limit=1
-# and prints each query's plan (EXPLAIN QUERY PLAN / EXPLAIN).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dur=${1:-10s}
@@ -66,12 +65,3 @@ run "markRead big thread ($(field bigMessages))" "/sms/conversations/$line/$big?
 echo
 echo "CPU of the server: $(ps -o times= -p "$pid") s"
 
-if [[ $db != postgres* ]] && command -v sqlite3 >/dev/null; then
-  echo
-  echo "== query plans (SQLite)"
-  go run ./bench/inboxplans -db "$db"
-elif [[ $db == postgres* ]]; then
-  echo
-  echo "== query plans (PostgreSQL)"
-  go run ./bench/inboxplans -db "$db"
-fi
