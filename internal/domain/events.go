@@ -36,6 +36,9 @@ type SMSEvent struct {
 	GroupParticipants []string           `json:"groupParticipants,omitempty"`
 	Status            string             `json:"status,omitempty"`
 	Delivery          *SMSDeliveryReport `json:"delivery,omitempty"`
+	// Blocked marks an inbound text from a number on the line's block list:
+	// stored, but kept out of the inbox's unread counts.
+	Blocked bool `json:"blocked,omitempty"`
 }
 
 // SMSDeliveryReport is the carrier's delivery report in a message.delivery event.
@@ -59,8 +62,8 @@ func SMSSentEvent(id int64, line string, numbers []string) (Event, error) {
 
 // SMSReceivedEvent is the event of inbound message id from from to line; group
 // lists every other party of a group thread (nil for a 1:1 text).
-func SMSReceivedEvent(id int64, line, from string, group []string) (Event, error) {
-	return smsEvent(SMSEvent{Event: SMSReceived, MessageID: id, Direction: "in", Line: line, Numbers: []string{from}, GroupParticipants: group})
+func SMSReceivedEvent(id int64, line, from string, group []string, blocked bool) (Event, error) {
+	return smsEvent(SMSEvent{Event: SMSReceived, MessageID: id, Direction: "in", Line: line, Numbers: []string{from}, GroupParticipants: group, Blocked: blocked})
 }
 
 // SMSDeliveryEvent is the event of a delivery report on outbound message id.

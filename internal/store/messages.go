@@ -403,13 +403,26 @@ func (s *Store) StoreInbound(ctx context.Context, in Inbound) (int64, error) {
 		if err != nil {
 			return err
 		}
-		id, err = tx.insert(ctx, `INSERT INTO messages (account_id, conversation_id, line_id, direction, from_number, to_numbers, body, media, type, status, created_at)
-			VALUES (?, ?, ?, 'in', ?, ?, ?, ?, ?, ?, ?)`,
-			in.Line.AccountID, convID, in.Line.ID, in.From, string(to), in.Body, string(media), typ, domain.StatusReceived, tx.now)
+		// A sender on the line's block list is still heard (the text is kept
+		// in its thread, marked blocked, and its event written) but is never
+		// unread for anyone and never reopens the thread.
+		blocked, reason := true, ""
+		if err := tx.queryRow(ctx, `SELECT reason FROM blocked_senders WHERE line_id = ? AND number = ?`, in.Line.ID, in.From).Scan(&reason); errors.Is(err, sql.ErrNoRows) {
+			blocked = false
+		} else if err != nil {
+			return fmt.Errorf("store: inbound: blocked sender: %w", err)
+		}
+		id, err = tx.insert(ctx, `INSERT INTO messages (account_id, conversation_id, line_id, direction, from_number, to_numbers, body, media, type, status, blocked, block_reason, created_at)
+			VALUES (?, ?, ?, 'in', ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			in.Line.AccountID, convID, in.Line.ID, in.From, string(to), in.Body, string(media), typ, domain.StatusReceived, blocked, reason, tx.now)
 		if err != nil {
 			return fmt.Errorf("store: inbound: %w", err)
 		}
-		if err := countInbound(ctx, tx, in.Line.AccountID, in.Line.ID, convID, id, in.Readers); err != nil {
+		if blocked {
+			if _, err := tx.exec(ctx, `UPDATE conversations SET last_message_id = ?, last_message_at = ? WHERE id = ?`, id, tx.now, convID); err != nil {
+				return fmt.Errorf("store: conversation: %w", err)
+			}
+		} else if err := countInbound(ctx, tx, in.Line.AccountID, in.Line.ID, convID, id, in.Readers); err != nil {
 			return err
 		}
 		switch {
@@ -425,7 +438,7 @@ func (s *Store) StoreInbound(ctx context.Context, in Inbound) (int64, error) {
 		if len(in.Participants) > 1 {
 			group = in.Participants
 		}
-		ev, err := domain.SMSReceivedEvent(id, in.Line.Number, in.From, group)
+		ev, err := domain.SMSReceivedEvent(id, in.Line.Number, in.From, group, blocked)
 		if err != nil {
 			return err
 		}
