@@ -104,11 +104,8 @@ func userAccessToken(ctx context.Context, st *store.Store, userID int64, scopes 
 	sum := sha256.Sum256([]byte(verifier))
 	challenge := base64.RawURLEncoding.EncodeToString(sum[:])
 	req := store.OAuthRequest{Hash: auth.HashSecret(secret("")), ClientID: c.ClientID, RedirectURI: redirectURI,
-		Scopes: scopeNames(scopes), CodeChallenge: challenge, CSRFHash: auth.HashSecret(secret(""))}
+		Scopes: scopeNames(scopes), CodeChallenge: challenge, CSRFHash: auth.HashSecret(secret("")), UserID: userID}
 	if err := st.CreateOAuthRequest(ctx, &req); err != nil {
-		return "", err
-	}
-	if err := st.SignInOAuthRequest(ctx, req.Hash, userID); err != nil {
 		return "", err
 	}
 	code := secret("sbac_")

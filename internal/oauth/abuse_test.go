@@ -3,7 +3,9 @@ package oauth_test
 import (
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"net/netip"
+	"net/url"
 	"strconv"
 	"strings"
 	"testing"
@@ -216,4 +218,122 @@ func TestParseTrustedProxies(t *testing.T) {
 			t.Errorf("ParseTrustedProxies(%q) accepted", bad)
 		}
 	}
+}
+
+// TestAuthorizeWritesNothing: opening the sign-in page, which needs no
+// credential, costs no database write; only signing in does.
+func TestAuthorizeWritesNothing(t *testing.T) {
+	st := storetest.Open(t, store.SQLite)
+	e := setup(t, st)
+	// The first authorize anywhere creates the shared sealing key, once.
+	resp, page := e.get(t, browser(t), e.authorizePath(nil))
+	wantStatus(t, resp, page, http.StatusOK)
+
+	before := st.CommitStats()
+	for i := range 50 {
+		resp, page := e.get(t, browser(t), e.authorizePath(map[string]string{"state": "s" + strconv.Itoa(i)}))
+		wantStatus(t, resp, page, http.StatusOK)
+	}
+	if after := st.CommitStats(); after.Writes != before.Writes {
+		t.Fatalf("50 authorize pages wrote %d times, want 0", after.Writes-before.Writes)
+	}
+
+	// Signing in writes the request, once.
+	b := browser(t)
+	before = st.CommitStats()
+	e.signIn(t, b, nil)
+	if after := st.CommitStats(); after.Writes-before.Writes != 1 {
+		t.Fatalf("authorize, sign-in and the consent page wrote %d times, want 1", after.Writes-before.Writes)
+	}
+}
+
+// TestSignInOnAnotherNode: the sign-in form from one node is accepted by
+// another on the same database (the sealing key is shared), through to the
+// code exchange.
+func TestSignInOnAnotherNode(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		a := setup(t, st)
+		b := *a
+		other := httptest.NewServer(oauth.New(oauth.Config{Store: st, Issuer: a.url}).Handler())
+		t.Cleanup(other.Close)
+		b.url = other.URL
+
+		br := browser(t)
+		resp, page := a.get(t, br, a.authorizePath(nil))
+		wantStatus(t, resp, page, http.StatusOK)
+		form := hidden(t, page)
+		form.Set("username", "amy")
+		form.Set("password", password)
+		// The cookie jar keys cookies by host: carry the CSRF cookie over.
+		u, _ := url.Parse(other.URL)
+		au, _ := url.Parse(a.url)
+		br.Jar.SetCookies(u, br.Jar.Cookies(au))
+		resp, body := b.postForm(t, br, "/oauth/login", form)
+		wantStatus(t, resp, body, http.StatusSeeOther)
+		resp, page = b.get(t, br, resp.Header.Get("Location"))
+		wantStatus(t, resp, page, http.StatusOK)
+		consent := hidden(t, page)
+		consent.Set("decision", "approve")
+		resp, body = a.postForm(t, br, "/oauth/consent", consent)
+		wantStatus(t, resp, body, http.StatusSeeOther)
+		back, _ := url.Parse(resp.Header.Get("Location"))
+		if status, tok := a.exchange(t, back.Query().Get("code")); status != 200 {
+			t.Fatalf("exchange = %d %+v", status, tok)
+		}
+	})
+}
+
+// TestSealedRequestTampering: the sign-in form's request cannot be altered,
+// forged or moved to another client, and outlives neither its client nor
+// its expiry.
+func TestSealedRequestTampering(t *testing.T) {
+	st := storetest.Open(t, store.SQLite)
+	e := setup(t, st)
+	b := browser(t)
+	resp, page := e.get(t, b, e.authorizePath(nil))
+	wantStatus(t, resp, page, http.StatusOK)
+	form := hidden(t, page)
+	form.Set("username", "amy")
+	form.Set("password", password)
+	sealed := form.Get("request")
+	flip := []byte(sealed)
+	flip[len(flip)-5] = map[bool]byte{true: 'B', false: 'A'}[flip[len(flip)-5] == 'A']
+	for name, v := range map[string]string{
+		"altered":        string(flip),
+		"truncated":      sealed[:len(sealed)-10],
+		"made up":        "sbpr_" + strings.Repeat("A", 200),
+		"a request id":   strings.Repeat("A", 43),
+		"empty":          "",
+		"another prefix": "sbxx_" + sealed[5:],
+	} {
+		f := url.Values{}
+		for k, vv := range form {
+			f[k] = vv
+		}
+		f.Set("request", v)
+		resp, body := e.postForm(t, b, "/oauth/login", f)
+		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "expired") {
+			t.Errorf("%s: got %d, want 400 and the expired page:\n%s", name, resp.StatusCode, body)
+		}
+	}
+	// Another server's key (another database) cannot open it.
+	other := setup(t, storetest.Open(t, store.SQLite))
+	ou, _ := url.Parse(other.url)
+	eu, _ := url.Parse(e.url)
+	b.Jar.SetCookies(ou, b.Jar.Cookies(eu))
+	resp, body := other.postForm(t, b, "/oauth/login", form)
+	wantStatus(t, resp, body, http.StatusBadRequest)
+
+	// The client is deleted before the person signs in.
+	resp, body = e.postForm(t, b, "/oauth/login", form)
+	wantStatus(t, resp, body, http.StatusSeeOther) // still fine now
+	later := time.Now().Add(store.OAuthUnusedClientTTL + time.Hour)
+	st.SetClock(func() time.Time { return later })
+	// e's client has no grant yet: pruned.
+	if n, err := st.PruneUnusedOAuthClients(ctx); err != nil || n == 0 {
+		t.Fatalf("prune = %d, %v", n, err)
+	}
+	st.SetClock(time.Now)
+	resp, body = e.postForm(t, b, "/oauth/login", form)
+	wantStatus(t, resp, body, http.StatusBadRequest)
 }

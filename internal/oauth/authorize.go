@@ -91,22 +91,22 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	reqID := secret("")
+	// Nothing is stored until the person signs in (see seal.go).
 	csrf := s.csrfToken(w, r)
-	req := store.OAuthRequest{
-		Hash:          auth.HashSecret(reqID),
-		ClientID:      client.ClientID,
-		RedirectURI:   redirectURI,
-		Scopes:        scopes,
-		State:         state,
-		CodeChallenge: challenge,
-		CSRFHash:      auth.HashSecret(csrf),
-	}
-	if err := s.store.CreateOAuthRequest(ctx, &req); err != nil {
+	sealed, err := s.sealPending(ctx, pendingAuth{
+		ClientID:    client.ClientID,
+		RedirectURI: redirectURI,
+		Scopes:      scopes,
+		State:       state,
+		Challenge:   challenge,
+		CSRFHash:    auth.HashSecret(csrf),
+		Expires:     s.now().Add(store.OAuthRequestTTL).Unix(),
+	})
+	if err != nil {
 		s.pageServerError(w, r, "authorize", err)
 		return
 	}
-	s.page(w, r, http.StatusOK, "login", s.loginData(client, reqID, csrf, "", ""), redirectURI)
+	s.page(w, r, http.StatusOK, "login", s.loginData(client, sealed, csrf, "", ""), redirectURI)
 }
 
 func (s *Server) loginData(c store.OAuthClient, reqID, csrf, username, problem string) pageData {
@@ -114,10 +114,11 @@ func (s *Server) loginData(c store.OAuthClient, reqID, csrf, username, problem s
 		Request: reqID, CSRF: csrf, Username: username, Error: problem}
 }
 
-// login checks the person's password for a pending request.
+// login checks the person's password for the sealed request the sign-in
+// form carries and, only then, stores the request (signed in) for consent.
 func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	reqID, req, client, csrf, ok := s.pendingRequest(w, r, true)
+	sealed, p, client, csrf, ok := s.sealedRequest(w, r)
 	if !ok {
 		return
 	}
@@ -127,7 +128,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		secs := int((wait + time.Second - 1) / time.Second)
 		w.Header().Set("Retry-After", strconv.Itoa(secs))
 		s.page(w, r, http.StatusTooManyRequests, "login",
-			s.loginData(client, reqID, csrf, username, fmt.Sprintf("Too many failed attempts. Wait %d seconds and try again.", secs)), req.RedirectURI)
+			s.loginData(client, sealed, csrf, username, fmt.Sprintf("Too many failed attempts. Wait %d seconds and try again.", secs)), p.RedirectURI)
 		return
 	}
 	var user domain.User
@@ -144,11 +145,23 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	if !auth.CheckPassword(user.PasswordHash, password) || user.ID == 0 {
 		// Already counted by begin.
 		s.log.InfoContext(ctx, "oauth sign-in failed", "ip", ip, "client_id", client.ClientID)
-		s.page(w, r, http.StatusUnauthorized, "login", s.loginData(client, reqID, csrf, username, "Wrong username or password."), req.RedirectURI)
+		s.page(w, r, http.StatusUnauthorized, "login", s.loginData(client, sealed, csrf, username, "Wrong username or password."), p.RedirectURI)
 		return
 	}
 	s.throttle.succeed(username, ip)
-	if err := s.store.SignInOAuthRequest(ctx, req.Hash, user.ID); err != nil {
+	reqID := secret("")
+	req := store.OAuthRequest{
+		Hash:          auth.HashSecret(reqID),
+		ClientID:      p.ClientID,
+		RedirectURI:   p.RedirectURI,
+		Scopes:        p.Scopes,
+		State:         p.State,
+		CodeChallenge: p.Challenge,
+		CSRFHash:      p.CSRFHash,
+		UserID:        user.ID,
+		ExpiresAt:     time.Unix(p.Expires, 0), // signing in does not buy more time
+	}
+	if err := s.store.CreateOAuthRequest(ctx, &req); err != nil {
 		if domain.IsNotFound(err) {
 			s.expired(w, r)
 			return
@@ -157,6 +170,45 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	http.Redirect(w, r, s.basePath+"/oauth/consent?request="+url.QueryEscape(reqID), http.StatusSeeOther)
+}
+
+// sealedRequest opens the sealed request a sign-in form posts and checks
+// that this browser started it, as pendingRequest does for stored ones. On
+// failure it has written the answer and returns ok false.
+func (s *Server) sealedRequest(w http.ResponseWriter, r *http.Request) (sealed string, p pendingAuth, client store.OAuthClient, csrf string, ok bool) {
+	ctx := r.Context()
+	r.Body = http.MaxBytesReader(w, r.Body, formBodyLimit)
+	if err := r.ParseForm(); err != nil {
+		s.errorPage(w, r, http.StatusBadRequest, "Something is wrong", "The form could not be read.")
+		return
+	}
+	sealed = r.PostForm.Get("request")
+	p, err := s.openPending(ctx, sealed, s.now())
+	if errors.Is(err, errNotPending) {
+		s.expired(w, r)
+		return
+	}
+	if err != nil {
+		s.pageServerError(w, r, "open authorization request", err)
+		return
+	}
+	cookie, _ := r.Cookie(s.csrfCookie)
+	if cookie == nil || subtle.ConstantTimeCompare(auth.HashSecret(cookie.Value), p.CSRFHash) != 1 ||
+		subtle.ConstantTimeCompare([]byte(r.PostForm.Get("csrf_token")), []byte(cookie.Value)) != 1 {
+		s.csrfRefused(w, r)
+		return
+	}
+	// The client may have been deleted (pruned, or by the operator) since.
+	client, err = s.store.OAuthClient(ctx, p.ClientID)
+	if domain.IsNotFound(err) {
+		s.expired(w, r)
+		return
+	}
+	if err != nil {
+		s.pageServerError(w, r, "load oauth client", err)
+		return
+	}
+	return sealed, p, client, cookie.Value, true
 }
 
 // consentPage shows what the client asks for, to the browser that signed in.
@@ -241,6 +293,12 @@ func (s *Server) pendingRequest(w http.ResponseWriter, r *http.Request, withFiel
 		reqID = r.URL.Query().Get("request")
 	}
 	if !wellFormed(reqID, "") {
+		if _, err := s.openPending(ctx, reqID, s.now()); err == nil {
+			// The sign-in form's request, posted to consent: nobody has
+			// signed in for it.
+			s.errorPage(w, r, http.StatusForbidden, "Sign in first", "Sign in before deciding what this application may do.")
+			return
+		}
 		s.expired(w, r)
 		return
 	}
@@ -259,8 +317,7 @@ func (s *Server) pendingRequest(w http.ResponseWriter, r *http.Request, withFiel
 		valid = subtle.ConstantTimeCompare([]byte(r.PostForm.Get("csrf_token")), []byte(cookie.Value)) == 1
 	}
 	if !valid {
-		s.errorPage(w, r, http.StatusForbidden, "Request refused",
-			"This page was not opened from the sign-in you started in this browser, or your browser blocked its cookie. Start again from the application.")
+		s.csrfRefused(w, r)
 		return
 	}
 	client, err = s.store.OAuthClient(ctx, req.ClientID)
@@ -269,6 +326,11 @@ func (s *Server) pendingRequest(w http.ResponseWriter, r *http.Request, withFiel
 		return
 	}
 	return reqID, req, client, cookie.Value, true
+}
+
+func (s *Server) csrfRefused(w http.ResponseWriter, r *http.Request) {
+	s.errorPage(w, r, http.StatusForbidden, "Request refused",
+		"This page was not opened from the sign-in you started in this browser, or your browser blocked its cookie. Start again from the application.")
 }
 
 func (s *Server) expired(w http.ResponseWriter, r *http.Request) {

@@ -42,11 +42,9 @@ func benchGrant(ctx context.Context, st *store.Store, h http.Handler, clientID, 
 		Scopes:        []string{string(auth.SMSRead)},
 		CodeChallenge: base64.RawURLEncoding.EncodeToString(sum[:]),
 		CSRFHash:      auth.HashSecret(benchSecret("")),
+		UserID:        userID,
 	}
 	if err := st.CreateOAuthRequest(ctx, &req); err != nil {
-		return "", err
-	}
-	if err := st.SignInOAuthRequest(ctx, req.Hash, userID); err != nil {
 		return "", err
 	}
 	code := benchSecret(oauth.CodePrefix)

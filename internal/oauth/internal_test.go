@@ -1,10 +1,14 @@
 package oauth
 
 import (
+	"context"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"switchboard/internal/store"
+	"switchboard/internal/store/storetest"
 )
 
 func TestClientRedirectKeepsRegisteredQuery(t *testing.T) {
@@ -160,5 +164,28 @@ func TestLimiterRefillsAndBounds(t *testing.T) {
 	l.allow("e")
 	if len(l.addrs) != 1 || l.addrs["e"] == nil {
 		t.Fatalf("tracked %v after an hour, want only e", l.addrs)
+	}
+}
+
+func TestSealedRequestExpires(t *testing.T) {
+	st := storetest.Open(t, store.SQLite)
+	s := New(Config{Store: st, Issuer: "https://sb.example"})
+	now := time.Unix(2_000_000_000, 0)
+	p := pendingAuth{ClientID: "c", RedirectURI: "https://app.example/cb", Scopes: []string{"sms:read"}, Challenge: "x",
+		CSRFHash: []byte("h"), Expires: now.Add(10 * time.Minute).Unix()}
+	v, err := s.sealPending(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.openPending(context.Background(), v, now.Add(10*time.Minute-time.Second))
+	if err != nil || got.ClientID != "c" || got.RedirectURI != p.RedirectURI || string(got.CSRFHash) != "h" {
+		t.Fatalf("open before expiry = %+v, %v", got, err)
+	}
+	if _, err := s.openPending(context.Background(), v, now.Add(10*time.Minute)); err != errNotPending {
+		t.Fatalf("open at expiry: %v, want errNotPending", err)
+	}
+	// Two seals of one request differ (random nonce).
+	if w, _ := s.sealPending(context.Background(), p); w == v {
+		t.Fatal("sealing twice gave the same value")
 	}
 }

@@ -70,6 +70,8 @@ type Server struct {
 	throttle   *throttle
 	metadata   []byte
 
+	seal           sealer
+	now            func() time.Time
 	registrations  *limiter
 	trustedProxies []netip.Prefix
 	registered     *prometheus.CounterVec // by outcome
@@ -85,6 +87,7 @@ func New(cfg Config) *Server {
 		accessTTL:  cfg.AccessTTL,
 		refreshTTL: cfg.RefreshTTL,
 		throttle:   newThrottle(),
+		now:        time.Now,
 
 		trustedProxies: cfg.TrustedProxies,
 	}

@@ -277,21 +277,34 @@ func (s *Store) OAuthClients(ctx context.Context) ([]OAuthClient, error) {
 
 // --- authorization requests ---------------------------------------------------
 
-// CreateOAuthRequest stores r, which expires OAuthRequestTTL from now; it sets
-// r.CreatedAt and r.ExpiresAt. r.UserID is ignored (nobody has signed in yet).
+// CreateOAuthRequest stores r and sets r.CreatedAt and r.ExpiresAt. The
+// request expires at r.ExpiresAt when that is set (the server carried the
+// request until sign-in and its clock started then), never later than
+// OAuthRequestTTL from now; one already expired is not_found. r.UserID is who
+// signed in, or 0 for nobody yet.
 func (s *Store) CreateOAuthRequest(ctx context.Context, r *OAuthRequest) error {
 	if len(r.Hash) == 0 || len(r.CSRFHash) == 0 {
 		return domain.Errorf(domain.Invalid, "request and CSRF hashes are required")
 	}
+	var user sql.NullInt64
+	if r.UserID != 0 {
+		user = sql.NullInt64{Int64: r.UserID, Valid: true}
+	}
 	return s.write(ctx, func(tx *Tx) error {
 		exp := tx.now + OAuthRequestTTL.Microseconds()
-		_, err := tx.exec(ctx, `INSERT INTO oauth_requests (hash, client_id, redirect_uri, scopes, state, code_challenge, csrf_hash, created_at, expires_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			r.Hash, r.ClientID, r.RedirectURI, strings.Join(r.Scopes, " "), r.State, r.CodeChallenge, r.CSRFHash, tx.now, exp)
+		if !r.ExpiresAt.IsZero() {
+			exp = min(exp, micros(r.ExpiresAt))
+		}
+		if exp <= tx.now {
+			return domain.Errorf(domain.NotFound, "authorization request expired")
+		}
+		_, err := tx.exec(ctx, `INSERT INTO oauth_requests (hash, client_id, redirect_uri, scopes, state, code_challenge, csrf_hash, user_id, created_at, expires_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			r.Hash, r.ClientID, r.RedirectURI, strings.Join(r.Scopes, " "), r.State, r.CodeChallenge, r.CSRFHash, user, tx.now, exp)
 		if err != nil {
 			return fmt.Errorf("store: create oauth request: %w", err)
 		}
-		r.UserID, r.CreatedAt, r.ExpiresAt = 0, fromMicros(tx.now), fromMicros(exp)
+		r.CreatedAt, r.ExpiresAt = fromMicros(tx.now), fromMicros(exp)
 		return nil
 	})
 }
@@ -319,21 +332,6 @@ func (s *Store) OAuthRequest(ctx context.Context, hash []byte) (OAuthRequest, er
 		return r, fmt.Errorf("store: oauth request: %w", notFound(err, "authorization request"))
 	}
 	return r, nil
-}
-
-// SignInOAuthRequest records that userID signed in for the request. The
-// request keeps its expiry: signing in does not buy more time.
-func (s *Store) SignInOAuthRequest(ctx context.Context, hash []byte, userID int64) error {
-	return s.write(ctx, func(tx *Tx) error {
-		res, err := tx.exec(ctx, `UPDATE oauth_requests SET user_id = ? WHERE hash = ? AND expires_at > ?`, userID, hash, tx.now)
-		if err != nil {
-			return fmt.Errorf("store: sign in oauth request: %w", err)
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return domain.Errorf(domain.NotFound, "authorization request not found or expired")
-		}
-		return nil
-	})
 }
 
 // takeOAuthRequest deletes and returns the unexpired, signed-in request: a

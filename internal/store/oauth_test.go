@@ -52,11 +52,8 @@ func (f oauthFixture) approve(t *testing.T, scopes ...string) (string, store.OAu
 	t.Helper()
 	reqID := newSecret("req")
 	r := store.OAuthRequest{Hash: h(reqID), ClientID: f.client.ClientID, RedirectURI: f.client.RedirectURIs[0],
-		Scopes: scopes, State: "st", CodeChallenge: "challenge", CSRFHash: h("csrf")}
+		Scopes: scopes, State: "st", CodeChallenge: "challenge", CSRFHash: h("csrf"), UserID: f.user.ID}
 	if err := f.s.CreateOAuthRequest(ctx, &r); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.s.SignInOAuthRequest(ctx, h(reqID), f.user.ID); err != nil {
 		t.Fatal(err)
 	}
 	code := newSecret("code")
@@ -167,21 +164,33 @@ func TestOAuthRequestLifecycle(t *testing.T) {
 		_, err = s.DenyOAuthRequest(ctx, h("r1"))
 		wantCode(t, err, domain.PermissionDenied)
 
-		wantCode(t, s.SignInOAuthRequest(ctx, h("unknown"), f.user.ID), domain.NotFound)
-		if err := s.SignInOAuthRequest(ctx, h("r1"), f.user.ID); err != nil {
+		// Signed in: stored with its user and the expiry it was given.
+		signed := r
+		signed.Hash, signed.UserID, signed.ExpiresAt = h("r1s"), f.user.ID, time.Now().Add(time.Minute).Truncate(time.Second)
+		if err := s.CreateOAuthRequest(ctx, &signed); err != nil {
 			t.Fatal(err)
 		}
-		if got, _ := s.OAuthRequest(ctx, h("r1")); got.UserID != f.user.ID {
-			t.Fatalf("UserID after sign-in = %d, want %d", got.UserID, f.user.ID)
+		if got, _ := s.OAuthRequest(ctx, h("r1s")); got.UserID != f.user.ID || !got.ExpiresAt.Equal(signed.ExpiresAt) {
+			t.Fatalf("signed-in request = %+v, want user %d expiring %v", got, f.user.ID, signed.ExpiresAt)
 		}
-		denied, err := s.DenyOAuthRequest(ctx, h("r1"))
+		// Never later than the TTL, and never already expired.
+		late := r
+		late.Hash, late.ExpiresAt = h("late"), time.Now().Add(time.Hour)
+		if err := s.CreateOAuthRequest(ctx, &late); err != nil || late.ExpiresAt.After(time.Now().Add(store.OAuthRequestTTL)) {
+			t.Fatalf("request asking for an hour: expires %v, %v; want within %v", late.ExpiresAt, err, store.OAuthRequestTTL)
+		}
+		gone := r
+		gone.Hash, gone.ExpiresAt = h("gone"), time.Now().Add(-time.Second)
+		wantCode(t, s.CreateOAuthRequest(ctx, &gone), domain.NotFound)
+
+		denied, err := s.DenyOAuthRequest(ctx, h("r1s"))
 		if err != nil || denied.RedirectURI != "https://app.example/cb" || denied.State != "xyz" {
 			t.Fatalf("Deny = %+v, %v", denied, err)
 		}
 		// Single use.
-		_, _, err = s.ApproveOAuthRequest(ctx, h("r1"), h("code"))
+		_, _, err = s.ApproveOAuthRequest(ctx, h("r1s"), h("code"))
 		wantCode(t, err, domain.NotFound)
-		_, err = s.OAuthRequest(ctx, h("r1"))
+		_, err = s.OAuthRequest(ctx, h("r1s"))
 		wantCode(t, err, domain.NotFound)
 
 		// Expiry.
@@ -194,7 +203,8 @@ func TestOAuthRequestLifecycle(t *testing.T) {
 		s.SetClock(func() time.Time { return later })
 		_, err = s.OAuthRequest(ctx, h("r2"))
 		wantCode(t, err, domain.NotFound)
-		wantCode(t, s.SignInOAuthRequest(ctx, h("r2"), f.user.ID), domain.NotFound)
+		_, _, err = s.ApproveOAuthRequest(ctx, h("r2"), h("code2"))
+		wantCode(t, err, domain.NotFound)
 		if err := s.PruneOAuth(ctx); err != nil {
 			t.Fatal(err)
 		}
