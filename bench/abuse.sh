@@ -6,7 +6,8 @@
 #      by status, client rows written, database growth;
 #   2. GET /oauth/authorize for [duration]: answers, oauth_requests rows
 #      written, database growth;
-#   3. GET /metrics on the API listener: its status.
+#   3. GET /metrics on the API listener, and on the private listener when the
+#      binary has one (--metrics-addr): their statuses.
 #   bash bench/abuse.sh [duration] [concurrency]     (BASE=74b8824 by default)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -36,6 +37,7 @@ for which in base new; do
   s2=$(size "$db")
   echo "   oauth_requests rows: $(sqlite3 "$db" 'SELECT COUNT(*) FROM oauth_requests'), database grew $(( (s2 - s1) / 1024 )) KiB"
   echo "   GET /metrics on the API listener: $(curl -s -o /dev/null -w '%{http_code}' "http://$addr/metrics")"
+  [ -z "$maddr" ] || echo "   GET /metrics on --metrics-addr: $(curl -s -o /dev/null -w '%{http_code}' "http://$maddr/metrics")"
   kill "$pid"; wait "$pid" 2>/dev/null || true; pid=
 done
 uptime

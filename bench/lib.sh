@@ -57,13 +57,24 @@ send_body='{"from":"14155550100","to":["+1 (212) 555-0100"],"message":"Your appo
 
 # start_server BIN DB LOG [serve flags…]: serves on a free port with $SERVE_ENV
 # in its environment and waits until it is ready. Sets addr and pid (the
-# server's own pid, so that a trap can stop it).
+# server's own pid, so that a trap can stop it), and maddr: the private
+# listener's address for /metrics and /debug/pprof/ (empty for a binary from
+# before --metrics-addr, which served /metrics on addr).
 start_server() {
   local bin=$1 db=$2 log=$3
   shift 3
-  addr=127.0.0.1:$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+  addr=127.0.0.1:$(free_port)
+  maddr=
+  if "$bin" serve -h 2>&1 | grep -q -- -metrics-addr; then
+    maddr=127.0.0.1:$(free_port)
+    set -- --metrics-addr "$maddr" "$@"
+  fi
   env ${SERVE_ENV:-} "$bin" --db "$db" serve --listen "$addr" "$@" >"$log" 2>&1 &
   pid=$!
   for _ in $(seq 1 100); do curl -sf "http://$addr/readyz" >/dev/null && break; sleep 0.1; done
   kill -0 "$pid" || { echo "server did not start:"; cat "$log"; exit 1; }
 }
+
+# metrics_url: where the running server's /metrics is.
+metrics_url() { echo "http://${maddr:-$addr}/metrics"; }

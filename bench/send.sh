@@ -20,7 +20,7 @@ cpu0=$(cpu)
   -c "$conc" -d "$dur" -ceiling-bytes "$bytes" -label "POST /sms/messages (sim, SQLite FULL)" ${LOADGEN_FLAGS:-}
 # The committer's counters over the whole run (warmups included): group size
 # and where a commit cycle's time goes.
-curl -s "http://$addr/metrics" | awk '
+curl -s "$(metrics_url)" | awk '
   /^switchboard_store_commits_total/ {b=$2} /^switchboard_store_writes_total/ {w=$2}
   /^switchboard_store_exec_seconds_total/ {e=$2} /^switchboard_store_commit_seconds_total/ {c=$2}
   END { if (b > 0) printf "committer: %d commits, %.1f writes each, %.2f ms running writes + %.2f ms in COMMIT per commit\n", b, w/b, 1000*e/b, 1000*c/b }'

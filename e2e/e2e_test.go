@@ -892,7 +892,10 @@ func TestDemo(t *testing.T) {
 
 func TestOperationsEndpoints(t *testing.T) {
 	t.Parallel()
-	base := startServer(t, storetest.DSN(t, store.SQLite))
+	base, private := startServerAddrs(t, storetest.DSN(t, store.SQLite), "--metrics-addr", "127.0.0.1:0")
+	if private == "" {
+		t.Fatal(`--metrics-addr 127.0.0.1:0: the "serving" log line names no metrics_addr`)
+	}
 	for _, path := range []string{"/healthz", "/readyz"} {
 		r := request(t, http.MethodGet, base+path, "")
 		if r.status != http.StatusOK {
@@ -904,9 +907,18 @@ func TestOperationsEndpoints(t *testing.T) {
 	}
 	// A path with a number in it must not become a metric label.
 	request(t, http.MethodGet, base+apiPrefix+"/users/8675309", "")
-	r := request(t, http.MethodGet, base+"/metrics", "")
+	// Metrics and profiles are on the private listener only.
+	for _, path := range []string{"/metrics", "/debug/pprof/"} {
+		if r := request(t, http.MethodGet, base+path, ""); r.status != http.StatusNotFound || !strings.Contains(string(r.body), `"not_found"`) {
+			t.Errorf("GET %s on the public listener: status got %d, want 404 not_found\nbody: %s", path, r.status, r.body)
+		}
+	}
+	if r := request(t, http.MethodGet, private+"/debug/pprof/", ""); r.status != http.StatusOK {
+		t.Errorf("GET /debug/pprof/ on the metrics listener: status got %d, want 200", r.status)
+	}
+	r := request(t, http.MethodGet, private+"/metrics", "")
 	if r.status != http.StatusOK {
-		t.Fatalf("GET /metrics: status got %d, want 200", r.status)
+		t.Fatalf("GET /metrics on the metrics listener: status got %d, want 200", r.status)
 	}
 	metrics := string(r.body)
 	for _, want := range []string{"switchboard_http_requests_total", `route="GET /healthz"`, "switchboard_http_request_duration_seconds"} {

@@ -375,18 +375,27 @@ func (p *process) stopNow() {
 // test ends and must exit 0.
 func startServer(t *testing.T, db string, extraArgs ...string) (baseURL string) {
 	t.Helper()
+	baseURL, _ = startServerAddrs(t, db, extraArgs...)
+	return baseURL
+}
+
+// startServerAddrs is startServer that also returns the private metrics
+// listener's base URL ("" unless extraArgs give --metrics-addr).
+func startServerAddrs(t *testing.T, db string, extraArgs ...string) (baseURL, metricsURL string) {
+	t.Helper()
 	args := append([]string{"serve", "--listen", "127.0.0.1:0", "--log-format", "json", "--db", db}, extraArgs...)
 	p := start(t, childEnv(), args...)
-	var addr string
+	var addr, metricsAddr string
 	p.waitLine(p.stderr, `the "serving" log line`, func(line string) bool {
 		var rec struct {
-			Msg  string `json:"msg"`
-			Addr string `json:"addr"`
+			Msg         string `json:"msg"`
+			Addr        string `json:"addr"`
+			MetricsAddr string `json:"metrics_addr"`
 		}
 		if json.Unmarshal([]byte(line), &rec) != nil || rec.Msg != "serving" || rec.Addr == "" {
 			return false
 		}
-		addr = rec.Addr
+		addr, metricsAddr = rec.Addr, rec.MetricsAddr
 		return true
 	})
 	p.afterStop = func() {
@@ -394,7 +403,10 @@ func startServer(t *testing.T, db string, extraArgs ...string) (baseURL string) 
 			t.Errorf("%s: exited 0 after SIGTERM but never logged \"stopped\" (graceful shutdown)", p.name)
 		}
 	}
-	return "http://" + addr
+	if metricsAddr != "" {
+		metricsURL = "http://" + metricsAddr
+	}
+	return "http://" + addr, metricsURL
 }
 
 // logMsg matches a JSON log line whose msg is msg.

@@ -41,7 +41,7 @@ type cli struct {
 	kannelSecret   string
 	reconcileAfter time.Duration
 	carrierTimeout time.Duration
-	debugAddr      string
+	metricsAddr    string
 
 	trustedProxyList string
 	trustedProxies   []netip.Prefix // parsed by checkServeFlags
@@ -79,7 +79,7 @@ func (c *cli) serveFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.carrierTimeout, "carrier-timeout", sms.DefaultCarrierTimeout, "how long a send waits for the carrier's answer, or for its receipt when the answer is lost (SWITCHBOARD_CARRIER_TIMEOUT)")
 	fs.StringVar(&c.trustedProxyList, "trusted-proxies", env("TRUSTED_PROXIES", ""), "reverse proxies (addresses or CIDR prefixes, comma-separated) whose X-Forwarded-For names the client for per-address limits; none by default (SWITCHBOARD_TRUSTED_PROXIES)")
 	fs.StringVar(&c.webhookAllowHosts, "webhook-allow-hosts", env("WEBHOOK_ALLOW_HOSTS", ""), "hosts webhook deliveries may reach over plain http and on private or loopback addresses, comma-separated, e.g. 127.0.0.1,localhost; for tests and local development (SWITCHBOARD_WEBHOOK_ALLOW_HOSTS)")
-	fs.StringVar(&c.debugAddr, "debug-addr", env("DEBUG_ADDR", ""), "serve Go's pprof profiles on this address, e.g. 127.0.0.1:6060; off by default (SWITCHBOARD_DEBUG_ADDR)")
+	fs.StringVar(&c.metricsAddr, "metrics-addr", env("METRICS_ADDR", ""), "serve Prometheus /metrics and Go's /debug/pprof/ on this private address, e.g. 127.0.0.1:9090; off by default, never on --listen (SWITCHBOARD_METRICS_ADDR)")
 }
 
 // parse parses args with the common flags plus the command's own (added by

@@ -19,6 +19,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"switchboard/internal/auth"
 	"switchboard/internal/background"
@@ -63,6 +64,15 @@ func cmdServe(ctx context.Context, c *cli, args []string) error {
 func (c *cli) checkServeFlags() error {
 	if _, _, err := net.SplitHostPort(c.listen); err != nil {
 		return usageError{fmt.Sprintf("--listen %q: want host:port, e.g. 127.0.0.1:8080", c.listen)}
+	}
+	if c.metricsAddr != "" {
+		_, port, err := net.SplitHostPort(c.metricsAddr)
+		if err != nil {
+			return usageError{fmt.Sprintf("--metrics-addr %q: want host:port, e.g. 127.0.0.1:9090", c.metricsAddr)}
+		}
+		if c.metricsAddr == c.listen && port != "0" {
+			return usageError{"--metrics-addr must differ from --listen: metrics and profiles are for the operator, not the public"}
+		}
 	}
 	if c.publicURL != "" {
 		u, err := url.Parse(c.publicURL)
@@ -140,17 +150,23 @@ func serve(ctx context.Context, c *cli, st *store.Store, log *slog.Logger, ready
 	}
 	defer a.background.Stop()
 
-	if c.debugAddr != "" {
+	metricsAddr := ""
+	if c.metricsAddr != "" {
+		mln, err := net.Listen("tcp", c.metricsAddr)
+		if err != nil {
+			srv.Close()
+			return fmt.Errorf("listen on --metrics-addr %s: %w", c.metricsAddr, err)
+		}
+		metricsAddr = mln.Addr().String()
+		msrv := &http.Server{Handler: privateHandler(a.registry), ReadHeaderTimeout: 10 * time.Second}
 		go func() {
-			// A separate listener, so profiles are never exposed with the API.
-			mux := http.NewServeMux()
-			mux.HandleFunc("/debug/pprof/", pprof.Index)
-			mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-			mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-			log.Warn("debug server stopped", "err", http.ListenAndServe(c.debugAddr, mux))
+			if err := msrv.Serve(mln); !errors.Is(err, http.ErrServerClosed) {
+				log.Warn("metrics listener stopped", "err", err)
+			}
 		}()
+		defer msrv.Close()
 	}
-	log.Info("serving", "addr", ln.Addr().String(), "public_url", publicURL, "engine", st.Engine(), "carrier", c.carrier)
+	log.Info("serving", "addr", ln.Addr().String(), "metrics_addr", metricsAddr, "public_url", publicURL, "engine", st.Engine(), "carrier", c.carrier)
 	if !store.Durable && st.Engine() == store.SQLite {
 		log.Warn("this binary was built with the benchnosync tag: SQLite commits are not durable; never deploy it")
 	}
@@ -172,8 +188,22 @@ func serve(ctx context.Context, c *cli, st *store.Store, log *slog.Logger, ready
 	return nil
 }
 
+// privateHandler serves what only the operator may see: Prometheus metrics
+// and Go's profiles, on --metrics-addr, never on the public listener.
+func privateHandler(reg *prometheus.Registry) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	return mux
+}
+
 // app is the running server's parts.
 type app struct {
+	registry  *prometheus.Registry
 	publicURL string
 	handler   http.Handler
 	sms       *sms.Service
@@ -264,6 +294,7 @@ func newApp(ctx context.Context, c *cli, st *store.Store, log *slog.Logger, publ
 	a.webhooks = webhooks.New(webhooks.Config{Store: st, AllowHosts: webhooks.ParseAllowList(c.webhookAllowHosts), Log: log})
 
 	reg := prometheus.NewRegistry()
+	a.registry = reg
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	registerStoreMetrics(reg, st)
 	a.dispatcher = webhooks.NewDispatcher(webhooks.DispatcherConfig{Store: st, AllowHosts: webhooks.ParseAllowList(c.webhookAllowHosts), Log: log, Registry: reg})

@@ -15,6 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
 	"switchboard/internal/apitest"
 	"switchboard/internal/auth"
 	"switchboard/internal/domain"
@@ -35,12 +38,23 @@ type fixture struct {
 	st     *store.Store
 	keys   map[string]string // name → secret
 	users  map[string]domain.User
+	// metrics is the server's registry, served only on the private listener.
+	metrics *prometheus.Registry
+}
+
+// scrape returns the metrics as Prometheus would read them from the
+// private listener.
+func (f *fixture) scrape(t *testing.T) string {
+	t.Helper()
+	w := httptest.NewRecorder()
+	promhttp.HandlerFor(f.metrics, promhttp.HandlerOpts{}).ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	return w.Body.String()
 }
 
 func setup(t *testing.T, engine store.Engine) *fixture {
 	t.Helper()
 	st := storetest.Open(t, engine)
-	f := &fixture{st: st, keys: map[string]string{}, users: map[string]domain.User{}}
+	f := &fixture{st: st, keys: map[string]string{}, users: map[string]domain.User{}, metrics: prometheus.NewRegistry()}
 
 	acme := storetest.Account(t, st, &storetest.AccountOpts{Name: "Acme Corp"})
 	beta := storetest.Account(t, st, &storetest.AccountOpts{Name: "Beta LLC"})
@@ -72,6 +86,7 @@ func setup(t *testing.T, engine store.Engine) *fixture {
 		Users:    users.New(users.Config{Store: st}),
 		Webhooks: webhooks.New(webhooks.Config{Store: st}),
 		Log:      slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Registry: f.metrics,
 	}))
 	t.Cleanup(srv.Close)
 	f.url = srv.URL
@@ -310,12 +325,19 @@ func TestOpenAPIServedAndOperations(t *testing.T) {
 			t.Errorf("%s = %d", path, resp.StatusCode)
 		}
 	}
-	resp, err := http.Get(f.url + "/metrics")
-	must(t, err)
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if !strings.Contains(string(b), `switchboard_http_requests_total{route="GET /api/public/v1/openapi.json",status="200"} 1`) {
+	if b := f.scrape(t); !strings.Contains(b, `switchboard_http_requests_total{route="GET /api/public/v1/openapi.json",status="200"} 1`) {
 		t.Errorf("metrics missing request count:\n%s", b)
+	}
+	// The public listener does not serve metrics or profiles: 404 in the
+	// error envelope, like any unknown path.
+	for _, path := range []string{"/metrics", "/debug/pprof/"} {
+		resp, err := http.Get(f.url + path)
+		must(t, err)
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound || !strings.Contains(string(b), `"not_found"`) || strings.Contains(string(b), "switchboard_") {
+			t.Errorf("GET %s on the public listener: %d %s, want 404 not_found", path, resp.StatusCode, b)
+		}
 	}
 }
 

@@ -54,7 +54,7 @@ func TestSendLargeBodiesShareABudget(t *testing.T) {
 	// Wait until the server has granted it its share (the gauge an operator
 	// watches), so the next request surely finds the budget taken.
 	for deadline := time.Now().Add(10 * time.Second); ; {
-		if largeBodyBytes(t, f.url) == int64(len(large)) {
+		if largeBodyBytes(t, f.fixture) == int64(len(large)) {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -93,7 +93,7 @@ func TestSendLargeBodiesShareABudget(t *testing.T) {
 	if got := <-done; got != 201 {
 		t.Fatalf("stalled large send: status %d, want 201", got)
 	}
-	if n := largeBodyBytes(t, f.url); n != 0 {
+	if n := largeBodyBytes(t, f.fixture); n != 0 {
 		t.Fatalf("large body bytes after every large request ended: %d", n)
 	}
 	if status, _, body := f.post(t, f.keys["acme"], "", large); status != 201 {
@@ -102,14 +102,9 @@ func TestSendLargeBodiesShareABudget(t *testing.T) {
 }
 
 // largeBodyBytes reads the switchboard_http_large_body_bytes gauge.
-func largeBodyBytes(t *testing.T, base string) int64 {
+func largeBodyBytes(t *testing.T, f *fixture) int64 {
 	t.Helper()
-	resp, err := http.Get(base + "/metrics")
-	must(t, err)
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	must(t, err)
-	for _, line := range strings.Split(string(b), "\n") {
+	for _, line := range strings.Split(f.scrape(t), "\n") {
 		if v, ok := strings.CutPrefix(line, "switchboard_http_large_body_bytes "); ok {
 			n, err := strconv.ParseFloat(v, 64)
 			must(t, err)

@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"switchboard/internal/apitest"
 	"switchboard/internal/auth"
 	"switchboard/internal/blob"
@@ -76,7 +78,7 @@ func setupSend(t *testing.T, engine store.Engine) *sendFixture {
 func setupSendWith(t *testing.T, engine store.Engine, adjust func(*httpapi.Config, *http.Server)) *sendFixture {
 	t.Helper()
 	st := storetest.Open(t, engine)
-	f := &sendFixture{fixture: &fixture{st: st, keys: map[string]string{}, users: map[string]domain.User{}}}
+	f := &sendFixture{fixture: &fixture{st: st, keys: map[string]string{}, users: map[string]domain.User{}, metrics: prometheus.NewRegistry()}}
 
 	acme := storetest.Account(t, st, &storetest.AccountOpts{Name: "Acme Corp"})
 	beta := storetest.Account(t, st, &storetest.AccountOpts{Name: "Beta LLC"})
@@ -139,6 +141,7 @@ func setupSendWith(t *testing.T, engine store.Engine, adjust func(*httpapi.Confi
 		Users:    users.New(users.Config{Store: st}),
 		Webhooks: webhooks.New(webhooks.Config{Store: st}),
 		Media:    media.Handler(),
+		Registry: f.metrics,
 	}
 	if adjust != nil {
 		adjust(&cfg, srv.Config)

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"switchboard/internal/auth"
 	"switchboard/internal/calls"
@@ -37,7 +36,9 @@ type Config struct {
 	Store Database
 	Auth  *auth.Authenticator
 	Log   *slog.Logger
-	// Registry receives the HTTP metrics; nil makes a private one.
+	// Registry receives the HTTP metrics; nil makes a private one. They are
+	// not served here: the public listener must not show them (the caller
+	// serves them on a private listener).
 	Registry *prometheus.Registry
 	SMS      *sms.Service
 	Users    *users.Service
@@ -117,7 +118,6 @@ func New(cfg Config) *Server {
 		Name: "switchboard_http_large_body_bytes",
 		Help: "Bytes of large request bodies (over 1 MiB, or of unknown length and over 1 MiB so far: counted as the largest allowed) being received or handled now, out of a fixed budget.",
 	}, func() float64 { return float64(s.bodies.held.Load()) }))
-	s.mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	s.handler = s.withRequestID(s.withRecover(s.withAccessLog(s.mux)))
 	return s
 }
