@@ -33,6 +33,7 @@ import (
 	"switchboard/internal/oauth"
 	"switchboard/internal/sms"
 	"switchboard/internal/store"
+	"switchboard/internal/sysmem"
 	"switchboard/internal/users"
 	"switchboard/internal/webhooks"
 )
@@ -166,7 +167,8 @@ func serve(ctx context.Context, c *cli, st *store.Store, log *slog.Logger, ready
 		}()
 		defer msrv.Close()
 	}
-	log.Info("serving", "addr", ln.Addr().String(), "metrics_addr", metricsAddr, "public_url", publicURL, "engine", st.Engine(), "carrier", c.carrier)
+	log.Info("serving", "addr", ln.Addr().String(), "metrics_addr", metricsAddr, "public_url", publicURL, "engine", st.Engine(), "carrier", c.carrier,
+		"memory_limit_mib", debug.SetMemoryLimit(-1)>>20)
 	if !store.Durable && st.Engine() == store.SQLite {
 		log.Warn("this binary was built with the benchnosync tag: SQLite commits are not durable; never deploy it")
 	}
@@ -369,7 +371,7 @@ func tuneRuntime() {
 		// the heap to several gigabytes; a soft limit makes the collector
 		// work harder instead. An operator's own GOMEMLIMIT wins.
 		if os.Getenv("GOMEMLIMIT") == "" {
-			debug.SetMemoryLimit(2 << 30)
+			debug.SetMemoryLimit(defaultMemoryLimit(sysmem.Available("/")))
 		}
 		// Twice as many Ps as CPUs. Every SQLite write goes through one
 		// committer goroutine that spends half its time in fsync; when fsync
@@ -406,4 +408,22 @@ func registerStoreMetrics(reg prometheus.Registerer, st *store.Store) {
 		counter("switchboard_store_commit_seconds_total", "Time the SQLite committer spent in COMMIT (WAL write and fsync).",
 			func(c store.CommitStats) float64 { return c.Commit.Seconds() }),
 	)
+}
+
+// maxMemoryLimit is the most a burst of maximal sends needs (the large-body
+// budget and the copies decoding makes; docs/benchmarks.md): more would only
+// let the heap grow further before the collector works harder.
+const maxMemoryLimit = 2 << 30
+
+// defaultMemoryLimit is the soft memory limit serve sets: three quarters of
+// the memory the container or machine gives this process, leaving the rest
+// to SQLite's page cache, the kernel and whatever shares the machine, and at
+// most maxMemoryLimit. A container with 1 GiB thus gets 768 MiB instead of a
+// limit above what the kernel allows, where the collector would never work
+// harder before the OOM killer came.
+func defaultMemoryLimit(available int64, _ string) int64 {
+	if available <= 0 {
+		return maxMemoryLimit
+	}
+	return min(available/4*3, maxMemoryLimit)
 }

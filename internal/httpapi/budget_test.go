@@ -159,3 +159,106 @@ func TestSendBodyTimeoutAnswered(t *testing.T) {
 		t.Fatalf("got %d %s, want 400 saying the body was not received in time", resp.StatusCode, b)
 	}
 }
+
+// TestSendSmallerBodiesPassWaitingLargeOnes: a large body that does not fit
+// in the budget does not hold up a smaller one that does (the budget was
+// first-in first-out: eight slow 70 MB uploads made a 2 MB send wait 29 s);
+// the wait is measured.
+func TestSendSmallerBodiesPassWaitingLargeOnes(t *testing.T) {
+	t.Parallel()
+	const budget = 4 << 20
+	f := setupSendWith(t, store.SQLite, func(c *httpapi.Config, _ *http.Server) {
+		c.BodyBudget, c.BodyWait = budget, 20*time.Second
+	})
+	body := func(decoded int) string {
+		content := base64.StdEncoding.EncodeToString(paddedImage(t, "image/png", decoded))
+		return `{"from":"` + lineMain + `","to":["` + usA + `"],"attachments":[{"filename":"a.png","contentType":"image/png","content":"` + content + `"}]}`
+	}
+	holding, waiting, passing := body(1600<<10), body(2200<<10), body(900<<10)
+	if len(passing) <= 1<<20 || len(holding)+len(waiting) <= budget || len(holding)+len(passing) > budget {
+		t.Fatalf("sizes: %d %d %d do not make the case", len(holding), len(waiting), len(passing))
+	}
+
+	// slow starts a send whose body arrives only when the returned function
+	// is called; its status comes on the channel.
+	slow := func(b string, first int) (finish func(), status <-chan int) {
+		pr, pw := io.Pipe()
+		req, err := http.NewRequest("POST", f.url+sendPath, pr)
+		must(t, err)
+		req.ContentLength = int64(len(b))
+		req.Header.Set("Authorization", "Bearer "+f.keys["acme"])
+		done := make(chan int, 1)
+		go func() {
+			resp, err := apitest.Client(t).Do(req)
+			if err != nil {
+				done <- 0
+				return
+			}
+			resp.Body.Close()
+			done <- resp.StatusCode
+		}()
+		t.Cleanup(func() { pw.CloseWithError(io.ErrUnexpectedEOF) })
+		go pw.Write([]byte(b[:first]))
+		return func() {
+			go func() {
+				pw.Write([]byte(b[first:]))
+				pw.Close()
+			}()
+		}, done
+	}
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s", what)
+			}
+		}
+	}
+
+	finishHolding, holdingDone := slow(holding, len(holding)/2)
+	waitFor("the first body to hold its share", func() bool {
+		return metricValue(t, f.url, "switchboard_http_large_body_bytes") == float64(len(holding))
+	})
+	finishWaiting, waitingDone := slow(waiting, 0)
+	waitFor("the second body to wait for room", func() bool { return metricValue(t, f.url, "switchboard_http_large_body_waiting") == 1 })
+
+	start := time.Now()
+	status, _, raw := f.post(t, f.keys["acme"], "", passing)
+	if took := time.Since(start); status != 201 || took > 5*time.Second {
+		t.Fatalf("a body that fits while a larger one waits: %d after %v (%.200s), want 201 at once", status, took, raw)
+	}
+	if n := metricValue(t, f.url, "switchboard_http_large_body_wait_seconds_count"); n < 1 {
+		t.Errorf("wait histogram count = %v, want the admitted bodies counted", n)
+	}
+
+	// The waiting body is admitted once the first ends, and both succeed.
+	finishHolding()
+	if got := <-holdingDone; got != 201 {
+		t.Fatalf("holding send: %d", got)
+	}
+	waitFor("the waiting body to be admitted", func() bool { return metricValue(t, f.url, "switchboard_http_large_body_waiting") == 0 })
+	finishWaiting()
+	if got := <-waitingDone; got != 201 {
+		t.Fatalf("waiting send: %d", got)
+	}
+	waitFor("the budget to empty", func() bool { return metricValue(t, f.url, "switchboard_http_large_body_bytes") == 0 })
+}
+
+// metricValue reads one unlabelled sample from /metrics.
+func metricValue(t *testing.T, base, name string) float64 {
+	t.Helper()
+	resp, err := http.Get(base + "/metrics")
+	must(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	must(t, err)
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
+			n, err := strconv.ParseFloat(v, 64)
+			must(t, err)
+			return n
+		}
+	}
+	t.Fatalf("no %s in /metrics", name)
+	return 0
+}

@@ -118,6 +118,16 @@ func New(cfg Config) *Server {
 		Name: "switchboard_http_large_body_bytes",
 		Help: "Bytes of large request bodies (over 1 MiB, or of unknown length and over 1 MiB so far: counted as the largest allowed) being received or handled now, out of a fixed budget.",
 	}, func() float64 { return float64(s.bodies.held.Load()) }))
+	bodyWait := prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "switchboard_http_large_body_wait_seconds",
+		Help:    "How long large request bodies waited for room in the budget (smallest first), including those that gave up with 503.",
+		Buckets: []float64{0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30},
+	})
+	reg.MustRegister(bodyWait, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "switchboard_http_large_body_waiting",
+		Help: "Large request bodies waiting for room in the budget now.",
+	}, func() float64 { return float64(s.bodies.waiting()) }))
+	s.bodies.observe = func(d time.Duration) { bodyWait.Observe(d.Seconds()) }
 	s.handler = s.withRequestID(s.withRecover(s.withAccessLog(s.mux)))
 	return s
 }
