@@ -217,17 +217,17 @@ func TestSendSmallerBodiesPassWaitingLargeOnes(t *testing.T) {
 
 	finishHolding, holdingDone := slow(holding, len(holding)/2)
 	waitFor("the first body to hold its share", func() bool {
-		return metricValue(t, f.url, "switchboard_http_large_body_bytes") == float64(len(holding))
+		return metricValue(t, f.fixture, "switchboard_http_large_body_bytes") == float64(len(holding))
 	})
 	finishWaiting, waitingDone := slow(waiting, 0)
-	waitFor("the second body to wait for room", func() bool { return metricValue(t, f.url, "switchboard_http_large_body_waiting") == 1 })
+	waitFor("the second body to wait for room", func() bool { return metricValue(t, f.fixture, "switchboard_http_large_body_waiting") == 1 })
 
 	start := time.Now()
 	status, _, raw := f.post(t, f.keys["acme"], "", passing)
 	if took := time.Since(start); status != 201 || took > 5*time.Second {
 		t.Fatalf("a body that fits while a larger one waits: %d after %v (%.200s), want 201 at once", status, took, raw)
 	}
-	if n := metricValue(t, f.url, "switchboard_http_large_body_wait_seconds_count"); n < 1 {
+	if n := metricValue(t, f.fixture, "switchboard_http_large_body_wait_seconds_count"); n < 1 {
 		t.Errorf("wait histogram count = %v, want the admitted bodies counted", n)
 	}
 
@@ -236,23 +236,18 @@ func TestSendSmallerBodiesPassWaitingLargeOnes(t *testing.T) {
 	if got := <-holdingDone; got != 201 {
 		t.Fatalf("holding send: %d", got)
 	}
-	waitFor("the waiting body to be admitted", func() bool { return metricValue(t, f.url, "switchboard_http_large_body_waiting") == 0 })
+	waitFor("the waiting body to be admitted", func() bool { return metricValue(t, f.fixture, "switchboard_http_large_body_waiting") == 0 })
 	finishWaiting()
 	if got := <-waitingDone; got != 201 {
 		t.Fatalf("waiting send: %d", got)
 	}
-	waitFor("the budget to empty", func() bool { return metricValue(t, f.url, "switchboard_http_large_body_bytes") == 0 })
+	waitFor("the budget to empty", func() bool { return metricValue(t, f.fixture, "switchboard_http_large_body_bytes") == 0 })
 }
 
 // metricValue reads one unlabelled sample from /metrics.
-func metricValue(t *testing.T, base, name string) float64 {
+func metricValue(t *testing.T, f *fixture, name string) float64 {
 	t.Helper()
-	resp, err := http.Get(base + "/metrics")
-	must(t, err)
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	must(t, err)
-	for _, line := range strings.Split(string(b), "\n") {
+	for _, line := range strings.Split(f.scrape(t), "\n") {
 		if v, ok := strings.CutPrefix(line, name+" "); ok {
 			n, err := strconv.ParseFloat(v, 64)
 			must(t, err)
