@@ -2,6 +2,8 @@ package oauth
 
 import (
 	"context"
+	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -187,5 +189,22 @@ func TestSealedRequestExpires(t *testing.T) {
 	// Two seals of one request differ (random nonce).
 	if w, _ := s.sealPending(context.Background(), p); w == v {
 		t.Fatal("sealing twice gave the same value")
+	}
+}
+
+func TestPagesSendHSTSOnlyOverHTTPS(t *testing.T) {
+	for issuer, want := range map[string]string{
+		"https://sb.example":    "max-age=31536000",
+		"http://127.0.0.1:8080": "",
+	} {
+		s := New(Config{Issuer: issuer})
+		w := httptest.NewRecorder()
+		s.Handler().ServeHTTP(w, httptest.NewRequest("GET", "/oauth/authorize", nil))
+		if ct := w.Header().Get("Content-Type"); !strings.HasPrefix(ct, "text/html") {
+			t.Fatalf("issuer %s: authorize without parameters answered %d %q, want an HTML page", issuer, w.Code, ct)
+		}
+		if got := w.Header().Get("Strict-Transport-Security"); got != want {
+			t.Errorf("issuer %s: Strict-Transport-Security %q, want %q", issuer, got, want)
+		}
 	}
 }

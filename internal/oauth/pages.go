@@ -133,6 +133,11 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request, status int, name s
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Content-Type-Options", "nosniff")
+	if s.secure {
+		// The sign-in form carries a password: once a browser has reached
+		// it over https, it must never be offered it over plain http again.
+		h.Set("Strict-Transport-Security", "max-age=31536000")
+	}
 	w.WriteHeader(status)
 	w.Write(buf.Bytes())
 }
