@@ -46,45 +46,65 @@ func TestThrottleGrowsAndForgets(t *testing.T) {
 	now := time.Unix(1_000_000, 0)
 	th := newThrottle()
 	th.now = func() time.Time { return now }
+	const attacker, person, other = "192.0.2.1", "198.51.100.7", "203.0.113.9"
 	// Each attempt let through counts as a failure until it succeeds.
-	for i := range freeUserFailures {
-		if w := th.begin("Amy", "192.0.2.1"); w != 0 {
+	for i := range freeUserFailures + 1 {
+		if w := th.begin("Amy", attacker); w != 0 {
 			t.Fatalf("wait before failure %d = %v, want 0", i+1, w)
 		}
 	}
-	if w := th.begin("AMY", "198.51.100.7"); w != 0 {
-		t.Fatalf("wait after the free failures = %v, want 0", w)
-	}
 	var last time.Duration
 	for i := range 10 {
-		w := th.begin("amy", "203.0.113.9") // another address: the username still waits
+		w := th.begin("amy", attacker)
 		if w < last || w > maxWait || w == 0 {
 			t.Fatalf("wait after %d extra failures = %v (previous %v), want growing up to %v", i+1, w, last, maxWait)
 		}
 		last = w
 		now = now.Add(w)
-		if w := th.begin("amy", "192.0.2.1"); w != 0 {
+		if w := th.begin("AMY", attacker); w != 0 {
 			t.Fatalf("after waiting it out: wait %v, want 0", w)
 		}
 	}
 	if last != maxWait {
 		t.Fatalf("wait = %v, want capped at %v", last, maxWait)
 	}
-	// The address also waits for other usernames (it failed 13 times).
-	if w := th.begin("bob", "192.0.2.1"); w == 0 {
-		t.Fatal("address not throttled after 13 failures")
+	// The username is under attack, but the person signing in from an
+	// address that never failed for it is let through, and their success
+	// does not reset the attacker's counters.
+	if w := th.begin("amy", person); w != 0 {
+		t.Fatalf("clean address waits %v while the username is attacked, want 0", w)
+	}
+	th.succeed("amy", person)
+	if w := th.begin("amy", attacker); w == 0 {
+		t.Fatal("attacker's address let through after the person signed in elsewhere")
+	}
+	// A new attacking address gets one attempt, then the username's wait.
+	if w := th.begin("amy", other); w != 0 {
+		t.Fatalf("first attempt from a new address waits %v, want 0", w)
+	}
+	if w := th.begin("amy", other); w == 0 {
+		t.Fatal("second attempt from a new address not throttled by the username's failures")
+	}
+	// The attacker's address also waits for other usernames (it failed 24 times).
+	if w := th.begin("bob", attacker); w == 0 {
+		t.Fatal("address not throttled after 24 failures")
 	}
 	// IPv6 addresses of one /64 share a counter.
 	if ipKey("2001:db8::1") != ipKey("2001:db8::ffff") || ipKey("::ffff:192.0.2.1") != ipKey("192.0.2.1") {
 		t.Fatal("ipKey does not group a /64 or unmap IPv4")
 	}
 	now = now.Add(forgetAfter + time.Second)
-	if w := th.begin("amy", "192.0.2.1"); w != 0 {
+	if w := th.begin("amy", attacker); w != 0 {
 		t.Fatalf("wait after a quiet spell = %v, want 0", w)
 	}
-	th.succeed("amy", "192.0.2.1")
-	if e := th.entries[ipKey("192.0.2.1")]; th.entries[userKey("amy")] != nil || e == nil || e.failures != 0 {
-		t.Fatalf("entries after success = %v, want the username forgotten and the address's attempt taken back", th.entries)
+	th.succeed("amy", attacker)
+	if th.entries[pairKey("amy", attacker)] != nil {
+		t.Fatal("pair counter kept after a success")
+	}
+	for _, k := range []string{ipKey(attacker), userKey("amy")} {
+		if e := th.entries[k]; e == nil || e.failures != 0 {
+			t.Fatalf("%s after success = %+v, want the attempt taken back", k, e)
+		}
 	}
 }
 

@@ -716,22 +716,45 @@ func TestRevoke(t *testing.T) {
 }
 
 func TestSignInThrottled(t *testing.T) {
-	e := setup(t, storetest.Open(t, store.SQLite))
+	proxies, err := oauth.ParseTrustedProxies("127.0.0.1,::1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := setup(t, storetest.Open(t, store.SQLite), func(c *oauth.Config) { c.TrustedProxies = proxies })
 	b := browser(t)
+	// from signs in, in browser b, as a client at addr behind the trusted proxy.
+	from := func(addr string, form url.Values) (*http.Response, []byte) {
+		req, err := http.NewRequest(http.MethodPost, e.url+"/oauth/login", strings.NewReader(form.Encode()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("X-Forwarded-For", addr)
+		resp, err := b.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp, read(t, resp)
+	}
 	resp, page := e.get(t, b, e.authorizePath(nil))
 	wantStatus(t, resp, page, http.StatusOK)
 	form := hidden(t, page)
 	form.Set("username", "amy")
 	form.Set("password", "wrong")
 	for range 4 {
-		resp, body := e.postForm(t, b, "/oauth/login", form)
+		resp, body := from("192.0.2.1", form)
 		wantStatus(t, resp, body, http.StatusUnauthorized)
 	}
-	// Past the free attempts, even the right password waits.
+	// Past the free attempts, even the right password waits at that address.
 	form.Set("password", password)
-	resp, body := e.postForm(t, b, "/oauth/login", form)
+	resp, body := from("192.0.2.1", form)
 	wantStatus(t, resp, body, http.StatusTooManyRequests)
 	if resp.Header.Get("Retry-After") == "" || !bytes.Contains(body, []byte(`id="sign-in"`)) {
 		t.Fatalf("throttled answer lacks Retry-After or the form:\n%s", body)
+	}
+	// Amy herself, from an address that never failed, is not locked out.
+	resp, body = from("198.51.100.7", form)
+	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusUnauthorized {
+		t.Fatalf("right password from a clean address: %d, want it let through\n%s", resp.StatusCode, body)
 	}
 }

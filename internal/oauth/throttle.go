@@ -7,17 +7,25 @@ import (
 	"time"
 )
 
-// Sign-in throttling. Failed attempts are counted per username and per client
-// address; past a few free attempts each further failure opens a waiting
-// period, doubling up to a cap, during which attempts for that username or
-// address are refused without checking the password. Refusing (rather than
-// sleeping), and counting an attempt before checking it, bounds the guessing
-// rate even for parallel requests. Counters are
-// forgotten after a quiet spell. They live in memory, per process: several
-// nodes each enforce their own limit, which multiplies an attacker's rate by
-// the node count but keeps sign-in free of database writes.
+// Sign-in throttling. Failed attempts are counted three ways: per username
+// and client address together (the pair), per address, and per username.
+// Past a few free attempts each further failure opens a waiting period,
+// doubling up to a cap, during which attempts are refused without checking
+// the password. Refusing (rather than sleeping), and counting an attempt
+// before checking it, bounds the guessing rate even for parallel requests.
+//
+// The username-wide count, which is what stops guessing spread over many
+// addresses, is applied only to addresses that have already failed for that
+// username. So an attacker guessing at someone's name cannot lock that person
+// out: the right password from an address with no failures for the name goes
+// through, while each attacking address gets one attempt before the
+// username's wait applies to it as well.
+//
+// Counters are forgotten after a quiet spell. They live in memory, per
+// process: several nodes each enforce their own limit, which multiplies an
+// attacker's rate by the node count but keeps sign-in free of database writes.
 const (
-	freeUserFailures = 3  // per username, before any wait
+	freeUserFailures = 3  // per username and per pair, before any wait
 	freeIPFailures   = 10 // per address: offices share one
 	firstWait        = time.Second
 	maxWait          = 30 * time.Second
@@ -42,6 +50,10 @@ func newThrottle() *throttle {
 }
 
 func userKey(username string) string { return "u:" + strings.ToLower(username) }
+
+func pairKey(username, ip string) string {
+	return "p:" + ipKey(ip) + " " + strings.ToLower(username)
+}
 
 // ipKey groups IPv6 addresses by /64, the block one subscriber usually holds.
 func ipKey(ip string) string {
@@ -78,28 +90,38 @@ func (t *throttle) begin(username, ip string) time.Duration {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	now := t.now()
+	pair, addr, user := pairKey(username, ip), ipKey(ip), userKey(username)
+	keys := []string{pair, addr}
+	if e := t.live(pair, now); e != nil && e.failures > 0 {
+		keys = append(keys, user)
+	}
 	var longest time.Duration
-	for _, k := range []string{userKey(username), ipKey(ip)} {
-		e := t.entries[k]
-		if e == nil {
-			continue
+	for _, k := range keys {
+		if e := t.live(k, now); e != nil {
+			longest = max(longest, e.until().Sub(now))
 		}
-		if now.Sub(e.last) > forgetAfter {
-			delete(t.entries, k)
-			continue
-		}
-		longest = max(longest, e.until().Sub(now))
 	}
 	if longest > 0 {
 		return longest
 	}
-	t.strike(userKey(username), freeUserFailures, now)
-	t.strike(ipKey(ip), freeIPFailures, now)
+	t.strike(pair, freeUserFailures, now)
+	t.strike(addr, freeIPFailures, now)
+	t.strike(user, freeUserFailures, now)
 	return 0
 }
 
-func (t *throttle) strike(key string, free int, now time.Time) {
+// live returns key's counter, forgetting it when it has been quiet long enough.
+func (t *throttle) live(key string, now time.Time) *strikes {
 	e := t.entries[key]
+	if e != nil && now.Sub(e.last) > forgetAfter {
+		delete(t.entries, key)
+		return nil
+	}
+	return e
+}
+
+func (t *throttle) strike(key string, free int, now time.Time) {
+	e := t.live(key, now)
 	if e == nil {
 		if len(t.entries) >= maxTracked {
 			t.sweep(now)
@@ -124,14 +146,18 @@ func (t *throttle) sweep(now time.Time) {
 	}
 }
 
-// succeed forgets the username's failures and takes back the attempt begin
-// counted against the address. The address's other failures are kept: one
-// valid account must not let an attacker reset their address's counter.
+// succeed forgets the pair's failures and takes back the attempt begin
+// counted against the address and the username. Their other failures are
+// kept: the person signing in must not reset the counters of an attacker
+// guessing at their name from elsewhere, nor one valid account the counter
+// of an attacker's address.
 func (t *throttle) succeed(username, ip string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	delete(t.entries, userKey(username))
-	if e := t.entries[ipKey(ip)]; e != nil && e.failures > 0 {
-		e.failures--
+	delete(t.entries, pairKey(username, ip))
+	for _, k := range []string{ipKey(ip), userKey(username)} {
+		if e := t.entries[k]; e != nil && e.failures > 0 {
+			e.failures--
+		}
 	}
 }
