@@ -69,9 +69,9 @@ func main() {
 		d := webhooks.NewDispatcher(webhooks.DispatcherConfig{Store: st, AllowHosts: webhooks.ParseAllowList("127.0.0.1")})
 		ok.Store(0)
 		// All events first, then the dispatcher: throughput of the backlog.
-		batch := make([]store.EventInput, 0, 50)
+		batch := make([]domain.Event, 0, 50)
 		for i := range *events {
-			batch = append(batch, store.EventInput{Type: domain.EventAccountSMS, Payload: map[string]any{"event": "message.sent", "messageId": i}})
+			batch = append(batch, event(map[string]any{"event": "message.sent", "messageId": i}))
 			if len(batch) == cap(batch) || i == *events-1 {
 				must(st.AddEvents(ctx, acct.ID, batch))
 				batch = batch[:0]
@@ -109,7 +109,7 @@ func main() {
 	n := *rate * *latencySecs
 	for i := range n {
 		<-tick.C
-		must(st.AddEvents(ctx, acct.ID, []store.EventInput{{Type: domain.EventAccountSMS, Payload: map[string]any{"event": "message.sent", "messageId": i, "t": time.Now().UnixNano()}}}))
+		must(st.AddEvents(ctx, acct.ID, []domain.Event{event(map[string]any{"event": "message.sent", "messageId": i, "t": time.Now().UnixNano()})}))
 	}
 	tick.Stop()
 	for lat.count() < n {
@@ -160,4 +160,11 @@ func must(err error) {
 	if err != nil {
 		log.Fatal(err)
 	}
+}
+
+// event is an AccountSMS event with payload.
+func event(payload any) domain.Event {
+	ev, err := domain.NewEvent(domain.EventAccountSMS, payload)
+	must(err)
+	return ev
 }

@@ -18,7 +18,6 @@ import (
 	"unicode/utf8"
 
 	"switchboard/internal/domain"
-	"switchboard/internal/store"
 )
 
 // The ingest format: one call is one JSON object with the public API's Call
@@ -493,7 +492,11 @@ const (
 // the same id), with its events, or a real-time event.
 func (s *Service) Ingest(ctx context.Context, accountID int64, it *Item) (Outcome, error) {
 	if it.Event != nil {
-		return Event, s.st.AddEvents(ctx, accountID, []store.EventInput{{Type: domain.EventRealTimeCalls, Payload: it.Event}})
+		ev, err := domain.NewEvent(domain.EventRealTimeCalls, it.Event)
+		if err != nil {
+			return 0, err
+		}
+		return Event, s.st.AddEvents(ctx, accountID, []domain.Event{ev})
 	}
 	rec := it.Call
 	rec.Call.AccountID = accountID
@@ -521,7 +524,12 @@ func (s *Service) Ingest(ctx context.Context, accountID int64, it *Item) (Outcom
 		put = append(put, name)
 		r.Blob, r.Content = name, nil
 	}
-	saved, err := s.st.SaveCall(ctx, rec, callEvents(rec))
+	events, err := callEvents(rec)
+	if err != nil {
+		cleanup()
+		return 0, err
+	}
+	saved, err := s.st.SaveCall(ctx, rec, events)
 	if err != nil {
 		cleanup()
 		return 0, err
@@ -540,24 +548,37 @@ func (s *Service) Ingest(ctx context.Context, accountID int64, it *Item) (Outcom
 }
 
 // callEvents are the events an ingested (ended) call writes.
-func callEvents(rec *domain.CallRecord) []store.EventInput {
+func callEvents(rec *domain.CallRecord) ([]domain.Event, error) {
 	c := rec.Call
 	ended := domain.CallEvent{
 		Event: "call.ended", CallID: c.ID, Direction: c.Direction, Status: c.Status, CallerNumber: c.CallerNumber,
 		CalledNumber: c.CalledNumber, StartTime: c.StartTime, EndTime: c.EndTime, Users: c.Users,
 	}
-	out := []store.EventInput{{Type: domain.EventEndedCalls, Payload: ended}}
+	var out []domain.Event
+	add := func(typ string, payload any) error {
+		ev, err := domain.NewEvent(typ, payload)
+		out = append(out, ev)
+		return err
+	}
+	if err := add(domain.EventEndedCalls, ended); err != nil {
+		return nil, err
+	}
 	for _, u := range c.Users {
 		e := ended
 		e.UserID = u
-		out = append(out, store.EventInput{Type: domain.EventUserEndedCalls, Payload: e})
+		if err := add(domain.EventUserEndedCalls, e); err != nil {
+			return nil, err
+		}
 	}
 	for _, t := range rec.Transcripts {
-		out = append(out, store.EventInput{Type: domain.EventAITranscription, Payload: domain.TranscriptionEvent{
+		err := add(domain.EventAITranscription, domain.TranscriptionEvent{
 			Event: "transcript.ready", CallID: c.ID, UniqueID: t.UniqueID, Language: t.Language,
-		}})
+		})
+		if err != nil {
+			return nil, err
+		}
 	}
-	return out
+	return out, nil
 }
 
 // Problem is one item that was not ingested, and why.

@@ -72,6 +72,12 @@ func SMSDeliveryEvent(id int64, line string, numbers []string, status, errText s
 		Delivery: &SMSDeliveryReport{Status: status, Error: errText, At: at.UTC().Format(time.RFC3339)}})
 }
 
+// NewEvent encodes payload as an event of type typ.
+func NewEvent(typ string, payload any) (Event, error) {
+	b, err := json.Marshal(payload)
+	return Event{Type: typ, Payload: b}, err
+}
+
 func smsEvent(e SMSEvent) (Event, error) {
 	if e.Number == "" && len(e.Numbers) > 0 {
 		e.Number = e.Numbers[0]
@@ -79,6 +85,5 @@ func smsEvent(e SMSEvent) (Event, error) {
 	if len(e.Numbers) > 1 && e.GroupParticipants == nil {
 		e.GroupParticipants = e.Numbers
 	}
-	b, err := json.Marshal(e)
-	return Event{Type: EventAccountSMS, Payload: b}, err
+	return NewEvent(EventAccountSMS, e)
 }

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"switchboard/internal/auth"
-	"switchboard/internal/store"
+	"switchboard/internal/domain"
 )
 
 type webhookResp struct {
@@ -351,7 +351,7 @@ func TestWebhookDeliveriesAndRedeliver(t *testing.T) {
 		w := f.createWebhook(t, f.keys["acme"], `{"url":"https://a.example.com","type":"AccountSMS","enabled":true}`)
 		account := f.users["Alice"].AccountID
 		for range 3 {
-			must(t, f.st.AddEvents(ctx, account, []store.EventInput{{Type: "AccountSMS", Payload: map[string]any{"event": "message.sent"}}}))
+			must(t, f.st.AddEvents(ctx, account, []domain.Event{{Type: "AccountSMS", Payload: []byte(`{"event":"message.sent"}`)}}))
 		}
 		if _, n, err := f.st.FanOutEvents(ctx, 10); err != nil || n != 3 {
 			t.Fatalf("fan out: %d deliveries, %v; want 3", n, err)

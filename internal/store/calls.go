@@ -16,13 +16,6 @@ import (
 // hourMicros is the width of a call_counts bucket.
 const hourMicros = int64(3600_000_000)
 
-// EventInput is an event to write to the outbox in the same transaction as
-// the change that causes it: the domain decides type and payload.
-type EventInput struct {
-	Type    string
-	Payload any
-}
-
 // SavedCall is what SaveCall did.
 type SavedCall struct {
 	Replaced bool
@@ -35,7 +28,7 @@ type SavedCall struct {
 // keeps the hourly counts and the derived fields (repeated, calledBack) of
 // the calls around it exact, and writes events, all in one transaction.
 // Recording content must already be in the blob store (Recording.Blob set).
-func (s *Store) SaveCall(ctx context.Context, rec *domain.CallRecord, events []EventInput) (SavedCall, error) {
+func (s *Store) SaveCall(ctx context.Context, rec *domain.CallRecord, events []domain.Event) (SavedCall, error) {
 	c := &rec.Call
 	sec, seq, ok := domain.ParseCallID(c.ID)
 	if !ok {
@@ -188,7 +181,7 @@ func (s *Store) SaveCall(ctx context.Context, rec *domain.CallRecord, events []E
 
 // AddEvents writes events for an account in one transaction (real-time call
 // events, which change nothing else).
-func (s *Store) AddEvents(ctx context.Context, accountID int64, events []EventInput) error {
+func (s *Store) AddEvents(ctx context.Context, accountID int64, events []domain.Event) error {
 	return s.writeData(ctx, func(tx *Tx) error {
 		if err := accountExists(ctx, tx, accountID); err != nil {
 			return err

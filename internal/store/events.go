@@ -7,18 +7,10 @@ import (
 	"time"
 )
 
-// addEvent writes an event to the outbox in the caller's transaction.
-func addEvent(ctx context.Context, tx *Tx, accountID int64, typ string, payload any) error {
-	b, err := json.Marshal(payload)
-	if err != nil {
-		return err
-	}
-	return addEventJSON(ctx, tx, accountID, typ, b)
-}
-
-// addEventJSON is addEvent with the payload already encoded: the domain's
-// event (domain/events.go), whose content the store does not read.
-func addEventJSON(ctx context.Context, tx *Tx, accountID int64, typ string, payload []byte) error {
+// addEvent writes an event to the outbox in the caller's transaction. The
+// payload is the domain's encoding (domain/events.go); the store does not
+// read it.
+func addEvent(ctx context.Context, tx *Tx, accountID int64, typ string, payload []byte) error {
 	if _, err := tx.exec(ctx, `INSERT INTO events (account_id, type, payload, created_at) VALUES (?, ?, ?, ?)`, accountID, typ, string(payload), tx.now); err != nil {
 		return fmt.Errorf("store: event: %w", err)
 	}

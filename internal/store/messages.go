@@ -195,7 +195,7 @@ func markSent(ctx context.Context, tx *Tx, id int64, ref string, known *sentFact
 			return fmt.Errorf("store: conversation: %w", err)
 		}
 	}
-	return addEventJSON(ctx, tx, f.account, f.event.Type, f.event.Payload)
+	return addEvent(ctx, tx, f.account, f.event.Type, f.event.Payload)
 }
 
 // MarkUnsent records that message id was not accepted: failed when the
@@ -363,7 +363,7 @@ func (s *Store) ApplyReceipt(ctx context.Context, id int64, status, errText stri
 		if err != nil {
 			return err
 		}
-		return addEventJSON(ctx, tx, account, ev.Type, ev.Payload)
+		return addEvent(ctx, tx, account, ev.Type, ev.Payload)
 	})
 }
 
@@ -442,7 +442,7 @@ func (s *Store) StoreInbound(ctx context.Context, in Inbound) (int64, error) {
 		if err != nil {
 			return err
 		}
-		return addEventJSON(ctx, tx, in.Line.AccountID, ev.Type, ev.Payload)
+		return addEvent(ctx, tx, in.Line.AccountID, ev.Type, ev.Payload)
 	})
 	return id, err
 }

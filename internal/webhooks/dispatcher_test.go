@@ -115,7 +115,9 @@ func (e *env) start(t *testing.T, cfg webhooks.DispatcherConfig) *webhooks.Dispa
 
 func (e *env) event(t *testing.T, account int64, typ string, payload any) {
 	t.Helper()
-	must(t, e.st.AddEvents(ctx, account, []store.EventInput{{Type: typ, Payload: payload}}))
+	ev, err := domain.NewEvent(typ, payload)
+	must(t, err)
+	must(t, e.st.AddEvents(ctx, account, []domain.Event{ev}))
 }
 
 // waitFor waits, on the dispatcher's signals, until cond holds.
