@@ -235,6 +235,10 @@ const (
 
 func dayKey(day int64) int64 { return day - 1<<40 }
 
+// keyDay returns the day of a day bucket's key; ok is false for an hour's
+// (every hour since 1 BC is far above the days' keys).
+func keyDay(k int64) (day int64, ok bool) { return k + 1<<40, k < -1<<39 }
+
 // countCall adds delta to the call's buckets.
 func countCall(ctx context.Context, tx *Tx, accountID, start int64, direction, status string, delta int64) error {
 	for _, k := range bucketKeys(start, direction, status) {
@@ -683,7 +687,17 @@ func (s *Store) SearchCalls(ctx context.Context, q CallQuery) (int64, []domain.C
 			total += sg.n
 		}
 		if deep {
-			from, to, offset = seek(segs, q.Asc, from, to, offset)
+			var at segment
+			from, to, offset, at = seek(segs, q.Asc, from, to, offset)
+			if at.to-at.from > hourMicros {
+				// The page starts inside a whole day: seek again through its hours.
+				d := floorDiv(at.from, dayMicros)
+				hours, err := s.bucketSegments(ctx, &q, d*24, d*24+24)
+				if err != nil {
+					return 0, nil, err
+				}
+				from, to, offset, _ = seek(hours, q.Asc, from, to, offset)
+			}
 		}
 	} else {
 		where, args := s.callWhere(&q, q.Start, q.End)
@@ -743,9 +757,10 @@ func (s *Store) searchQuery(ctx context.Context, q *CallQuery, query string, arg
 type segment struct{ from, to, n int64 }
 
 // callSegments splits q's window into the partial hour at each end, counted
-// from the calls themselves, and the whole hours between, from call_counts;
-// in start order.
-// With sumOnly, the whole hours come back as one segment.
+// from the calls themselves, and what lies between from call_counts: the
+// whole days as one segment each, and the whole hours around them; in start
+// order. With sumOnly, everything between the partial hours comes back as
+// one segment.
 func (s *Store) callSegments(ctx context.Context, q *CallQuery, sumOnly bool) ([]segment, error) {
 	firstFull := floorDiv(q.Start+hourMicros-1, hourMicros)
 	lastFull := floorDiv(q.End, hourMicros) // exclusive
@@ -770,84 +785,30 @@ func (s *Store) callSegments(ctx context.Context, q *CallQuery, sumOnly bool) ([
 		}
 		segs = append(segs, segment{q.Start, head, n})
 	}
-	// The (direction, status) rows that count the filter's calls.
-	pairs := func() (string, []any) {
-		dirs, stats := q.Directions, q.Statuses
-		if dirs == nil {
-			dirs = []string{anyValue}
-		}
-		if stats == nil {
-			stats = []string{anyValue}
-		}
-		if len(dirs) == 0 || len(stats) == 0 {
-			return ` AND 1 = 0`, nil
-		}
-		var args []any
-		for _, d := range dirs {
-			args = append(args, d)
-		}
-		for _, st := range stats {
-			args = append(args, st)
-		}
-		return ` AND direction IN (` + placeholders(len(dirs)) + `) AND status IN (` + placeholders(len(stats)) + `)`, args
-	}
-	filter, fargs := pairs()
-	sum := func(from, to int64) (int64, error) { // buckets with keys in [from, to)
-		if from >= to {
-			return 0, nil
-		}
-		var n int64
-		err := s.queryRow(ctx, `SELECT COALESCE(SUM(n), 0) FROM call_counts WHERE account_id = ? AND hour >= ? AND hour < ?`+filter,
-			append([]any{q.AccountID, from, to}, fargs...)...).Scan(&n)
-		if err != nil {
-			return 0, fmt.Errorf("store: call counts: %w", err)
-		}
-		return n, nil
+	// Whole days, then the whole hours around them.
+	firstDay := floorDiv(firstFull+23, 24)
+	lastDay := floorDiv(lastFull, 24) // exclusive
+	spans := [][2]int64{{firstFull, lastFull}}
+	if firstDay < lastDay {
+		spans = [][2]int64{{firstFull, firstDay * 24}, {dayKey(firstDay), dayKey(lastDay)}, {lastDay * 24, lastFull}}
 	}
 	if sumOnly {
-		// Whole days, then the whole hours around them.
-		firstDay := floorDiv(firstFull+23, 24)
-		lastDay := floorDiv(lastFull, 24) // exclusive
 		var total int64
-		if firstDay < lastDay {
-			days, err := sum(dayKey(firstDay), dayKey(lastDay))
+		for _, sp := range spans {
+			n, err := s.bucketSum(ctx, q, sp[0], sp[1])
 			if err != nil {
 				return nil, err
 			}
-			before, err := sum(firstFull, firstDay*24)
-			if err != nil {
-				return nil, err
-			}
-			after, err := sum(lastDay*24, lastFull)
-			if err != nil {
-				return nil, err
-			}
-			total = days + before + after
-		} else {
-			var err error
-			if total, err = sum(firstFull, lastFull); err != nil {
-				return nil, err
-			}
+			total += n
 		}
 		segs = append(segs, segment{firstFull * hourMicros, lastFull * hourMicros, total})
 	} else {
-		rows, err := s.searchQuery(ctx, q, `SELECT hour, SUM(n) FROM call_counts WHERE account_id = ? AND hour >= ? AND hour < ?`+filter+` GROUP BY hour ORDER BY hour`,
-			append([]any{q.AccountID, firstFull, lastFull}, fargs...)...)
-		if err != nil {
-			return nil, fmt.Errorf("store: call counts: %w", err)
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var h, n int64
-			if err := rows.Scan(&h, &n); err != nil {
+		for _, sp := range spans {
+			more, err := s.bucketSegments(ctx, q, sp[0], sp[1])
+			if err != nil {
 				return nil, err
 			}
-			if n != 0 {
-				segs = append(segs, segment{h * hourMicros, (h + 1) * hourMicros, n})
-			}
-		}
-		if err := rows.Err(); err != nil {
-			return nil, err
+			segs = append(segs, more...)
 		}
 	}
 	if tail := lastFull * hourMicros; tail < q.End {
@@ -860,14 +821,84 @@ func (s *Store) callSegments(ctx context.Context, q *CallQuery, sumOnly bool) ([
 	return segs, nil
 }
 
+// countFilter is the condition on call_counts' (direction, status) rows that
+// count q's calls.
+func (q *CallQuery) countFilter() (string, []any) {
+	dirs, stats := q.Directions, q.Statuses
+	if dirs == nil {
+		dirs = []string{anyValue}
+	}
+	if stats == nil {
+		stats = []string{anyValue}
+	}
+	if len(dirs) == 0 || len(stats) == 0 {
+		return ` AND 1 = 0`, nil
+	}
+	var args []any
+	for _, d := range dirs {
+		args = append(args, d)
+	}
+	for _, st := range stats {
+		args = append(args, st)
+	}
+	return ` AND direction IN (` + placeholders(len(dirs)) + `) AND status IN (` + placeholders(len(stats)) + `)`, args
+}
+
+// bucketSum counts q's calls in the buckets with keys in [from, to).
+func (s *Store) bucketSum(ctx context.Context, q *CallQuery, from, to int64) (int64, error) {
+	if from >= to {
+		return 0, nil
+	}
+	filter, fargs := q.countFilter()
+	var n int64
+	err := s.queryRow(ctx, `SELECT COALESCE(SUM(n), 0) FROM call_counts WHERE account_id = ? AND hour >= ? AND hour < ?`+filter,
+		append([]any{q.AccountID, from, to}, fargs...)...).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("store: call counts: %w", err)
+	}
+	return n, nil
+}
+
+// bucketSegments returns the non-empty buckets with keys in [from, to), all
+// hours or all days, as segments in start order.
+func (s *Store) bucketSegments(ctx context.Context, q *CallQuery, from, to int64) ([]segment, error) {
+	if from >= to {
+		return nil, nil
+	}
+	filter, fargs := q.countFilter()
+	rows, err := s.searchQuery(ctx, q, `SELECT hour, SUM(n) FROM call_counts WHERE account_id = ? AND hour >= ? AND hour < ?`+filter+` GROUP BY hour ORDER BY hour`,
+		append([]any{q.AccountID, from, to}, fargs...)...)
+	if err != nil {
+		return nil, fmt.Errorf("store: call counts: %w", err)
+	}
+	defer rows.Close()
+	var segs []segment
+	for rows.Next() {
+		var k, n int64
+		if err := rows.Scan(&k, &n); err != nil {
+			return nil, err
+		}
+		if n == 0 {
+			continue
+		}
+		if d, ok := keyDay(k); ok {
+			segs = append(segs, segment{d * dayMicros, (d + 1) * dayMicros, n})
+		} else {
+			segs = append(segs, segment{k * hourMicros, (k + 1) * hourMicros, n})
+		}
+	}
+	return segs, rows.Err()
+}
+
 // seek narrows [from, to) past the segments a page at offset skips whole, and
-// returns the offset left within what remains.
-func seek(segs []segment, asc bool, from, to int64, offset int) (int64, int64, int) {
+// returns the offset left within what remains and the segment where the page
+// starts (zero when the offset reaches past every segment).
+func seek(segs []segment, asc bool, from, to int64, offset int) (int64, int64, int, segment) {
 	left := int64(offset)
 	if asc {
 		for _, sg := range segs {
 			if sg.n > left {
-				break
+				return from, to, int(left), sg
 			}
 			left -= sg.n
 			from = sg.to
@@ -876,13 +907,13 @@ func seek(segs []segment, asc bool, from, to int64, offset int) (int64, int64, i
 		for i := len(segs) - 1; i >= 0; i-- {
 			sg := segs[i]
 			if sg.n > left {
-				break
+				return from, to, int(left), sg
 			}
 			left -= sg.n
 			to = sg.from
 		}
 	}
-	return from, to, int(left)
+	return from, to, int(left), segment{}
 }
 
 // IngestToken is a credential a phone system pushes calls with.
