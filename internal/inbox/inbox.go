@@ -73,45 +73,6 @@ func New(cfg Config) *Service {
 
 func invalid(format string, args ...any) error { return domain.Errorf(domain.Invalid, format, args...) }
 
-// lines returns the SMS lines p may use.
-func (s *Service) lines(ctx context.Context, p auth.Principal) ([]domain.Line, error) {
-	if err := p.RequireNumbers(); err != nil {
-		return nil, err
-	}
-	all, err := s.store.Lines(ctx, p.AccountID, true)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]domain.Line, 0, len(all))
-	for _, l := range all {
-		if p.CanUseLine(l) {
-			out = append(out, l)
-		}
-	}
-	return out, nil
-}
-
-// line finds the line number (as given in a path or filter) among p's lines:
-// another account's line, or one p may not use, is not_found.
-func (s *Service) line(ctx context.Context, p auth.Principal, number string) (domain.Line, error) {
-	lines, err := s.lines(ctx, p)
-	if err != nil {
-		return domain.Line{}, err
-	}
-	return findLine(lines, number)
-}
-
-func findLine(lines []domain.Line, number string) (domain.Line, error) {
-	if n, ok := phone.Normalize(number); ok {
-		for _, l := range lines {
-			if l.Number == n {
-				return l, nil
-			}
-		}
-	}
-	return domain.Line{}, domain.Errorf(domain.NotFound, "line %s not found", number)
-}
-
 // Address names a conversation as a request does: the line, the other
 // party's number and, for a group thread, every participant.
 type Address struct {
@@ -122,7 +83,7 @@ type Address struct {
 
 // key resolves a to a conversation key p may use.
 func (s *Service) key(ctx context.Context, p auth.Principal, a Address) (domain.ConversationKey, error) {
-	line, err := s.line(ctx, p, a.Line)
+	line, err := auth.Line(ctx, s.store, p, a.Line)
 	if err != nil {
 		return domain.ConversationKey{}, err
 	}
@@ -164,7 +125,7 @@ type ListParams struct {
 
 // List returns one page of the conversations p may see, newest first.
 func (s *Service) List(ctx context.Context, p auth.Principal, lp ListParams) ([]domain.ConversationSummary, error) {
-	lines, err := s.lines(ctx, p)
+	lines, err := auth.Lines(ctx, s.store, p)
 	if err != nil {
 		return nil, err
 	}
@@ -183,7 +144,7 @@ func (s *Service) List(ctx context.Context, p auth.Principal, lp ListParams) ([]
 	if lp.Lines != nil {
 		f.LineIDs = []int64{}
 		for _, n := range lp.Lines {
-			l, err := findLine(lines, n)
+			l, err := auth.FindLine(lines, n)
 			if err != nil {
 				return nil, err
 			}
@@ -342,7 +303,7 @@ func (s *Service) MarkMessages(ctx context.Context, p auth.Principal, a Address,
 // MarkLineRead marks everything on a line read for the caller (since: only
 // what was sent at or after it; zero for all).
 func (s *Service) MarkLineRead(ctx context.Context, p auth.Principal, line string, since time.Time) error {
-	l, err := s.line(ctx, p, line)
+	l, err := auth.Line(ctx, s.store, p, line)
 	if err != nil {
 		return err
 	}
@@ -355,7 +316,7 @@ func (s *Service) MarkLineRead(ctx context.Context, p auth.Principal, line strin
 // Unread counts unread inbound texts per line: lines (nil: every line p
 // may use), each reported, zeros included, in the order of the line list.
 func (s *Service) Unread(ctx context.Context, p auth.Principal, lines []string, since time.Time) ([]domain.LineUnread, error) {
-	mine, err := s.lines(ctx, p)
+	mine, err := auth.Lines(ctx, s.store, p)
 	if err != nil {
 		return nil, err
 	}
@@ -363,7 +324,7 @@ func (s *Service) Unread(ctx context.Context, p auth.Principal, lines []string, 
 	if lines != nil {
 		report = nil
 		for _, n := range lines {
-			l, err := findLine(mine, n)
+			l, err := auth.FindLine(mine, n)
 			if err != nil {
 				return nil, err
 			}

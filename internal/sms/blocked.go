@@ -12,24 +12,6 @@ import (
 // MaxBlockReason is the longest reason a block may carry, in characters.
 const MaxBlockReason = 500
 
-// Line finds number (as a path gives it) among the SMS lines p may use.
-// Another account's line, one p's role does not grant, or a malformed number
-// is not_found: the caller cannot tell them apart.
-func (s *Service) Line(ctx context.Context, p auth.Principal, number string) (domain.Line, error) {
-	lines, err := s.Lines(ctx, p)
-	if err != nil {
-		return domain.Line{}, err
-	}
-	if n, ok := phone.Normalize(number); ok {
-		for _, l := range lines {
-			if l.Number == n {
-				return l, nil
-			}
-		}
-	}
-	return domain.Line{}, domain.Errorf(domain.NotFound, "line %s not found", number)
-}
-
 // Blocked lists the numbers blocked on line, newest first.
 func (s *Service) Blocked(ctx context.Context, p auth.Principal, line string) ([]domain.BlockedSender, error) {
 	l, err := s.Line(ctx, p, line)
