@@ -15,6 +15,7 @@ import (
 	"switchboard/internal/auth"
 	"switchboard/internal/blob"
 	"switchboard/internal/calls"
+	"switchboard/internal/store"
 )
 
 // mediaFlag adds --media to a command that stores blobs outside serve.
@@ -273,34 +274,16 @@ func cmdIngestTokenList(ctx context.Context, c *cli, args []string) error {
 		CreatedAt string `json:"createdAt"`
 		RevokedAt string `json:"revokedAt,omitempty"`
 	}
-	rows := []row{}
-	var lines []string
-	for _, t := range list {
+	printList(c, "tokens", "ID\tNAME\tPREFIX\tCREATED\tREVOKED", list, func(t store.IngestToken) (row, string) {
 		r := row{ID: t.ID, Name: t.Name, Prefix: t.Prefix, CreatedAt: time.UnixMicro(t.CreatedAt).UTC().Format(time.RFC3339)}
 		if t.RevokedAt != nil {
 			r.RevokedAt = time.UnixMicro(*t.RevokedAt).UTC().Format(time.RFC3339)
 		}
-		rows = append(rows, r)
-		lines = append(lines, fmt.Sprintf("%d\t%s\t%s…\t%s\t%s\n", r.ID, r.Name, r.Prefix, r.CreatedAt, r.RevokedAt))
-	}
-	c.table(map[string]any{"tokens": rows}, "ID\tNAME\tPREFIX\tCREATED\tREVOKED", lines)
+		return r, fmt.Sprintf("%d\t%s\t%s…\t%s\t%s", r.ID, r.Name, r.Prefix, r.CreatedAt, r.RevokedAt)
+	})
 	return nil
 }
 
 func cmdIngestTokenRevoke(ctx context.Context, c *cli, args []string) error {
-	var tokenID int64
-	id, st, err := c.openAccount(ctx, "ingest-token revoke", args, func(fs *flag.FlagSet) {
-		fs.Int64Var(&tokenID, "id", 0, "token id (required)")
-	})
-	if err != nil {
-		return err
-	}
-	if tokenID <= 0 {
-		return usageError{"--id is required"}
-	}
-	if err := st.RevokeIngestToken(ctx, id, tokenID); err != nil {
-		return err
-	}
-	c.print(map[string]any{"id": tokenID, "revoked": true}, fmt.Sprintf("ingest token %d revoked", tokenID))
-	return nil
+	return revokeByID(ctx, c, "ingest-token revoke", "ingest token", args, (*store.Store).RevokeIngestToken, "")
 }
