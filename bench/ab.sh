@@ -1,19 +1,32 @@
 #!/usr/bin/env bash
 # Two server binaries driven alternately by the same loadgen, on fresh databases
-# provisioned as bench/users.sh and bench/send.sh do: what a server change is
-# worth, without the load generator's own changes in the figure.
-#   bash bench/ab.sh users|send OLD_BINARY NEW_BINARY [rounds] [duration]
+# provisioned as bench/users.sh and bench/send.sh do, or (inbox) on the database
+# bench/inbox.sh generated ($INBOX_DB) with GET $INBOX_PATH as its first user:
+# what a server change is worth, without the load generator's own changes in
+# the figure.
+#   bash bench/ab.sh users|send|inbox OLD_BINARY NEW_BINARY [rounds] [duration]
 # Build an old binary with: git worktree add /tmp/old REV && (cd /tmp/old && go build -o /tmp/sb-old ./cmd/switchboard)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what=$1 old=$2 new=$3 rounds=${4:-3} dur=${5:-8s}
-case "$what" in users|send) ;; *) echo "usage: bash bench/ab.sh users|send OLD NEW [rounds] [duration]" >&2; exit 2;; esac
+case "$what" in users|send|inbox) ;; *) echo "usage: bash bench/ab.sh users|send|inbox OLD NEW [rounds] [duration]" >&2; exit 2;; esac
 source bench/lib.sh
 bench_setup
-build loadgen
+build loadgen oauthtoken
+
+run_inbox() {
+  local bin=$1 tok
+  start_server "$bin" "${INBOX_DB:-/tmp/switchboard-inbox-bench.db}" "$work/serve.log"
+  tok=$("$work/oauthtoken" -url "http://$addr" -username agent1 -password bench-password -scope "messages:read messages:write" |
+    python3 -c 'import json,sys; print(json.load(sys.stdin)["access_token"])')
+  "$work/loadgen" -url "http://$addr/api/public/v1${INBOX_PATH:-/sms/conversations?limit=50}" -H "Authorization: Bearer $tok" \
+    -c 64 -d "$dur" -ceiling=false | grep "target "
+  kill "$pid"; wait "$pid" 2>/dev/null || true; pid=
+}
 
 run() {
   local bin=$1 dir
+  [ "$what" = inbox ] && { run_inbox "$bin"; return; }
   dir=$(mktemp -d -p "$work")
   "provision_$what" "$bin" "$dir/bench.db"
   start_server "$bin" "$dir/bench.db" "$dir/serve.log" --media "file://$dir/media"
