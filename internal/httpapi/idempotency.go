@@ -21,13 +21,16 @@ func idempotencyOf(r *http.Request) *sms.Idempotency {
 	return c
 }
 
-// idempotent wraps the send handler: with an Idempotency-Key, the same key
+// idempotentAt wraps a handler that spends money (a send, a schedule): with an Idempotency-Key, the same key
 // and body get the first request's answer again (sms.Service.BeginIdempotent
 // keeps it as data; it is encoded here as any answer is) without running the
 // handler; a different body is 422; a request still running is 409. A
 // failure that promises nothing happened (5xx) releases the key so that a
-// retry runs again; any other failure is kept as the key's answer.
-func (s *Server) idempotent(limit int64, h handlerFunc) handlerFunc {
+// retry runs again; any other failure is kept as the key's answer. With
+// pathScoped the request's path is part of what must match (the same body
+// to another line is another request); a send's key covers its body alone,
+// as records written before schedules existed do.
+func (s *Server) idempotentAt(limit int64, pathScoped bool, h handlerFunc) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		keys := r.Header.Values(IdempotencyHeader)
 		if len(keys) == 0 {
@@ -43,14 +46,22 @@ func (s *Server) idempotent(limit int64, h handlerFunc) handlerFunc {
 		if err != nil {
 			return err
 		}
-		replay, idem, err := s.sms.BeginIdempotent(r.Context(), principal(r), key, raw)
+		request := raw
+		if pathScoped {
+			request = append([]byte(r.URL.Path+"\n"), raw...)
+		}
+		replay, idem, err := s.sms.BeginIdempotent(r.Context(), principal(r), key, request)
 		if err != nil {
 			return err
 		}
 		if replay != nil {
 			w.Header().Set("Idempotent-Replayed", "true")
-			if replay.Err != nil {
+			switch {
+			case replay.Err != nil:
 				return replay.Err
+			case replay.Scheduled != nil:
+				writeData(w, http.StatusCreated, s.scheduledOut(*replay.Scheduled))
+				return nil
 			}
 			writeSendResult(w, replay.Result, replay.Outcome)
 			return nil

@@ -17,13 +17,16 @@ func (s *Server) routes() {
 	s.route("GET "+Prefix+"/openapi.json", s.openapi)
 	s.api("GET /users", auth.UsersRead, s.listUsers)
 	s.api("GET /sms/lines", auth.SMSRead, s.listLines)
-	s.api("POST /sms/messages", auth.SMSSend, s.budgeted(sendBodyLimit, s.idempotent(sendBodyLimit, s.sendMessage)))
+	s.api("POST /sms/messages", auth.SMSSend, s.budgeted(sendBodyLimit, s.idempotentAt(sendBodyLimit, false, s.sendMessage)))
 
 	// Line resources: blocked senders; saved replies and drafts of the caller.
 	s.api("GET /sms/lines/{line}/blocked", auth.SMSRead, s.listBlocked)
 	s.api("POST /sms/lines/{line}/blocked", auth.SMSWrite, s.block)
 	s.api("GET /sms/lines/{line}/blocked/{number}", auth.SMSRead, s.getBlocked)
 	s.api("DELETE /sms/lines/{line}/blocked/{number}", auth.SMSWrite, s.unblock)
+	s.api("GET /sms/lines/{line}/scheduled", auth.SMSRead, s.listScheduled)
+	s.api("POST /sms/lines/{line}/scheduled", auth.SMSSend, s.idempotentAt(defaultBodyLimit, true, s.schedule))
+	s.api("DELETE /sms/lines/{line}/scheduled/{id}", auth.SMSWrite, s.cancelScheduled)
 	s.api("POST /sms/media", auth.SMSSend, s.budgeted(mediaBodyLimit, s.hostMedia))
 	s.api("GET /sms/templates", auth.SMSRead, s.listTemplates)
 	s.api("POST /sms/templates", auth.SMSWrite, s.createTemplate)

@@ -23,7 +23,10 @@ type Idempotency struct {
 type Replay struct {
 	Result  *domain.SendResult
 	Outcome domain.SendOutcome
-	Err     *domain.Error
+	// Scheduled is a schedule's answer (POST /sms/lines/{line}/scheduled):
+	// the message as scheduled, 201.
+	Scheduled *domain.ScheduledMessage
+	Err       *domain.Error
 }
 
 // record is what an Idempotency-Key keeps, as JSON, for the store to hold
@@ -32,6 +35,8 @@ type record struct {
 	Outcome domain.SendOutcome `json:"outcome,omitempty"`
 	Result  *domain.SendResult `json:"result,omitempty"`
 	Error   *storedError       `json:"error,omitempty"`
+	// Scheduled is the answer of a schedule, stored in its transaction.
+	Scheduled *domain.ScheduledMessage `json:"scheduled,omitempty"`
 	// Data is the result as records written before results were stored as
 	// data kept it: the success response's "data" member. Only records
 	// linked to a message can still have it (migration 0006 dropped the rest).
@@ -94,6 +99,8 @@ func replayOf(rec *store.IdempotentRecord) (*Replay, error) {
 		return &Replay{Err: errInterrupted(rec.MessageID)}, nil
 	}
 	switch {
+	case r.Scheduled != nil:
+		return &Replay{Scheduled: r.Scheduled}, nil
 	case r.Error != nil:
 		return &Replay{Err: &domain.Error{Code: r.Error.Code, Kind: r.Error.Kind, Message: r.Error.Message, Scope: r.Error.Scope}}, nil
 	case r.Result == nil || r.Outcome == "":

@@ -18,6 +18,7 @@ import (
 	"switchboard/internal/auth"
 	"switchboard/internal/carrier"
 	"switchboard/internal/domain"
+	"switchboard/internal/money"
 	"switchboard/internal/phone"
 	"switchboard/internal/segment"
 	"switchboard/internal/store"
@@ -150,7 +151,7 @@ func (s *Service) Send(ctx context.Context, p auth.Principal, req domain.SendReq
 		return res, domain.SendSkipped, nil
 	}
 
-	msg, err := s.price(ctx, p.AccountID, to, req.Message, mms)
+	msg, _, err := s.price(ctx, p.AccountID, to, req.Message, mms)
 	if err != nil {
 		return nil, "", err
 	}
@@ -197,27 +198,16 @@ func (s *Service) Send(ctx context.Context, p auth.Principal, req domain.SendReq
 		return nil, "", err // the reconciler resolves the pending message
 	}
 
-	deadline := time.Now().Add(s.carrierTimeout)
-	cctx, cancel := context.WithDeadline(ctx, deadline)
-	acc, sendErr := s.carrier.Send(cctx, carrier.Message{ID: id, From: line.Number, To: to, Text: req.Message, Media: msg.Media})
-	cancel()
-	if sendErr != nil && !errors.Is(sendErr, carrier.ErrUnavailable) {
-		// The carrier may have the message (a timeout, a connection lost
-		// after the request was written): a 5xx would promise it was not
-		// sent. Wait for evidence until the deadline.
-		s.log.Warn("carrier outcome unknown; waiting for evidence", "message_id", id, "err", sendErr)
-		if s.awaitEvidence(ctx, p.AccountID, id, deadline) {
-			s.log.Info("a delivery receipt proved the carrier took the message", "message_id", id)
-			return res, domain.SendCreated, nil
-		}
+	switch outcome, err := s.deliver(ctx, out, id, carrier.Message{ID: id, From: line.Number, To: to, Text: req.Message, Media: msg.Media}); {
+	case err != nil:
+		return nil, "", err
+	case outcome == carrierUnknown:
 		// No evidence either way: the message stays pending (charged if its
 		// receipt ever comes, abandoned uncharged by the reconciler if not)
 		// and the client is told exactly that (see docs/decisions.md).
 		res.Messages[0].Status = domain.StatusPending
 		return res, domain.SendPending, nil
-	}
-	if sendErr != nil {
-		s.log.Warn("carrier refused message", "message_id", id, "err", sendErr)
+	case outcome == carrierRefused:
 		status, err := s.store.MarkUnsent(ctx, id, domain.StatusFailed)
 		switch {
 		case err != nil:
@@ -233,8 +223,51 @@ func (s *Service) Send(ctx context.Context, p auth.Principal, req domain.SendReq
 		s.discard(names) // nobody was given their URLs
 		return nil, "", domain.Errorf(domain.Unavailable, "the carrier did not accept the message; nothing was sent or charged")
 	}
+	return res, domain.SendCreated, nil
+}
+
+// carrierOutcome is what became of an intent handed to the carrier.
+type carrierOutcome int
+
+const (
+	// carrierAccepted: the carrier took it; it is charged (or the charge is
+	// being retried until the database takes it).
+	carrierAccepted carrierOutcome = iota
+	// carrierUnknown: no answer and no evidence by the deadline; the message
+	// stays pending for a receipt or the reconciler.
+	carrierUnknown
+	// carrierRefused: the carrier did not take it (carrier.ErrUnavailable);
+	// the message is still pending and nothing is charged: the caller
+	// records what that means for it.
+	carrierRefused
+)
+
+// deliver hands intent out (message id, written by CreateOutbound or
+// BeginScheduledSend) to the carrier and records its acceptance: the part of
+// the money guarantee after the intent, shared by direct and scheduled sends.
+// An error is a fault hook's (tests).
+func (s *Service) deliver(ctx context.Context, out *store.Outbound, id int64, m carrier.Message) (carrierOutcome, error) {
+	deadline := time.Now().Add(s.carrierTimeout)
+	cctx, cancel := context.WithDeadline(ctx, deadline)
+	acc, sendErr := s.carrier.Send(cctx, m)
+	cancel()
+	if sendErr != nil && !errors.Is(sendErr, carrier.ErrUnavailable) {
+		// The carrier may have the message (a timeout, a connection lost
+		// after the request was written): a 5xx would promise it was not
+		// sent. Wait for evidence until the deadline.
+		s.log.Warn("carrier outcome unknown; waiting for evidence", "message_id", id, "err", sendErr)
+		if s.awaitEvidence(ctx, out.AccountID, id, deadline) {
+			s.log.Info("a delivery receipt proved the carrier took the message", "message_id", id)
+			return carrierAccepted, nil
+		}
+		return carrierUnknown, nil
+	}
+	if sendErr != nil {
+		s.log.Warn("carrier refused message", "message_id", id, "err", sendErr)
+		return carrierRefused, nil
+	}
 	if err := s.fault("after-carrier"); err != nil {
-		return nil, "", err
+		return 0, err
 	}
 	if err := s.store.MarkOutboundSent(ctx, out, acc.Ref); err != nil {
 		// The carrier has the message but the database refused the charge:
@@ -249,7 +282,7 @@ func (s *Service) Send(ctx context.Context, p auth.Principal, req domain.SendReq
 				"message_id", id, "carrier_ref", acc.Ref, "err", err)
 		})
 	}
-	return res, domain.SendCreated, nil
+	return carrierAccepted, nil
 }
 
 func (s *Service) fault(step string) error {
@@ -439,31 +472,43 @@ func (s *Service) recipients(ctx context.Context, line domain.Line, raw []string
 	return out, nil
 }
 
-// price applies the account's rate card: sms is per segment at the
-// destination's rate; mms is once, at the highest mms rate among the
-// recipients, whatever their number.
-func (s *Service) price(ctx context.Context, accountID int64, to []string, text string, mms bool) (domain.SentMessage, error) {
+// price applies the account's rate card to a message to recipients to and
+// returns it with each recipient's unit price (a schedule keeps them: see
+// priceAt).
+func (s *Service) price(ctx context.Context, accountID int64, to []string, text string, mms bool) (domain.SentMessage, []money.Micros, error) {
 	rates, err := s.store.Rates(ctx, accountID)
 	if err != nil {
-		return domain.SentMessage{}, err
+		return domain.SentMessage{}, nil, err
 	}
+	unit := make([]money.Micros, len(to))
+	for i, n := range to {
+		r, ok := RateFor(rates, n)
+		if !ok {
+			return domain.SentMessage{}, nil, domain.Unprocessablef("no active rate applies to destination %s; nothing was sent", n)
+		}
+		unit[i] = r.SMS
+		if mms {
+			unit[i] = r.MMS
+		}
+	}
+	msg, err := priceAt(to, text, mms, unit)
+	return msg, unit, err
+}
+
+// priceAt prices a message to recipients to at their unit prices (unit,
+// parallel to to): sms is per segment at the destination's rate; mms is
+// once, at the highest mms rate among the recipients, whatever their number.
+func priceAt(to []string, text string, mms bool, unit []money.Micros) (domain.SentMessage, error) {
 	msg := domain.SentMessage{To: to, Type: domain.BillingSMS, Status: domain.StatusSent, Units: 1}
 	if mms {
 		msg.Type = domain.BillingMMS
 	} else {
 		msg.Units = segment.Of(text).Segments
 	}
-	for _, n := range to {
-		r, ok := RateFor(rates, n)
-		if !ok {
-			return domain.SentMessage{}, domain.Unprocessablef("no active rate applies to destination %s; nothing was sent", n)
-		}
-		unit := r.SMS
-		if mms {
-			unit = r.MMS
-		}
-		msg.UnitPrice = max(msg.UnitPrice, unit)
+	for _, u := range unit {
+		msg.UnitPrice = max(msg.UnitPrice, u)
 	}
+	var err error
 	msg.Price, err = msg.UnitPrice.Mul(msg.Units)
 	if err != nil {
 		return domain.SentMessage{}, fmt.Errorf("sms: price: %w", err)

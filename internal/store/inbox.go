@@ -199,9 +199,14 @@ func setState(c *domain.Conversation, resolvedAt, resolvedBy, assignedTo sql.Nul
 // whether it has any visible message. not_found when none was ever stored.
 func (s *Store) Conversation(ctx context.Context, key domain.ConversationKey) (domain.Conversation, bool, error) {
 	c := domain.Conversation{Key: key}
-	var resolvedAt, resolvedBy, assignedTo, last sql.NullInt64
-	err := s.queryRow(ctx, `SELECT id, account_id, resolved_at, resolved_by, assigned_to, last_message_id FROM conversations WHERE line_id = ? AND participants = ?`,
-		key.Line.ID, key.Joined()).Scan(&c.ID, &c.AccountID, &resolvedAt, &resolvedBy, &assignedTo, &last)
+	var resolvedAt, resolvedBy, assignedTo sql.NullInt64
+	var visible bool
+	// A thread whose only message is scheduled is visible too (it stands in
+	// no list until a message is sent or received).
+	err := s.queryRow(ctx, `SELECT id, account_id, resolved_at, resolved_by, assigned_to,
+		last_message_id IS NOT NULL OR EXISTS (SELECT 1 FROM messages m WHERE m.conversation_id = c.id AND m.status = 'scheduled' AND m.deleted_at IS NULL)
+		FROM conversations c WHERE line_id = ? AND participants = ?`,
+		key.Line.ID, key.Joined()).Scan(&c.ID, &c.AccountID, &resolvedAt, &resolvedBy, &assignedTo, &visible)
 	if err == nil && c.AccountID != key.Line.AccountID {
 		err = sql.ErrNoRows
 	}
@@ -209,7 +214,7 @@ func (s *Store) Conversation(ctx context.Context, key domain.ConversationKey) (d
 		return c, false, fmt.Errorf("store: conversation: %w", notFound(err, "conversation"))
 	}
 	setState(&c, resolvedAt, resolvedBy, assignedTo)
-	return c, last.Valid, nil
+	return c, visible, nil
 }
 
 const threadColumns = `id, direction, from_number, to_numbers, body, media, type, status, sent_by, delivery_status, delivery_error, delivery_at, created_at, scheduled, scheduled_at, blocked, block_reason`

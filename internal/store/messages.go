@@ -33,6 +33,9 @@ type Outbound struct {
 	Idempotency *IdempotencyLink
 
 	id, convID int64 // set by CreateOutbound
+	// scheduleID is the scheduled message the intent dispatches (set by
+	// BeginScheduledSend): recording it sent also ends the schedule.
+	scheduleID int64
 }
 
 // IdempotencyLink ties a send to its Idempotency-Key record: from then on
@@ -56,36 +59,43 @@ func (s *Store) CreateOutbound(ctx context.Context, o *Outbound) (int64, error) 
 	}
 	var id int64
 	err = s.writeData(ctx, func(tx *Tx) error {
-		convID, err := upsertConversation(ctx, tx, o.AccountID, o.LineID, o.Participants)
-		if err != nil {
-			return err
-		}
-		var sentBy any
-		if o.SentBy != 0 {
-			sentBy = o.SentBy
-		}
-		id, err = tx.insert(ctx, `INSERT INTO messages (account_id, conversation_id, line_id, direction, from_number, to_numbers, body, media, type, status, units, unit_price, price, sent_by, created_at)
-			VALUES (?, ?, ?, 'out', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			o.AccountID, convID, o.LineID, o.From, string(to), o.Body, string(media), o.Type, domain.StatusPending, o.Units, o.UnitPrice, o.Price, sentBy, tx.now)
-		if err != nil {
-			return fmt.Errorf("store: create message: %w", err)
-		}
-		o.id, o.convID = id, convID
-		if o.Idempotency != nil {
-			c := o.Idempotency.Claim
-			res, err := tx.exec(ctx, `UPDATE idempotency_keys SET message_id = ?, response = ? WHERE account_id = ? AND key = ? AND created_at = ? AND state = 'running' AND message_id IS NULL`,
-				id, o.Idempotency.Data, c.AccountID, c.Key, c.at)
-			if err != nil {
-				return fmt.Errorf("store: link idempotency key: %w", err)
-			}
-			if n, _ := res.RowsAffected(); n == 0 {
-				// Overtaken by a retry: no intent, so nothing is sent twice.
-				return errClaimLost
-			}
-		}
-		return nil
+		id, err = createOutbound(ctx, tx, o, string(to), string(media))
+		return err
 	})
 	return id, err
+}
+
+// createOutbound is CreateOutbound's transaction; to and media are the JSON
+// of o.To and o.Media.
+func createOutbound(ctx context.Context, tx *Tx, o *Outbound, to, media string) (int64, error) {
+	convID, err := upsertConversation(ctx, tx, o.AccountID, o.LineID, o.Participants)
+	if err != nil {
+		return 0, err
+	}
+	var sentBy any
+	if o.SentBy != 0 {
+		sentBy = o.SentBy
+	}
+	id, err := tx.insert(ctx, `INSERT INTO messages (account_id, conversation_id, line_id, direction, from_number, to_numbers, body, media, type, status, units, unit_price, price, sent_by, created_at)
+		VALUES (?, ?, ?, 'out', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		o.AccountID, convID, o.LineID, o.From, to, o.Body, media, o.Type, domain.StatusPending, o.Units, o.UnitPrice, o.Price, sentBy, tx.now)
+	if err != nil {
+		return 0, fmt.Errorf("store: create message: %w", err)
+	}
+	o.id, o.convID = id, convID
+	if o.Idempotency != nil {
+		c := o.Idempotency.Claim
+		res, err := tx.exec(ctx, `UPDATE idempotency_keys SET message_id = ?, response = ? WHERE account_id = ? AND key = ? AND created_at = ? AND state = 'running' AND message_id IS NULL`,
+			id, o.Idempotency.Data, c.AccountID, c.Key, c.at)
+		if err != nil {
+			return 0, fmt.Errorf("store: link idempotency key: %w", err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			// Overtaken by a retry: no intent, so nothing is sent twice.
+			return 0, errClaimLost
+		}
+	}
+	return id, nil
 }
 
 func upsertConversation(ctx context.Context, tx *Tx, accountID, lineID int64, participants string) (int64, error) {
@@ -129,7 +139,15 @@ func (s *Store) MarkOutboundSent(ctx context.Context, o *Outbound, ref string) e
 	if err != nil {
 		return err
 	}
-	return s.writeData(ctx, func(tx *Tx) error { return markSent(ctx, tx, o.id, ref, f) })
+	return s.writeData(ctx, func(tx *Tx) error {
+		if err := markSent(ctx, tx, o.id, ref, f); err != nil {
+			return err
+		}
+		if o.scheduleID != 0 {
+			return finishSchedule(ctx, tx, o.scheduleID, domain.ScheduleSent)
+		}
+		return nil
+	})
 }
 
 // sentFacts is what recording a charge needs to know about the message.

@@ -1,0 +1,339 @@
+package httpapi_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"switchboard/internal/auth"
+	"switchboard/internal/carrier"
+	"switchboard/internal/httpapi"
+	"switchboard/internal/inbox"
+	"switchboard/internal/store"
+	"switchboard/internal/store/storetest"
+)
+
+// scheduledData mirrors ScheduledMessage; the price stays JSON number text.
+type scheduledData struct {
+	ID         int64       `json:"id"`
+	Line       string      `json:"line"`
+	Recipients []string    `json:"recipients"`
+	Subject    string      `json:"subject"`
+	Text       string      `json:"text"`
+	Media      []string    `json:"media"`
+	SendAt     time.Time   `json:"sendAt"`
+	Price      json.Number `json:"price"`
+	Currency   string      `json:"currency"`
+}
+
+type scheduleBody struct {
+	To      []string `json:"to,omitempty"`
+	Message string   `json:"message,omitempty"`
+	Subject string   `json:"subject,omitempty"`
+	Media   []string `json:"media,omitempty"`
+	SendAt  string   `json:"sendAt,omitempty"`
+}
+
+func scheduledPath(line string) string { return "/api/public/v1/sms/lines/" + line + "/scheduled" }
+
+// setupScheduled is the send fixture with the inbox wired in, so that
+// threads can be read.
+func setupScheduled(t *testing.T, engine store.Engine) *sendFixture {
+	t.Helper()
+	return setupSendWith(t, engine, func(cfg *httpapi.Config, srv *http.Server) {
+		cfg.Inbox = inbox.New(inbox.Config{Store: cfg.Store.(*store.Store), Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	})
+}
+
+func forEachScheduledEngine(t *testing.T, fn func(t *testing.T, f *sendFixture)) {
+	for _, e := range storetest.Engines(t) {
+		t.Run(string(e), func(t *testing.T) {
+			t.Parallel()
+			fn(t, setupScheduled(t, e))
+		})
+	}
+}
+
+// schedule posts a schedule with an optional Idempotency-Key.
+func (f *sendFixture) schedule(t *testing.T, key, idem, line string, body scheduleBody) (int, http.Header, []byte) {
+	t.Helper()
+	req, err := http.NewRequest("POST", f.url+scheduledPath(line), strings.NewReader(jsonBody(t, body)))
+	must(t, err)
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	if idem != "" {
+		req.Header.Set("Idempotency-Key", idem)
+	}
+	resp, err := f.client.Do(req)
+	must(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	must(t, err)
+	return resp.StatusCode, resp.Header, b
+}
+
+func decodeScheduled(t *testing.T, b []byte) scheduledData {
+	t.Helper()
+	return decodeInto[struct {
+		Data scheduledData `json:"data"`
+	}](t, b).Data
+}
+
+func (f *sendFixture) listScheduled(t *testing.T, key, line string) []scheduledData {
+	t.Helper()
+	status, _, raw := f.do(t, "GET", scheduledPath(line), key, "")
+	if status != 200 {
+		t.Fatalf("list scheduled: %d %s", status, raw)
+	}
+	return decodeInto[struct {
+		Data []scheduledData `json:"data"`
+	}](t, raw).Data
+}
+
+// threadMessage is the part of a thread's Message these tests read.
+type threadMessage struct {
+	ID          int64      `json:"id"`
+	Text        string     `json:"text"`
+	Scheduled   bool       `json:"scheduled"`
+	ScheduledAt *time.Time `json:"scheduledAt"`
+}
+
+func (f *sendFixture) thread(t *testing.T, line, number string) []threadMessage {
+	t.Helper()
+	status, _, raw := f.do(t, "GET", "/api/public/v1/sms/conversations/"+line+"/"+number, f.keys["acme"], "")
+	if status == 404 {
+		return nil
+	}
+	if status != 200 {
+		t.Fatalf("thread: %d %s", status, raw)
+	}
+	return decodeInto[struct {
+		Data struct {
+			Messages []threadMessage `json:"messages"`
+		} `json:"data"`
+	}](t, raw).Data.Messages
+}
+
+func rfc(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+func TestScheduleCreateListCancel(t *testing.T) {
+	t.Parallel()
+	forEachScheduledEngine(t, func(t *testing.T, f *sendFixture) {
+		key := f.keys["acme"]
+		now := time.Now().Truncate(time.Second)
+		in2h, in1h, in3h := now.Add(2*time.Hour), now.Add(time.Hour), now.Add(3*time.Hour)
+
+		// Normalized and de-duplicated like a send; priced now (one sms segment at the 1 rate).
+		status, _, raw := f.schedule(t, key, "", lineMain, scheduleBody{To: []string{"(415) 555-0123", usA}, Message: "hello", Subject: "Re: visit", SendAt: rfc(in2h)})
+		first := decodeScheduled(t, raw)
+		if status != 201 || first.ID == 0 || first.Line != lineMain || !slices.Equal(first.Recipients, []string{usA}) || first.Text != "hello" ||
+			first.Subject != "Re: visit" || len(first.Media) != 0 || !first.SendAt.Equal(in2h) || first.Price.String() != "0.0079" || first.Currency != "USD" {
+			t.Fatalf("create: %d %s", status, raw)
+		}
+		if !strings.Contains(string(raw), `"media":[]`) {
+			t.Errorf("media must be [] when empty: %s", raw)
+		}
+		// Two recipients: one mms at the highest recipient's rate.
+		status, _, raw = f.schedule(t, key, "", lineMain, scheduleBody{To: []string{usA, ukLondon}, Message: "group", SendAt: rfc(in1h)})
+		group := decodeScheduled(t, raw)
+		if status != 201 || group.Price.String() != "0.12" {
+			t.Fatalf("group: %d %s", status, raw)
+		}
+		status, _, raw = f.schedule(t, key, "", lineMain, scheduleBody{To: []string{usB}, Message: "later", SendAt: rfc(in3h)})
+		later := decodeScheduled(t, raw)
+		if status != 201 {
+			t.Fatalf("later: %d %s", status, raw)
+		}
+		// Soonest first.
+		var ids []int64
+		for _, m := range f.listScheduled(t, key, lineMain) {
+			ids = append(ids, m.ID)
+		}
+		if want := []int64{group.ID, first.ID, later.ID}; !slices.Equal(ids, want) {
+			t.Errorf("list order %v, want %v", ids, want)
+		}
+		if l := f.listScheduled(t, key, lineBob); len(l) != 0 {
+			t.Errorf("another line lists %d", len(l))
+		}
+		// Nothing sent or charged by scheduling.
+		if total, n := f.ledger(t, f.acme); total != 0 || n != 0 || f.sim.Count() != 0 {
+			t.Errorf("scheduling charged %d (%d) or sent %d", total, n, f.sim.Count())
+		}
+
+		// In its thread, marked scheduled, until sent.
+		th := f.thread(t, lineMain, usA)
+		if len(th) != 1 || !th[0].Scheduled || th[0].ScheduledAt == nil || !th[0].ScheduledAt.Equal(in2h) || th[0].Text != "hello" {
+			t.Errorf("thread: %+v", th)
+		}
+
+		// Another account's line, a line the caller cannot use, and the
+		// scheduled message of another account are not found.
+		beta := f.keys["beta"]
+		if status, _, raw := f.do(t, "GET", scheduledPath(lineMain), beta, ""); status != 404 {
+			t.Errorf("beta lists acme's line: %d %s", status, raw)
+		}
+		if status, _, raw := f.schedule(t, beta, "", lineMain, scheduleBody{To: []string{usA}, Message: "x", SendAt: rfc(in1h)}); status != 404 {
+			t.Errorf("beta schedules on acme's line: %d %s", status, raw)
+		}
+		if status, _, _ := f.do(t, "DELETE", fmt.Sprintf("%s/%d", scheduledPath(lineBeta), first.ID), beta, ""); status != 404 {
+			t.Errorf("beta cancels acme's message through its own line: %d", status)
+		}
+		if status, _, _ := f.do(t, "DELETE", fmt.Sprintf("%s/%d", scheduledPath(lineBob), first.ID), key, ""); status != 404 {
+			t.Errorf("cancel through another line: %d", status)
+		}
+		eve := agentToken(t, f.fixture, auth.SMSRead, auth.SMSWrite, auth.SMSSend)
+		if status, _, raw := f.do(t, "GET", scheduledPath(lineBob), eve, ""); status != 404 {
+			t.Errorf("a user without the line lists it: %d %s", status, raw)
+		}
+		if status, _, raw := f.schedule(t, eve, "", lineBob, scheduleBody{To: []string{usA}, Message: "x", SendAt: rfc(in1h)}); status != 404 {
+			t.Errorf("a user without the line schedules on it: %d %s", status, raw)
+		}
+		if status, _, raw := f.schedule(t, f.keys["acme-nosend"], "", lineMain, scheduleBody{To: []string{usA}, Message: "x", SendAt: rfc(in1h)}); status != 403 ||
+			decodeInto[errorEnvelope](t, raw).Error.Scope != "sms:send" {
+			t.Errorf("schedule without sms:send: %d %s", status, raw)
+		}
+
+		// Cancel: 204, then gone from the list and the thread; again, 404.
+		cancel := fmt.Sprintf("%s/%d", scheduledPath(lineMain), first.ID)
+		if status, _, raw := f.do(t, "DELETE", cancel, key, ""); status != 204 {
+			t.Fatalf("cancel: %d %s", status, raw)
+		}
+		ids = ids[:0]
+		for _, m := range f.listScheduled(t, key, lineMain) {
+			ids = append(ids, m.ID)
+		}
+		if want := []int64{group.ID, later.ID}; !slices.Equal(ids, want) {
+			t.Errorf("after cancel: %v, want %v", ids, want)
+		}
+		if th := f.thread(t, lineMain, usA); len(th) != 0 {
+			t.Errorf("cancelled message still in its thread: %+v", th)
+		}
+		for _, p := range []string{cancel, scheduledPath(lineMain) + "/999999", scheduledPath(lineMain) + "/abc", scheduledPath(lineMain) + "/0"} {
+			if status, _, raw := f.do(t, "DELETE", p, key, ""); status != 404 {
+				t.Errorf("DELETE %s: %d %s, want 404", p, status, raw)
+			}
+		}
+	})
+}
+
+func TestScheduleValidation(t *testing.T) {
+	t.Parallel()
+	forEachScheduledEngine(t, func(t *testing.T, f *sendFixture) {
+		key := f.keys["acme"]
+		soon := rfc(time.Now().Add(time.Hour))
+		must(t, f.sim.Inject(ctx, carrier.Inbound{From: usB, To: lineMain, Text: "STOP"}))
+
+		// Media hosted for another account, and media never hosted.
+		png := realImage(t, "image/png")
+		hosted, _ := json.Marshal(attach("a.png", "image/png", png))
+		_, _, raw := f.do(t, "POST", "/api/public/v1/sms/media", f.keys["beta"], string(hosted))
+		betaMedia := decodeInto[hostedData](t, raw).Data.URL
+		if betaMedia == "" {
+			t.Fatalf("beta hosts media: %s", raw)
+		}
+
+		many := make([]string, 21)
+		for i := range many {
+			many[i] = fmt.Sprintf("1415555%04d", 1000+i)
+		}
+		for _, c := range []struct {
+			name string
+			body string
+			want string
+		}{
+			{"no to", `{"message":"x","sendAt":"` + soon + `"}`, "to is required"},
+			{"empty to", `{"to":[],"message":"x","sendAt":"` + soon + `"}`, "to is required"},
+			{"21 recipients", jsonBody(t, scheduleBody{To: many, Message: "x", SendAt: soon}), "21 distinct recipients"},
+			{"invalid recipient", jsonBody(t, scheduleBody{To: []string{usA, usInvalid}, Message: "x", SendAt: soon}), `"+1 555 123 4567" (invalid)`},
+			{"opted out", jsonBody(t, scheduleBody{To: []string{usA, "(212) 555-0123"}, Message: "x", SendAt: soon}), `"(212) 555-0123" (opted_out)`},
+			{"no message", jsonBody(t, scheduleBody{To: []string{usA}, SendAt: soon}), "message is required unless media"},
+			{"blank message", jsonBody(t, scheduleBody{To: []string{usA}, Message: " \n", SendAt: soon}), "whitespace"},
+			{"long message", jsonBody(t, scheduleBody{To: []string{usA}, Message: strings.Repeat("a", 2001), SendAt: soon}), "2001 bytes"},
+			{"long subject", jsonBody(t, scheduleBody{To: []string{usA}, Message: "x", Subject: strings.Repeat("é", 201), SendAt: soon}), "subject is 201 characters"},
+			{"no sendAt", jsonBody(t, scheduleBody{To: []string{usA}, Message: "x"}), "sendAt is required"},
+			{"past", jsonBody(t, scheduleBody{To: []string{usA}, Message: "x", SendAt: rfc(time.Now().Add(-time.Minute))}), "not in the future"},
+			{"now", jsonBody(t, scheduleBody{To: []string{usA}, Message: "x", SendAt: rfc(time.Now().Truncate(time.Second))}), "not in the future"},
+			{"over a year", jsonBody(t, scheduleBody{To: []string{usA}, Message: "x", SendAt: rfc(time.Now().AddDate(1, 0, 2))}), "more than a year"},
+			{"not RFC 3339", jsonBody(t, scheduleBody{To: []string{usA}, Message: "x", SendAt: "tomorrow"}), "sendAt"},
+			{"foreign media", jsonBody(t, scheduleBody{To: []string{usA}, Media: []string{betaMedia}, SendAt: soon}), "media[0]"},
+			{"unhosted media", jsonBody(t, scheduleBody{To: []string{usA}, Message: "x", Media: []string{"https://example.com/cat.png"}, SendAt: soon}), "media[0]"},
+			{"unknown field", `{"to":["` + usA + `"],"message":"x","sendAt":"` + soon + `","from":"x"}`, "from"},
+		} {
+			req, err := http.NewRequest("POST", f.url+scheduledPath(lineMain), strings.NewReader(c.body))
+			must(t, err)
+			req.Header.Set("Authorization", "Bearer "+key)
+			resp, err := f.client.Do(req)
+			must(t, err)
+			raw, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if e := decodeInto[errorEnvelope](t, raw); resp.StatusCode != 400 || e.Error.Type != "invalid_request" || !strings.Contains(e.Error.Message, c.want) {
+				t.Errorf("%s: %d %s, want 400 naming %q", c.name, resp.StatusCode, raw, c.want)
+			}
+			if strings.Contains(string(raw), betaMedia) {
+				t.Errorf("%s: the error echoes a media URL: %s", c.name, raw)
+			}
+		}
+		// An unpriced destination is 422; nothing is queued.
+		status, _, raw := f.schedule(t, key, "", lineMain, scheduleBody{To: []string{usA, jpTokyo}, Message: "x", SendAt: soon})
+		if e := decodeInto[errorEnvelope](t, raw); status != 422 || e.Error.Type != "invalid_request" || !strings.Contains(e.Error.Message, jpTokyo) {
+			t.Errorf("unpriced: %d %s", status, raw)
+		}
+		if l := f.listScheduled(t, key, lineMain); len(l) != 0 {
+			t.Errorf("refused schedules were queued: %+v", l)
+		}
+
+		// The account's own hosted media: an mms at the mms rate, its URL returned.
+		_, _, raw = f.do(t, "POST", "/api/public/v1/sms/media", key, string(hosted))
+		own := decodeInto[hostedData](t, raw).Data.URL
+		status, _, raw = f.schedule(t, key, "", lineMain, scheduleBody{To: []string{usA}, Media: []string{own}, SendAt: soon})
+		if m := decodeScheduled(t, raw); status != 201 || !slices.Equal(m.Media, []string{own}) || m.Text != "" || m.Price.String() != "0.02" {
+			t.Errorf("with media: %d %s", status, raw)
+		}
+	})
+}
+
+func TestScheduleIdempotency(t *testing.T) {
+	t.Parallel()
+	forEachScheduledEngine(t, func(t *testing.T, f *sendFixture) {
+		key := f.keys["acme"]
+		body := scheduleBody{To: []string{usA}, Message: "once", SendAt: rfc(time.Now().Add(time.Hour))}
+		status, h, raw := f.schedule(t, key, "k-1", lineMain, body)
+		first := decodeScheduled(t, raw)
+		if status != 201 || h.Get("Idempotent-Replayed") != "" {
+			t.Fatalf("first: %d %s", status, raw)
+		}
+		status, h, raw2 := f.schedule(t, key, "k-1", lineMain, body)
+		if status != 201 || h.Get("Idempotent-Replayed") != "true" || string(raw2) != string(raw) {
+			t.Errorf("replay: %d %q %s, want the first answer %s", status, h.Get("Idempotent-Replayed"), raw2, raw)
+		}
+		if l := f.listScheduled(t, key, lineMain); len(l) != 1 || l[0].ID != first.ID {
+			t.Errorf("replay scheduled again: %+v", l)
+		}
+		// Another body, or the same body to another line, under the key: 422.
+		other := body
+		other.Message = "twice"
+		if status, _, raw := f.schedule(t, key, "k-1", lineMain, other); status != 422 {
+			t.Errorf("other body: %d %s", status, raw)
+		}
+		if status, _, raw := f.schedule(t, key, "k-1", lineBob, body); status != 422 {
+			t.Errorf("other line: %d %s", status, raw)
+		}
+		// A refusal is the key's answer too.
+		bad := scheduleBody{To: []string{jpTokyo}, Message: "x", SendAt: body.SendAt}
+		if status, _, _ := f.schedule(t, key, "k-2", lineMain, bad); status != 422 {
+			t.Errorf("unpriced: %d", status)
+		}
+		if status, h, _ := f.schedule(t, key, "k-2", lineMain, bad); status != 422 || h.Get("Idempotent-Replayed") != "true" {
+			t.Errorf("unpriced replay: %d %q", status, h.Get("Idempotent-Replayed"))
+		}
+		if status, _, raw := f.schedule(t, key, "", lineMain, scheduleBody{To: []string{usA}, Message: "x", SendAt: body.SendAt}); status != 201 {
+			t.Errorf("without a key: %d %s", status, raw)
+		}
+	})
+}

@@ -1,0 +1,323 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"switchboard/internal/domain"
+	"switchboard/internal/money"
+)
+
+// ClaimScheduledMessages is the claimable table of scheduled messages: a
+// queued one is due at its send time (or at its next retry).
+const ClaimScheduledMessages ClaimTable = "scheduled_messages"
+
+func init() { registerClaimTable(ClaimScheduledMessages) }
+
+// IdempotencyAnswer finishes an Idempotency-Key claim inside the
+// transaction of the change it answers for, so that a retry finds either
+// nothing done or the answer: Data builds the answer once the new row's id
+// is known.
+type IdempotencyAnswer struct {
+	Claim *IdempotencyClaim
+	Data  func(id int64) ([]byte, error)
+}
+
+// finish stores the answer; a claim taken over by a newer request fails the
+// transaction (errClaimLost), so the change is not made twice.
+func (a *IdempotencyAnswer) finish(ctx context.Context, tx *Tx, id int64) error {
+	data, err := a.Data(id)
+	if err != nil {
+		return fmt.Errorf("store: idempotency answer: %w", err)
+	}
+	c := a.Claim
+	res, err := tx.exec(ctx, `UPDATE idempotency_keys SET state = 'done', response = ? WHERE account_id = ? AND key = ? AND created_at = ? AND state = 'running' AND message_id IS NULL`,
+		data, c.AccountID, c.Key, c.at)
+	if err != nil {
+		return fmt.Errorf("store: idempotency: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return errClaimLost
+	}
+	return nil
+}
+
+// CreateScheduled writes a scheduled message, its placeholder in the thread
+// of its recipients (a messages row in status scheduled) and its job (due at
+// m.SendAt), in one transaction, and with answer (when set) the
+// Idempotency-Key's answer. It sets m.ID, m.MessageID, m.State and
+// m.CreatedAt.
+func (s *Store) CreateScheduled(ctx context.Context, m *domain.ScheduledMessage, answer *IdempotencyAnswer) error {
+	to, err := json.Marshal(m.Recipients)
+	if err != nil {
+		return err
+	}
+	prices, err := json.Marshal(m.UnitPrices)
+	if err != nil {
+		return err
+	}
+	media, err := json.Marshal(nonNilStrings(m.Media))
+	if err != nil {
+		return err
+	}
+	var by any
+	if m.CreatedBy != 0 {
+		by = m.CreatedBy
+	}
+	sendAt := micros(m.SendAt)
+	return s.writeData(ctx, func(tx *Tx) error {
+		convID, err := upsertConversation(ctx, tx, m.AccountID, m.LineID, participantsOf(m.Recipients))
+		if err != nil {
+			return err
+		}
+		msgID, err := tx.insert(ctx, `INSERT INTO messages (account_id, conversation_id, line_id, direction, from_number, to_numbers, body, media, type, status, units, unit_price, price, sent_by, scheduled, scheduled_at, created_at)
+			VALUES (?, ?, ?, 'out', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, TRUE, ?, ?)`,
+			m.AccountID, convID, m.LineID, m.Line, string(to), m.Text, string(media), m.Type, domain.StatusScheduled, m.Units, int64(maxPrice(m.UnitPrices)), int64(m.Price), by, sendAt, tx.now)
+		if err != nil {
+			return fmt.Errorf("store: scheduled placeholder: %w", err)
+		}
+		id, err := tx.insert(ctx, `INSERT INTO scheduled_messages (account_id, line_id, message_id, recipients, unit_prices, subject, body, media, type, units, price, send_at, state, created_by, created_at, due_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			m.AccountID, m.LineID, msgID, string(to), string(prices), m.Subject, m.Text, string(media), m.Type, m.Units, int64(m.Price), sendAt, domain.ScheduleQueued, by, tx.now, sendAt)
+		if err != nil {
+			return fmt.Errorf("store: schedule: %w", err)
+		}
+		if answer != nil {
+			if err := answer.finish(ctx, tx, id); err != nil {
+				return err
+			}
+		}
+		m.ID, m.MessageID, m.State, m.CreatedAt = id, msgID, domain.ScheduleQueued, fromMicros(tx.now)
+		return nil
+	})
+}
+
+// participantsOf is the conversation key of a message to recipients.
+func participantsOf(to []string) string { return strings.Join(slices.Sorted(slices.Values(to)), ",") }
+
+func maxPrice(p []money.Micros) money.Micros {
+	var m money.Micros
+	for _, v := range p {
+		m = max(m, v)
+	}
+	return m
+}
+
+const scheduledColumns = `s.id, s.account_id, s.line_id, l.number, s.message_id, s.recipients, s.unit_prices, s.subject, s.body, s.media, s.type, s.units, s.price, s.send_at, s.state, s.attempts, s.created_by, s.created_at`
+
+func scanScheduled(r row) (domain.ScheduledMessage, error) {
+	var m domain.ScheduledMessage
+	var to, prices, media string
+	var price, sendAt, created int64
+	var by sql.NullInt64
+	if err := r.Scan(&m.ID, &m.AccountID, &m.LineID, &m.Line, &m.MessageID, &to, &prices, &m.Subject, &m.Text, &media, &m.Type, &m.Units, &price, &sendAt,
+		&m.State, &m.Attempts, &by, &created); err != nil {
+		return m, err
+	}
+	if err := errors.Join(json.Unmarshal([]byte(to), &m.Recipients), json.Unmarshal([]byte(prices), &m.UnitPrices), json.Unmarshal([]byte(media), &m.Media)); err != nil {
+		return m, fmt.Errorf("store: scheduled message %d: %w", m.ID, err)
+	}
+	m.Price, m.SendAt, m.CreatedBy, m.CreatedAt = money.Micros(price), fromMicros(sendAt), by.Int64, fromMicros(created)
+	return m, nil
+}
+
+// ScheduledMessages lists the line's queued messages, soonest first (the id
+// breaks ties).
+func (s *Store) ScheduledMessages(ctx context.Context, line domain.Line) ([]domain.ScheduledMessage, error) {
+	rows, err := s.query(ctx, `SELECT `+scheduledColumns+` FROM scheduled_messages s JOIN lines l ON l.id = s.line_id
+		WHERE s.line_id = ? AND s.account_id = ? AND s.state = 'queued' ORDER BY s.send_at, s.id`, line.ID, line.AccountID)
+	if err != nil {
+		return nil, fmt.Errorf("store: scheduled messages: %w", err)
+	}
+	defer rows.Close()
+	out := []domain.ScheduledMessage{}
+	for rows.Next() {
+		m, err := scanScheduled(rows)
+		if err != nil {
+			return nil, fmt.Errorf("store: scheduled messages: %w", err)
+		}
+		out = append(out, m)
+	}
+	return out, rows.Err()
+}
+
+// ScheduledMessage returns scheduled message id whatever its state, for the
+// dispatcher (no account: the caller holds the row's lease).
+func (s *Store) ScheduledMessage(ctx context.Context, id int64) (domain.ScheduledMessage, error) {
+	m, err := scanScheduled(s.queryRow(ctx, `SELECT `+scheduledColumns+` FROM scheduled_messages s JOIN lines l ON l.id = s.line_id WHERE s.id = ?`, id))
+	if err != nil {
+		return m, fmt.Errorf("store: scheduled message: %w", notFound(err, "scheduled message"))
+	}
+	return m, nil
+}
+
+// CancelScheduled cancels the line's queued message id: it is never sent or
+// charged, and its placeholder leaves the thread. One that is not queued
+// (sent, being sent, cancelled, skipped) or not the line's is not_found.
+func (s *Store) CancelScheduled(ctx context.Context, line domain.Line, id int64) error {
+	return s.writeData(ctx, func(tx *Tx) error {
+		var msgID int64
+		err := tx.queryRow(ctx, `UPDATE scheduled_messages SET state = ?, due_at = NULL, lease_owner = NULL, lease_until = NULL
+			WHERE id = ? AND line_id = ? AND account_id = ? AND state = ? RETURNING message_id`,
+			domain.ScheduleCancelled, id, line.ID, line.AccountID, domain.ScheduleQueued).Scan(&msgID)
+		if errors.Is(err, sql.ErrNoRows) {
+			return domain.Errorf(domain.NotFound, "scheduled message %d not found on line %s (or already sent or cancelled)", id, line.Number)
+		}
+		if err != nil {
+			return fmt.Errorf("store: cancel scheduled: %w", err)
+		}
+		return deletePlaceholder(ctx, tx, msgID)
+	})
+}
+
+// deletePlaceholder removes a scheduled message's stand-in from its thread
+// (only while it is one: a sent message stays).
+func deletePlaceholder(ctx context.Context, tx *Tx, msgID int64) error {
+	if _, err := tx.exec(ctx, `DELETE FROM messages WHERE id = ? AND status = ?`, msgID, domain.StatusScheduled); err != nil {
+		return fmt.Errorf("store: scheduled placeholder: %w", err)
+	}
+	return nil
+}
+
+// BeginScheduledSend moves queued message m to sending and, in the same
+// transaction, replaces its placeholder by o's intent (an ordinary pending
+// message, as CreateOutbound writes it). It reports false, changing nothing,
+// when m is no longer queued (cancelled meanwhile) or owner no longer holds
+// its lease. A message that MarkOutboundSent later records sent also ends
+// the schedule (state sent).
+func (s *Store) BeginScheduledSend(ctx context.Context, m domain.ScheduledMessage, owner string, o *Outbound) (bool, error) {
+	to, err := json.Marshal(o.To)
+	if err != nil {
+		return false, err
+	}
+	media, err := json.Marshal(nonNilStrings(o.Media))
+	if err != nil {
+		return false, err
+	}
+	var ok bool
+	err = s.writeData(ctx, func(tx *Tx) error {
+		ok = false
+		res, err := tx.exec(ctx, `UPDATE scheduled_messages SET state = ? WHERE id = ? AND state = ? AND lease_owner = ?`,
+			domain.ScheduleSending, m.ID, domain.ScheduleQueued, owner)
+		if err != nil {
+			return fmt.Errorf("store: begin scheduled send: %w", err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return nil
+		}
+		if err := deletePlaceholder(ctx, tx, m.MessageID); err != nil {
+			return err
+		}
+		id, err := createOutbound(ctx, tx, o, string(to), string(media))
+		if err != nil {
+			return err
+		}
+		if _, err := tx.exec(ctx, `UPDATE scheduled_messages SET message_id = ? WHERE id = ?`, id, m.ID); err != nil {
+			return fmt.Errorf("store: begin scheduled send: %w", err)
+		}
+		o.scheduleID, ok = m.ID, true
+		return nil
+	})
+	return ok, err
+}
+
+// finishSchedule ends a schedule whose message the send path now owns.
+func finishSchedule(ctx context.Context, tx *Tx, id int64, state string) error {
+	if _, err := tx.exec(ctx, `UPDATE scheduled_messages SET state = ?, due_at = NULL, lease_owner = NULL, lease_until = NULL WHERE id = ? AND state IN (?, ?)`,
+		state, id, domain.ScheduleSending, domain.ScheduleQueued); err != nil {
+		return fmt.Errorf("store: finish schedule: %w", err)
+	}
+	return nil
+}
+
+// ScheduleHandedOff ends schedule id, being sent, as sent: its message's
+// outcome is the send path's (a receipt or the reconciler settles a message
+// the carrier gave no answer for). The dispatcher calls it when the carrier's
+// outcome is unknown, and for a schedule whose dispatcher stopped mid-send.
+func (s *Store) ScheduleHandedOff(ctx context.Context, id int64) error {
+	return s.writeData(ctx, func(tx *Tx) error { return finishSchedule(ctx, tx, id, domain.ScheduleSent) })
+}
+
+// SkipScheduled ends queued message m uncharged because every recipient
+// opted out by its send time; its placeholder leaves the thread. It reports
+// false when m was no longer queued or leased to owner.
+func (s *Store) SkipScheduled(ctx context.Context, m domain.ScheduledMessage, owner string) (bool, error) {
+	var ok bool
+	err := s.writeData(ctx, func(tx *Tx) error {
+		ok = false
+		res, err := tx.exec(ctx, `UPDATE scheduled_messages SET state = ?, due_at = NULL, lease_owner = NULL, lease_until = NULL WHERE id = ? AND state = ? AND lease_owner = ?`,
+			domain.ScheduleSkipped, m.ID, domain.ScheduleQueued, owner)
+		if err != nil {
+			return fmt.Errorf("store: skip scheduled: %w", err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return nil
+		}
+		ok = true
+		return deletePlaceholder(ctx, tx, m.MessageID)
+	})
+	return ok, err
+}
+
+// RequeueScheduled puts schedule id, whose carrier refused the message (it
+// was down), back in the queue, due at next: its pending message becomes its
+// placeholder again (status scheduled, uncharged) and the attempt is
+// counted. If a delivery receipt already proved the carrier took the message
+// (status sent), the schedule ends as sent instead. It reports whether it
+// was requeued.
+func (s *Store) RequeueScheduled(ctx context.Context, id, msgID int64, sendAt, next time.Time) (bool, error) {
+	var requeued bool
+	err := s.writeData(ctx, func(tx *Tx) error {
+		requeued = false
+		res, err := tx.exec(ctx, `UPDATE messages SET status = ?, scheduled = TRUE, scheduled_at = ? WHERE id = ? AND status = ?`,
+			domain.StatusScheduled, micros(sendAt), msgID, domain.StatusPending)
+		if err != nil {
+			return fmt.Errorf("store: requeue scheduled: %w", err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return finishSchedule(ctx, tx, id, domain.ScheduleSent)
+		}
+		if _, err := tx.exec(ctx, `UPDATE scheduled_messages SET state = ?, attempts = attempts + 1, due_at = ?, lease_owner = NULL, lease_until = NULL WHERE id = ? AND state = ?`,
+			domain.ScheduleQueued, micros(next), id, domain.ScheduleSending); err != nil {
+			return fmt.Errorf("store: requeue scheduled: %w", err)
+		}
+		requeued = true
+		return nil
+	})
+	return requeued, err
+}
+
+// HasDueScheduled reports whether a scheduled message is due and free to
+// claim: a cheap read, so an idle dispatcher polls without writing.
+func (s *Store) HasDueScheduled(ctx context.Context) (bool, error) {
+	var id int64
+	now := micros(time.Now())
+	err := s.queryRow(ctx, `SELECT id FROM scheduled_messages WHERE due_at <= ? AND (lease_until IS NULL OR lease_until <= ?) LIMIT 1`, now, now).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// HostedMediaOwned reports which of names are media hosted for the account.
+func (s *Store) HostedMediaOwned(ctx context.Context, accountID int64, names []string) (map[string]bool, error) {
+	out := map[string]bool{}
+	for _, n := range names {
+		var one int
+		err := s.queryRow(ctx, `SELECT 1 FROM hosted_media WHERE name = ? AND account_id = ?`, n, accountID).Scan(&one)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("store: hosted media: %w", err)
+		}
+		out[n] = true
+	}
+	return out, nil
+}
