@@ -15,6 +15,7 @@ import (
 	"switchboard/internal/carrier"
 	"switchboard/internal/httpapi"
 	"switchboard/internal/inbox"
+	"switchboard/internal/sms"
 	"switchboard/internal/store"
 	"switchboard/internal/store/storetest"
 )
@@ -334,6 +335,117 @@ func TestScheduleIdempotency(t *testing.T) {
 		}
 		if status, _, raw := f.schedule(t, key, "", lineMain, scheduleBody{To: []string{usA}, Message: "x", SendAt: body.SendAt}); status != 201 {
 			t.Errorf("without a key: %d %s", status, raw)
+		}
+	})
+}
+
+// TestScheduleDispatch schedules five messages due together, changes the
+// world before they are due (a rate change, a STOP, a cancellation, a
+// carrier refusing one destination), then lets the dispatcher send them.
+func TestScheduleDispatch(t *testing.T) {
+	t.Parallel()
+	forEachScheduledEngine(t, func(t *testing.T, f *sendFixture) {
+		key := f.keys["acme"]
+		sendAt := time.Now().Add(1500 * time.Millisecond)
+		mk := func(text string, to ...string) scheduledData {
+			t.Helper()
+			status, _, raw := f.schedule(t, key, "", lineMain, scheduleBody{To: to, Message: text, SendAt: sendAt.Format(time.RFC3339Nano)})
+			if status != 201 {
+				t.Fatalf("schedule %q: %d %s", text, status, raw)
+			}
+			return decodeScheduled(t, raw)
+		}
+		fixed := mk("fixed price", usA)
+		stopped := mk("to someone who stops", usB)
+		group := mk("group losing a member", usA, ukLondon)
+		cancelled := mk("cancelled", usA)
+		retried := mk("carrier down", deBerlin)
+		if fixed.Price.String() != "0.0079" || group.Price.String() != "0.12" || retried.Price.String() != "0.06" {
+			t.Fatalf("prices %s %s %s", fixed.Price, group.Price, retried.Price)
+		}
+
+		// Before they are due: the rate doubles, usB and ukLondon send STOP,
+		// one is cancelled, and the carrier refuses German numbers.
+		storetest.Rate(t, f.st, f.acme, "1", "0.0158", "0.04")
+		storetest.Rate(t, f.st, f.acme, "4420", "0.10", "0.24")
+		storetest.Rate(t, f.st, f.acme, "49", "0.12", "0.18")
+		must(t, f.sim.Inject(ctx, carrier.Inbound{From: usB, To: lineMain, Text: "STOP"}))
+		must(t, f.sim.Inject(ctx, carrier.Inbound{From: ukLondon, To: lineMain, Text: "STOP"}))
+		if status, _, raw := f.do(t, "DELETE", fmt.Sprintf("%s/%d", scheduledPath(lineMain), cancelled.ID), key, ""); status != 204 {
+			t.Fatalf("cancel: %d %s", status, raw)
+		}
+		f.sim.FailDestinations("49")
+		if time.Now().After(sendAt) {
+			t.Fatalf("setting up took longer than the schedule's lead")
+		}
+
+		// Due while no dispatcher runs: the first pass at start sends them
+		// (the overdue rule). Waiting for the clock is the point here.
+		time.Sleep(time.Until(sendAt))
+		d := f.svc.ScheduledDispatcher(sms.DispatcherConfig{Interval: 20 * time.Millisecond, RetryBase: 50 * time.Millisecond, RetryMax: 50 * time.Millisecond})
+		d.TestSignals.Init()
+		must(t, d.Start(ctx))
+		defer d.Stop()
+
+		outcomes := map[int64][]string{}
+		for done := 0; done < 4; {
+			got := d.TestSignals.Dispatched.WaitOrTimeout(t)
+			outcomes[got.ID] = append(outcomes[got.ID], got.Outcome)
+			switch got.Outcome {
+			case sms.DispatchRetry:
+				if got.ID != retried.ID {
+					t.Fatalf("%d retried", got.ID)
+				}
+				f.sim.FailDestinations() // the carrier is back
+			case sms.DispatchSent, sms.DispatchSkipped:
+				done++
+			default:
+				t.Fatalf("scheduled %d: %+v", got.ID, got)
+			}
+		}
+		want := map[int64][]string{fixed.ID: {"sent"}, stopped.ID: {"skipped"}, group.ID: {"sent"}, retried.ID: {"retry", "sent"}}
+		if fmt.Sprint(outcomes) != fmt.Sprint(want) {
+			t.Errorf("outcomes %v, want %v", outcomes, want)
+		}
+
+		// What the carrier got: each once, the group without the member who stopped.
+		sent := map[string][]string{}
+		for _, m := range f.sim.Sent() {
+			sent[m.Text] = append(sent[m.Text], strings.Join(m.To, ","))
+		}
+		wantSent := map[string][]string{"fixed price": {usA}, "group losing a member": {usA}, "carrier down": {deBerlin}}
+		if fmt.Sprint(sent) != fmt.Sprint(wantSent) {
+			t.Errorf("carrier got %v, want %v", sent, wantSent)
+		}
+		// Charged the fixed prices, once each: 0.0079 + 0.02 (the group's mms at
+		// usA's fixed rate, London's share gone) + 0.06.
+		if total, n := f.ledger(t, f.acme); total != 87900 || n != 3 {
+			t.Errorf("ledger %d micros in %d charges, want 87900 in 3", total, n)
+		}
+		if l := f.listScheduled(t, key, lineMain); len(l) != 0 {
+			t.Errorf("still queued: %+v", l)
+		}
+		// In the thread: the sent messages, no longer scheduled (the group,
+		// down to usA, is sent in usA's thread as a direct send would be);
+		// no stand-ins left.
+		var texts []string
+		for _, m := range f.thread(t, lineMain, usA) {
+			texts = append(texts, m.Text)
+			if m.Scheduled || m.ScheduledAt != nil {
+				t.Errorf("sent message still scheduled: %+v", m)
+			}
+		}
+		if want := []string{"group losing a member", "fixed price"}; !slices.Equal(texts, want) {
+			t.Errorf("usA's thread %q, want %q", texts, want)
+		}
+		if th := f.thread(t, lineMain, usB); len(th) != 1 || th[0].Text != "STOP" {
+			t.Errorf("usB's thread: %+v", th)
+		}
+		// Cancelled and skipped ones cannot be cancelled any more.
+		for _, id := range []int64{cancelled.ID, stopped.ID, fixed.ID} {
+			if status, _, _ := f.do(t, "DELETE", fmt.Sprintf("%s/%d", scheduledPath(lineMain), id), key, ""); status != 404 {
+				t.Errorf("cancel %d after dispatch: %d, want 404", id, status)
+			}
 		}
 	})
 }

@@ -187,20 +187,22 @@ func deletePlaceholder(ctx context.Context, tx *Tx, msgID int64) error {
 
 // BeginScheduledSend moves queued message m to sending and, in the same
 // transaction, replaces its placeholder by o's intent (an ordinary pending
-// message, as CreateOutbound writes it). It reports false, changing nothing,
+// message, as CreateOutbound writes it) and returns the intent's message id.
+// It reports false, changing nothing,
 // when m is no longer queued (cancelled meanwhile) or owner no longer holds
 // its lease. A message that MarkOutboundSent later records sent also ends
 // the schedule (state sent).
-func (s *Store) BeginScheduledSend(ctx context.Context, m domain.ScheduledMessage, owner string, o *Outbound) (bool, error) {
+func (s *Store) BeginScheduledSend(ctx context.Context, m domain.ScheduledMessage, owner string, o *Outbound) (int64, bool, error) {
 	to, err := json.Marshal(o.To)
 	if err != nil {
-		return false, err
+		return 0, false, err
 	}
 	media, err := json.Marshal(nonNilStrings(o.Media))
 	if err != nil {
-		return false, err
+		return 0, false, err
 	}
 	var ok bool
+	var id int64
 	err = s.writeData(ctx, func(tx *Tx) error {
 		ok = false
 		res, err := tx.exec(ctx, `UPDATE scheduled_messages SET state = ? WHERE id = ? AND state = ? AND lease_owner = ?`,
@@ -214,7 +216,7 @@ func (s *Store) BeginScheduledSend(ctx context.Context, m domain.ScheduledMessag
 		if err := deletePlaceholder(ctx, tx, m.MessageID); err != nil {
 			return err
 		}
-		id, err := createOutbound(ctx, tx, o, string(to), string(media))
+		id, err = createOutbound(ctx, tx, o, string(to), string(media))
 		if err != nil {
 			return err
 		}
@@ -224,7 +226,7 @@ func (s *Store) BeginScheduledSend(ctx context.Context, m domain.ScheduledMessag
 		o.scheduleID, ok = m.ID, true
 		return nil
 	})
-	return ok, err
+	return id, ok, err
 }
 
 // finishSchedule ends a schedule whose message the send path now owns.

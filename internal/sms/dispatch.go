@@ -1,0 +1,279 @@
+package sms
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"time"
+
+	"switchboard/internal/background"
+	"switchboard/internal/carrier"
+	"switchboard/internal/domain"
+	"switchboard/internal/money"
+	"switchboard/internal/store"
+)
+
+// Dispatcher defaults.
+const (
+	DefaultDispatchInterval = time.Second
+	DefaultDispatchBatch    = 200
+	DefaultDispatchWorkers  = 32
+	// DefaultRetryBase and DefaultRetryMax bound the wait before a message
+	// the carrier refused (down) is tried again: RetryBase, doubling with
+	// each attempt, at most RetryMax, for as long as it takes.
+	DefaultRetryBase = 5 * time.Second
+	DefaultRetryMax  = 5 * time.Minute
+)
+
+// DispatcherConfig configures the scheduled-message dispatcher. Zero values
+// take the defaults.
+type DispatcherConfig struct {
+	// Interval is how often the dispatcher looks for due messages when idle:
+	// a message is sent at most about this long after its send time.
+	Interval time.Duration
+	// Batch is how many due messages one claim takes; Workers how many are
+	// sent at once.
+	Batch, Workers int
+	// Lease is how long a claimed message is this process's alone. It must
+	// exceed the longest send (the carrier timeout, then waiting for
+	// evidence); default twice the carrier timeout plus 30 s.
+	Lease time.Duration
+	// RetryBase and RetryMax: see DefaultRetryBase.
+	RetryBase, RetryMax time.Duration
+	// Owner names this process in leases; default store.NewLeaseOwner.
+	Owner string
+}
+
+// Dispatch outcomes, as DispatchSignals report them.
+const (
+	DispatchSent      = "sent"       // the carrier took it; charged
+	DispatchPending   = "pending"    // carrier outcome unknown: left to receipts and the reconciler
+	DispatchSkipped   = "skipped"    // every recipient had opted out; nothing sent or charged
+	DispatchRetry     = "retry"      // the carrier was down; queued again with backoff
+	DispatchGone      = "gone"       // cancelled (or taken by another process) before it was sent
+	DispatchHandedOff = "handed-off" // a dispatcher stopped mid-send: the send path settles it
+	DispatchFailed    = "failed"     // the database refused a step; the lease brings it back
+)
+
+// Dispatched is one scheduled message a dispatcher worked on.
+type Dispatched struct {
+	ID      int64 // the scheduled message
+	Outcome string
+	Err     error
+}
+
+// DispatchSignals are the test signals of a Dispatcher.
+type DispatchSignals struct {
+	// Dispatched fires once per claimed message, after its outcome is recorded.
+	Dispatched background.Signal[Dispatched]
+	// Pass fires after every pass.
+	Pass background.Signal[error]
+}
+
+// Init switches every signal on; call it before Start.
+func (s *DispatchSignals) Init() { s.Dispatched.Init(); s.Pass.Init() }
+
+// Dispatcher sends scheduled messages when they are due: a background
+// service that claims due rows of the scheduled_messages table
+// (store.Claim), so that any number of processes on one database send each
+// exactly once, and sends each through the path and money guarantee of a
+// direct send.
+type Dispatcher struct {
+	// TestSignals lets tests wait for dispatches instead of sleeping.
+	TestSignals DispatchSignals
+
+	s   *Service
+	cfg DispatcherConfig
+	p   *background.Periodic
+}
+
+// ScheduledDispatcher returns the dispatcher of scheduled messages, stopped.
+func (s *Service) ScheduledDispatcher(cfg DispatcherConfig) *Dispatcher {
+	if cfg.Interval <= 0 {
+		cfg.Interval = DefaultDispatchInterval
+	}
+	if cfg.Batch <= 0 {
+		cfg.Batch = DefaultDispatchBatch
+	}
+	if cfg.Workers <= 0 {
+		cfg.Workers = DefaultDispatchWorkers
+	}
+	if cfg.Lease <= 0 {
+		cfg.Lease = 2*s.carrierTimeout + 30*time.Second
+	}
+	if cfg.RetryBase <= 0 {
+		cfg.RetryBase = DefaultRetryBase
+	}
+	if cfg.RetryMax <= 0 {
+		cfg.RetryMax = DefaultRetryMax
+	}
+	if cfg.Owner == "" {
+		cfg.Owner = store.NewLeaseOwner("scheduled")
+	}
+	d := &Dispatcher{s: s, cfg: cfg}
+	d.p = background.NewPeriodic(background.PeriodicConfig{Name: "scheduled messages", Interval: cfg.Interval, Logger: s.log, Work: d.pass})
+	return d
+}
+
+// Start begins dispatching: the first pass, at once, sends every message
+// already due (overdue after downtime included); then a pass every
+// Interval.
+func (d *Dispatcher) Start(ctx context.Context) error { return d.p.Start(ctx) }
+
+// Stop ends dispatching, waiting for the sends under way.
+func (d *Dispatcher) Stop() { d.p.Stop() }
+
+// Wake asks for a pass now.
+func (d *Dispatcher) Wake() { d.p.Wake() }
+
+// pass sends due messages until none is left.
+func (d *Dispatcher) pass(ctx context.Context) (err error) {
+	defer func() { d.TestSignals.Pass.Signal(err) }()
+	for ctx.Err() == nil {
+		// A cheap read first, so that an idle dispatcher never writes.
+		due, err := d.s.store.HasDueScheduled(ctx)
+		if err != nil || !due {
+			return err
+		}
+		ids, err := d.s.store.Claim(ctx, store.ClaimScheduledMessages, d.cfg.Owner, d.cfg.Batch, d.cfg.Lease)
+		if err != nil {
+			return err
+		}
+		work := make(chan int64)
+		var wg sync.WaitGroup
+		for range min(d.cfg.Workers, len(ids)) {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for id := range work {
+					d.TestSignals.Dispatched.Signal(d.dispatch(ctx, id))
+				}
+			}()
+		}
+		for _, id := range ids {
+			work <- id
+		}
+		close(work)
+		wg.Wait()
+		if len(ids) < d.cfg.Batch {
+			return nil
+		}
+	}
+	return nil
+}
+
+// dispatch sends one claimed message and records the outcome.
+func (d *Dispatcher) dispatch(ctx context.Context, id int64) Dispatched {
+	s := d.s
+	fail := func(err error) Dispatched {
+		// Nothing was sent: the lease ends and the message comes back.
+		s.log.Error("scheduled message not dispatched; retried when its lease ends", "scheduled_id", id, "err", err)
+		return Dispatched{ID: id, Outcome: DispatchFailed, Err: err}
+	}
+	m, err := s.store.ScheduledMessage(ctx, id)
+	if err != nil {
+		return fail(err)
+	}
+	switch m.State {
+	case domain.ScheduleQueued:
+	case domain.ScheduleSending:
+		// Its dispatcher stopped between writing the intent and recording
+		// the carrier's answer: the message is pending, like a direct send
+		// interrupted there, and a receipt or the reconciler settles it.
+		// Sending it again could send it twice.
+		s.log.Warn("scheduled message was interrupted mid-send; its message is settled by receipts or the reconciler", "scheduled_id", id, "message_id", m.MessageID)
+		if err := s.store.ScheduleHandedOff(ctx, id); err != nil {
+			return fail(err)
+		}
+		return Dispatched{ID: id, Outcome: DispatchHandedOff}
+	default:
+		return Dispatched{ID: id, Outcome: DispatchGone}
+	}
+
+	// The STOP list as it is now: opted-out recipients are skipped, and
+	// their share of the fixed price with them.
+	opted, err := s.store.OptedOut(ctx, m.LineID, m.Recipients)
+	if err != nil {
+		return fail(err)
+	}
+	var to []string
+	var unit []money.Micros
+	for i, n := range m.Recipients {
+		if !opted[n] {
+			to, unit = append(to, n), append(unit, m.UnitPrices[i])
+		}
+	}
+	if len(to) == 0 {
+		ok, err := s.store.SkipScheduled(ctx, m, d.cfg.Owner)
+		if err != nil {
+			return fail(err)
+		}
+		if !ok {
+			return Dispatched{ID: id, Outcome: DispatchGone}
+		}
+		s.log.Info("scheduled message skipped: every recipient opted out; nothing sent or charged", "scheduled_id", id)
+		return Dispatched{ID: id, Outcome: DispatchSkipped}
+	}
+	// The type stays what was priced (a group reduced to one recipient is
+	// still the mms it was scheduled as); the price is the fixed unit
+	// prices of the recipients left, so never more than the price returned.
+	msg, err := priceAt(to, m.Text, m.Type == domain.BillingMMS, unit)
+	if err != nil {
+		return fail(err)
+	}
+	out := &store.Outbound{
+		AccountID: m.AccountID, LineID: m.LineID, From: m.Line, To: to, Participants: strings.Join(sortedCopy(to), ","),
+		Body: m.Text, Media: m.Media, Type: msg.Type, Units: msg.Units,
+		UnitPrice: int64(msg.UnitPrice), Price: int64(msg.Price), SentBy: m.CreatedBy,
+	}
+	// From the intent on, the send runs to completion even if the
+	// dispatcher is stopping: its outcome must be recorded.
+	ctx = context.WithoutCancel(ctx)
+	msgID, ok, err := s.store.BeginScheduledSend(ctx, m, d.cfg.Owner, out)
+	if err != nil {
+		return fail(err)
+	}
+	if !ok {
+		return Dispatched{ID: id, Outcome: DispatchGone}
+	}
+	s.inflight.Store(msgID, struct{}{})
+	defer s.inflight.Delete(msgID)
+	outcome, err := s.deliver(ctx, out, msgID, carrier.Message{ID: msgID, From: m.Line, To: to, Text: m.Text, Media: s.MediaURLs(m.Media)})
+	if err != nil {
+		return Dispatched{ID: id, Outcome: DispatchPending, Err: err} // a fault hook (tests): as a crash
+	}
+	switch outcome {
+	case carrierUnknown:
+		if err := s.store.ScheduleHandedOff(ctx, id); err != nil {
+			return fail(err)
+		}
+		return Dispatched{ID: id, Outcome: DispatchPending}
+	case carrierRefused:
+		wait := d.backoff(m.Attempts)
+		requeued, err := s.store.RequeueScheduled(ctx, id, msgID, m.SendAt, time.Now().Add(wait))
+		if err != nil {
+			// Left sending and pending: the reconciler abandons the message
+			// (uncharged) and the schedule is handed off when its lease ends.
+			return fail(err)
+		}
+		if !requeued {
+			return Dispatched{ID: id, Outcome: DispatchSent} // a receipt proved the carrier took it
+		}
+		s.log.Warn("carrier refused a scheduled message; trying again later", "scheduled_id", id, "attempt", m.Attempts+1, "retry_in", wait)
+		return Dispatched{ID: id, Outcome: DispatchRetry}
+	}
+	return Dispatched{ID: id, Outcome: DispatchSent}
+}
+
+// backoff is the wait after attempt attempts+1 failed.
+func (d *Dispatcher) backoff(attempts int) time.Duration {
+	wait := d.cfg.RetryBase
+	for range attempts {
+		if wait >= d.cfg.RetryMax {
+			break
+		}
+		wait *= 2
+	}
+	return min(wait, d.cfg.RetryMax)
+}
+
