@@ -276,4 +276,3 @@ func (d *Dispatcher) backoff(attempts int) time.Duration {
 	}
 	return min(wait, d.cfg.RetryMax)
 }
-
