@@ -139,6 +139,13 @@ func cmdDemo(ctx context.Context, c *cli, args []string) error {
 		fmt.Fprintf(&b, "       %s/sms/lines/%s/blocked\n\n", base, seed.Lines[0])
 		fmt.Fprintf(&b, "  curl -s -H 'Authorization: Bearer %s' -d '{\"title\":\"Hours\",\"body\":\"We are open 9 to 5.\"}' %s/sms/templates\n\n", seed.Key, base)
 		fmt.Fprintf(&b, "  curl -s -H 'Authorization: Bearer %s' -X PUT -d '{\"message\":\"Thanks, we are on it\"}' %s/sms/drafts/ticket-1\n\n", seed.Key, base)
+		fmt.Fprintf(&b, "Scheduled messages: priced now, sent at sendAt (here in an hour), listed soonest first, cancelled:\n\n")
+		fmt.Fprintf(&b, "  curl -s -H 'Authorization: Bearer %s' -H 'Content-Type: application/json' \\\n", seed.Key)
+		fmt.Fprintf(&b, "       -d '{\"to\":[\"+1 (212) 555-0100\"],\"message\":\"Reminder: your cleaning is at 9:00.\",\"sendAt\":\"%s\"}' \\\n",
+			time.Now().Add(time.Hour).UTC().Format(time.RFC3339))
+		fmt.Fprintf(&b, "       %s/sms/lines/%s/scheduled\n\n", base, seed.Lines[0])
+		fmt.Fprintf(&b, "  curl -s -H 'Authorization: Bearer %s' %s/sms/lines/%s/scheduled\n\n", seed.Key, base, seed.Lines[0])
+		fmt.Fprintf(&b, "  curl -s -H 'Authorization: Bearer %s' -X DELETE %s/sms/lines/%s/scheduled/1   (the id the POST returned)\n\n", seed.Key, base, seed.Lines[0])
 		fmt.Fprintf(&b, "  Rates: US/Canada (1) sms 0.0079 mms 0.02; UK (44) sms 0.04 mms 0.1; Germany (49) sms 0.075 mms 0.15.\n")
 		fmt.Fprintf(&b, "  OpenAPI: %s/openapi.json\n\n", base)
 		verifier, challenge := pkcePair()

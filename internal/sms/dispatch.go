@@ -128,7 +128,14 @@ func (d *Dispatcher) Wake() { d.p.Wake() }
 
 // pass sends due messages until none is left.
 func (d *Dispatcher) pass(ctx context.Context) (err error) {
-	defer func() { d.TestSignals.Pass.Signal(err) }()
+	var start time.Time
+	claimed := 0
+	defer func() {
+		if claimed > 0 {
+			d.s.log.Info("scheduled messages dispatched", "count", claimed, "seconds", time.Since(start).Seconds())
+		}
+		d.TestSignals.Pass.Signal(err)
+	}()
 	for ctx.Err() == nil {
 		// A cheap read first, so that an idle dispatcher never writes.
 		due, err := d.s.store.HasDueScheduled(ctx)
@@ -139,6 +146,10 @@ func (d *Dispatcher) pass(ctx context.Context) (err error) {
 		if err != nil {
 			return err
 		}
+		if claimed == 0 {
+			start = time.Now()
+		}
+		claimed += len(ids)
 		work := make(chan int64)
 		var wg sync.WaitGroup
 		for range min(d.cfg.Workers, len(ids)) {
