@@ -200,6 +200,19 @@ func TestScheduleCreateListCancel(t *testing.T) {
 			t.Errorf("schedule without sms:send: %d %s", status, raw)
 		}
 
+		// The inbox's deletions leave a scheduled message to its schedule: the
+		// message cannot be deleted (409), and deleting its conversation keeps it.
+		msgPath := fmt.Sprintf("/api/public/v1/sms/conversations/%s/%s/messages/%d", lineMain, usA, th[0].ID)
+		if status, _, raw := f.do(t, "DELETE", msgPath, key, ""); status != 409 {
+			t.Errorf("delete the scheduled message through its thread: %d %s, want 409", status, raw)
+		}
+		if status, _, raw := f.do(t, "DELETE", "/api/public/v1/sms/conversations/"+lineMain+"/"+usA, key, ""); status != 204 {
+			t.Errorf("delete the conversation: %d %s", status, raw)
+		}
+		if th := f.thread(t, lineMain, usA); len(th) != 1 || !th[0].Scheduled || th[0].Text != "hello" {
+			t.Errorf("after deleting the conversation, the thread holds %+v; want the scheduled message", th)
+		}
+
 		// Cancel: 204, then gone from the list and the thread; again, 404.
 		cancel := fmt.Sprintf("%s/%d", scheduledPath(lineMain), first.ID)
 		if status, _, raw := f.do(t, "DELETE", cancel, key, ""); status != 204 {

@@ -830,7 +830,9 @@ func (s *Store) DeleteConversation(ctx context.Context, convID int64) ([]string,
 		if _, err := lockConversation(ctx, tx, convID); err != nil {
 			return err
 		}
-		err := tx.query(ctx, `SELECT media FROM messages WHERE conversation_id = ? AND deleted_at IS NULL AND media <> '[]'`, []any{convID}, func(r row) error {
+		// Scheduled messages are their schedules' (cancelled with DELETE
+		// …/scheduled/{id}): they stay, with their media.
+		err := tx.query(ctx, `SELECT media FROM messages WHERE conversation_id = ? AND deleted_at IS NULL AND media <> '[]' AND status <> 'scheduled'`, []any{convID}, func(r row) error {
 			var m string
 			if err := r.Scan(&m); err != nil {
 				return err
@@ -844,7 +846,7 @@ func (s *Store) DeleteConversation(ctx context.Context, convID int64) ([]string,
 			return fmt.Errorf("store: delete conversation: %w", err)
 		}
 		for _, q := range []string{
-			`UPDATE messages SET deleted_at = ?, body = '', media = '[]' WHERE conversation_id = ? AND deleted_at IS NULL`,
+			`UPDATE messages SET deleted_at = ?, body = '', media = '[]' WHERE conversation_id = ? AND deleted_at IS NULL AND status <> 'scheduled'`,
 			`DELETE FROM inbox_read_marks WHERE conversation_id = ?`,
 			`DELETE FROM inbox_reads WHERE conversation_id = ?`,
 			`DELETE FROM conversation_activity WHERE conversation_id = ?`,
@@ -875,9 +877,14 @@ func (s *Store) DeleteMessage(ctx context.Context, convID, id int64) ([]string, 
 			return err
 		}
 		var direction, media string
-		err = tx.queryRow(ctx, `SELECT direction, media FROM messages WHERE id = ? AND conversation_id = ? AND `+visibleMessage, id, convID).Scan(&direction, &media)
+		var status string
+		err = tx.queryRow(ctx, `SELECT direction, media, status FROM messages WHERE id = ? AND conversation_id = ? AND `+visibleMessage, id, convID).Scan(&direction, &media, &status)
 		if errors.Is(err, sql.ErrNoRows) {
 			return domain.Errorf(domain.NotFound, "message %d is not in this conversation", id)
+		}
+		if err == nil && status == domain.StatusScheduled {
+			// Its schedule owns it: cancelling is how it goes.
+			return domain.Errorf(domain.Conflict, "message %d is scheduled, not sent: cancel it with DELETE /sms/lines/{line}/scheduled/{id}", id)
 		}
 		if err != nil {
 			return fmt.Errorf("store: delete message: %w", err)
@@ -911,7 +918,7 @@ func (s *Store) DeleteMessage(ctx context.Context, convID, id int64) ([]string, 
 		}
 		// The newest message went: the one before it leads the thread now.
 		var prev, prevAt sql.NullInt64
-		err = tx.queryRow(ctx, `SELECT id, created_at FROM messages WHERE conversation_id = ? AND `+visibleMessage+` ORDER BY id DESC LIMIT 1`, convID).Scan(&prev, &prevAt)
+		err = tx.queryRow(ctx, `SELECT id, created_at FROM messages WHERE conversation_id = ? AND status <> 'scheduled' AND `+visibleMessage+` ORDER BY id DESC LIMIT 1`, convID).Scan(&prev, &prevAt)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("store: delete message: %w", err)
 		}
