@@ -322,7 +322,7 @@ func newApp(ctx context.Context, c *cli, st *store.Store, log *slog.Logger, publ
 	a.background.Add("idempotency pruning", a.sms.IdempotencyPruner())
 	// Sends scheduled messages when due; its first pass, at start, sends the
 	// ones that fell due while no process was running.
-	a.background.Add("scheduled messages", a.sms.ScheduledDispatcher(sms.DispatcherConfig{}))
+	a.background.Add("scheduled messages", a.sms.ScheduledDispatcher(sms.DispatcherConfig{ReconcileAfter: c.reconcileAfter}))
 	a.background.Add("oauth pruning", authz.Pruner())
 	// Stopped before the store closes: attempts in flight are cancelled and
 	// their deliveries released for the next run.

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -459,6 +460,90 @@ func TestScheduleDispatch(t *testing.T) {
 			if status, _, _ := f.do(t, "DELETE", fmt.Sprintf("%s/%d", scheduledPath(lineMain), id), key, ""); status != 404 {
 				t.Errorf("cancel %d after dispatch: %d, want 404", id, status)
 			}
+		}
+	})
+}
+
+// TestScheduleDispatchInterrupted stops two dispatches mid-way, as a crash
+// would: one after its intent is written and before the carrier is called,
+// one after the carrier took the message and before that is recorded. Once
+// their leases end, each is settled without being lost or sent twice: the
+// first is abandoned (no evidence) and sent anew, the second is found sent
+// (its delivery receipt charged it).
+func TestScheduleDispatchInterrupted(t *testing.T) {
+	t.Parallel()
+	forEachScheduledEngine(t, func(t *testing.T, f *sendFixture) {
+		key := f.keys["acme"]
+		sendAt := time.Now().Add(1500 * time.Millisecond)
+		var ids []int64
+		for _, text := range []string{"first", "second"} {
+			status, _, raw := f.schedule(t, key, "", lineMain, scheduleBody{To: []string{usA}, Message: text, SendAt: sendAt.Format(time.RFC3339Nano)})
+			if status != 201 {
+				t.Fatalf("schedule: %d %s", status, raw)
+			}
+			ids = append(ids, decodeScheduled(t, raw).ID)
+		}
+		var mu sync.Mutex
+		crashed := map[string]bool{}
+		f.setFault(func(step string) error {
+			mu.Lock()
+			defer mu.Unlock()
+			if (step == "after-intent" || step == "after-carrier") && !crashed[step] {
+				crashed[step] = true
+				return fmt.Errorf("crash %s", step)
+			}
+			return nil
+		})
+		time.Sleep(time.Until(sendAt))
+		d := f.svc.ScheduledDispatcher(sms.DispatcherConfig{Interval: 20 * time.Millisecond, Lease: 200 * time.Millisecond, ReconcileAfter: 400 * time.Millisecond})
+		d.TestSignals.Init()
+		must(t, d.Start(ctx))
+		defer d.Stop()
+
+		outcomes := map[int64][]string{}
+		for sent := 0; sent < 2; {
+			got := d.TestSignals.Dispatched.WaitOrTimeout(t)
+			outcomes[got.ID] = append(outcomes[got.ID], got.Outcome)
+			switch got.Outcome {
+			case sms.DispatchSent:
+				sent++
+			case sms.DispatchInterrupted, sms.DispatchWaiting, sms.DispatchRetry:
+			default:
+				t.Fatalf("scheduled %d: %+v", got.ID, got)
+			}
+		}
+		// Each was interrupted once; one was sent again after its abandonment.
+		retried := 0
+		for _, id := range ids {
+			o := outcomes[id]
+			if len(o) < 2 || o[0] != sms.DispatchInterrupted || o[len(o)-1] != sms.DispatchSent {
+				t.Errorf("scheduled %d: outcomes %v", id, o)
+			}
+			if slices.Contains(o, sms.DispatchRetry) {
+				retried++
+			}
+		}
+		if retried != 1 {
+			t.Errorf("%d sent anew, want 1: %v", retried, outcomes)
+		}
+		texts := map[string]int{}
+		for _, m := range f.sim.Sent() {
+			texts[m.Text]++
+		}
+		if texts["first"] != 1 || texts["second"] != 1 || len(texts) != 2 {
+			t.Errorf("the carrier got %v, want each once", texts)
+		}
+		if total, n := f.ledger(t, f.acme); total != 2*7900 || n != 2 {
+			t.Errorf("ledger %d in %d charges, want 2 of 7900", total, n)
+		}
+		abandoned := 0
+		for _, m := range f.messages(t, f.acme) {
+			if m.Status == "abandoned" {
+				abandoned++
+			}
+		}
+		if abandoned != 1 {
+			t.Errorf("%d abandoned messages, want the interrupted intent", abandoned)
 		}
 	})
 }

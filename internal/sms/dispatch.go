@@ -2,6 +2,8 @@ package sms
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -18,6 +20,7 @@ const (
 	DefaultDispatchInterval = time.Second
 	DefaultDispatchBatch    = 200
 	DefaultDispatchWorkers  = 32
+	DefaultDispatchLease    = 30 * time.Second
 	// DefaultRetryBase and DefaultRetryMax bound the wait before a message
 	// the carrier refused (down) is tried again: RetryBase, doubling with
 	// each attempt, at most RetryMax, for as long as it takes.
@@ -34,10 +37,17 @@ type DispatcherConfig struct {
 	// Batch is how many due messages one claim takes; Workers how many are
 	// sent at once.
 	Batch, Workers int
-	// Lease is how long a claimed message is this process's alone. It must
-	// exceed the longest send (the carrier timeout, then waiting for
-	// evidence); default twice the carrier timeout plus 30 s.
+	// Lease is how long a claimed message is this process's alone before
+	// another may take it over: how soon the messages of a process that
+	// died come back. Default DefaultDispatchLease. It need not cover a
+	// send: once the intent is written, a message is never sent again
+	// unless it was abandoned (see ReconcileAfter).
 	Lease time.Duration
+	// ReconcileAfter is --reconcile-after: a message left pending by a
+	// dispatcher that stopped mid-send is abandoned after this long without
+	// evidence that the carrier took it, and its schedule sent anew.
+	// Default DefaultReconcileAfter.
+	ReconcileAfter time.Duration
 	// RetryBase and RetryMax: see DefaultRetryBase.
 	RetryBase, RetryMax time.Duration
 	// Owner names this process in leases; default store.NewLeaseOwner.
@@ -46,13 +56,16 @@ type DispatcherConfig struct {
 
 // Dispatch outcomes, as DispatchSignals report them.
 const (
-	DispatchSent      = "sent"       // the carrier took it; charged
-	DispatchPending   = "pending"    // carrier outcome unknown: left to receipts and the reconciler
-	DispatchSkipped   = "skipped"    // every recipient had opted out; nothing sent or charged
-	DispatchRetry     = "retry"      // the carrier was down; queued again with backoff
-	DispatchGone      = "gone"       // cancelled (or taken by another process) before it was sent
-	DispatchHandedOff = "handed-off" // a dispatcher stopped mid-send: the send path settles it
-	DispatchFailed    = "failed"     // the database refused a step; the lease brings it back
+	DispatchSent    = "sent"    // the carrier took it; charged
+	DispatchPending = "pending" // carrier outcome unknown: left to receipts and the reconciler
+	DispatchSkipped = "skipped" // every recipient had opted out; nothing sent or charged
+	DispatchRetry   = "retry"   // the carrier was down; queued again with backoff
+	DispatchGone    = "gone"    // cancelled (or taken by another process) before it was sent
+	DispatchWaiting = "waiting" // a dispatcher stopped mid-send: waiting for its message to settle
+	DispatchFailed  = "failed"  // the database refused a step; the lease brings it back
+	// DispatchInterrupted: a test's fault hook stopped the send mid-way, as
+	// a crash would.
+	DispatchInterrupted = "interrupted"
 )
 
 // Dispatched is one scheduled message a dispatcher worked on.
@@ -99,7 +112,10 @@ func (s *Service) ScheduledDispatcher(cfg DispatcherConfig) *Dispatcher {
 		cfg.Workers = DefaultDispatchWorkers
 	}
 	if cfg.Lease <= 0 {
-		cfg.Lease = 2*s.carrierTimeout + 30*time.Second
+		cfg.Lease = DefaultDispatchLease
+	}
+	if cfg.ReconcileAfter <= 0 {
+		cfg.ReconcileAfter = DefaultReconcileAfter
 	}
 	if cfg.RetryBase <= 0 {
 		cfg.RetryBase = DefaultRetryBase
@@ -188,15 +204,7 @@ func (d *Dispatcher) dispatch(ctx context.Context, id int64) Dispatched {
 	switch m.State {
 	case domain.ScheduleQueued:
 	case domain.ScheduleSending:
-		// Its dispatcher stopped between writing the intent and recording
-		// the carrier's answer: the message is pending, like a direct send
-		// interrupted there, and a receipt or the reconciler settles it.
-		// Sending it again could send it twice.
-		s.log.Warn("scheduled message was interrupted mid-send; its message is settled by receipts or the reconciler", "scheduled_id", id, "message_id", m.MessageID)
-		if err := s.store.ScheduleHandedOff(ctx, id); err != nil {
-			return fail(err)
-		}
-		return Dispatched{ID: id, Outcome: DispatchHandedOff}
+		return d.resume(ctx, m, fail)
 	default:
 		return Dispatched{ID: id, Outcome: DispatchGone}
 	}
@@ -249,13 +257,19 @@ func (d *Dispatcher) dispatch(ctx context.Context, id int64) Dispatched {
 	}
 	s.inflight.Store(msgID, struct{}{})
 	defer s.inflight.Delete(msgID)
+	if err := s.fault("after-intent"); err != nil {
+		return Dispatched{ID: id, Outcome: DispatchInterrupted, Err: err} // as a crash: see resume
+	}
 	outcome, err := s.deliver(ctx, out, msgID, carrier.Message{ID: msgID, From: m.Line, To: to, Text: m.Text, Media: s.MediaURLs(m.Media)})
 	if err != nil {
-		return Dispatched{ID: id, Outcome: DispatchPending, Err: err} // a fault hook (tests): as a crash
+		return Dispatched{ID: id, Outcome: DispatchInterrupted, Err: err} // a fault hook (tests): as a crash
 	}
 	switch outcome {
 	case carrierUnknown:
-		if err := s.store.ScheduleHandedOff(ctx, id); err != nil {
+		// The schedule waits for its message to settle, as after a crash
+		// (see resume): a receipt ends it, no evidence sends it anew.
+		next := time.Now().Add(d.cfg.ReconcileAfter + time.Second)
+		if err := s.store.Release(ctx, store.ClaimScheduledMessages, d.cfg.Owner, id, &next); err != nil && !errors.Is(err, store.ErrLeaseLost) {
 			return fail(err)
 		}
 		return Dispatched{ID: id, Outcome: DispatchPending}
@@ -274,6 +288,62 @@ func (d *Dispatcher) dispatch(ctx context.Context, id int64) Dispatched {
 		return Dispatched{ID: id, Outcome: DispatchRetry}
 	}
 	return Dispatched{ID: id, Outcome: DispatchSent}
+}
+
+// resume settles schedule m, found sending when its lease had ended: its
+// dispatcher stopped (or is slow) between writing the intent and recording
+// the carrier's answer. The message decides, by the rules of an interrupted
+// direct send: sent (a receipt came) ends the schedule; pending waits until
+// it is ReconcileAfter old, the age at which no send can still be under way,
+// and is then abandoned if there is still no evidence the carrier took it;
+// abandoned is sent anew, so that a schedule is never lost to a crash.
+func (d *Dispatcher) resume(ctx context.Context, m domain.ScheduledMessage, fail func(error) Dispatched) Dispatched {
+	s, id := d.s, m.ID
+	msg, err := s.store.Message(ctx, m.AccountID, m.MessageID)
+	if err != nil {
+		return fail(err)
+	}
+	waitUntil := func(t time.Time) Dispatched {
+		if err := s.store.Release(ctx, store.ClaimScheduledMessages, d.cfg.Owner, id, &t); err != nil && !errors.Is(err, store.ErrLeaseLost) {
+			return fail(err)
+		}
+		return Dispatched{ID: id, Outcome: DispatchWaiting}
+	}
+	switch msg.Status {
+	case domain.StatusSent:
+		if err := s.store.ScheduleHandedOff(ctx, id); err != nil {
+			return fail(err)
+		}
+		return Dispatched{ID: id, Outcome: DispatchSent}
+	case domain.StatusPending:
+		if _, sending := s.inflight.Load(msg.ID); sending || s.settle.settling(msg.ID) {
+			return waitUntil(time.Now().Add(d.cfg.Lease)) // this process is still at it
+		}
+		cutoff := time.Now().Add(-d.cfg.ReconcileAfter)
+		if msg.CreatedAt.After(cutoff) {
+			return waitUntil(msg.CreatedAt.Add(d.cfg.ReconcileAfter + time.Second))
+		}
+		abandoned, err := s.store.Abandon(ctx, msg.ID, cutoff)
+		if err != nil {
+			return fail(err)
+		}
+		if !abandoned {
+			return waitUntil(time.Now()) // evidence came meanwhile: read it again
+		}
+	case domain.StatusAbandoned:
+	default:
+		return fail(fmt.Errorf("sms: scheduled message %d: its message %d is %s", id, msg.ID, msg.Status))
+	}
+	ok, err := s.store.RetryInterruptedSchedule(ctx, id, d.cfg.Owner)
+	if err != nil {
+		return fail(err)
+	}
+	if !ok {
+		return Dispatched{ID: id, Outcome: DispatchGone}
+	}
+	s.log.Warn("a scheduled message's send was interrupted with no evidence the carrier took it; sending it again",
+		"scheduled_id", id, "abandoned_message_id", msg.ID)
+	return Dispatched{ID: id, Outcome: DispatchRetry}
 }
 
 // backoff is the wait after attempt attempts+1 failed.

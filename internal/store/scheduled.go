@@ -238,10 +238,10 @@ func finishSchedule(ctx context.Context, tx *Tx, id int64, state string) error {
 	return nil
 }
 
-// ScheduleHandedOff ends schedule id, being sent, as sent: its message's
-// outcome is the send path's (a receipt or the reconciler settles a message
-// the carrier gave no answer for). The dispatcher calls it when the carrier's
-// outcome is unknown, and for a schedule whose dispatcher stopped mid-send.
+// ScheduleHandedOff ends schedule id, being sent, as sent: the dispatcher
+// calls it when it finds the message of a schedule left sending (by a
+// dispatcher that stopped, or a lost carrier answer) recorded sent by a
+// delivery receipt.
 func (s *Store) ScheduleHandedOff(ctx context.Context, id int64) error {
 	return s.writeData(ctx, func(tx *Tx) error { return finishSchedule(ctx, tx, id, domain.ScheduleSent) })
 }
@@ -293,6 +293,26 @@ func (s *Store) RequeueScheduled(ctx context.Context, id, msgID int64, sendAt, n
 		return nil
 	})
 	return requeued, err
+}
+
+// RetryInterruptedSchedule puts schedule id, left sending by a dispatcher
+// that stopped mid-send and whose message was then abandoned (no evidence
+// the carrier took it), back in the queue to be sent anew, due now. The
+// abandoned message stays as it is (uncharged; a late receipt still charges
+// it). It reports false when id is not sending or not leased to owner.
+func (s *Store) RetryInterruptedSchedule(ctx context.Context, id int64, owner string) (bool, error) {
+	var ok bool
+	err := s.writeData(ctx, func(tx *Tx) error {
+		res, err := tx.exec(ctx, `UPDATE scheduled_messages SET state = ?, attempts = attempts + 1, due_at = ?, lease_owner = NULL, lease_until = NULL
+			WHERE id = ? AND state = ? AND lease_owner = ?`, domain.ScheduleQueued, tx.now, id, domain.ScheduleSending, owner)
+		if err != nil {
+			return fmt.Errorf("store: retry scheduled: %w", err)
+		}
+		n, _ := res.RowsAffected()
+		ok = n > 0
+		return nil
+	})
+	return ok, err
 }
 
 // HasDueScheduled reports whether a scheduled message is due and free to
