@@ -467,21 +467,22 @@ func TestScheduleDispatch(t *testing.T) {
 // TestScheduleDispatchInterrupted stops two dispatches mid-way, as a crash
 // would: one after its intent is written and before the carrier is called,
 // one after the carrier took the message and before that is recorded. Once
-// their leases end, each is settled without being lost or sent twice: the
-// first is abandoned (no evidence) and sent anew, the second is found sent
-// (its delivery receipt charged it).
+// their leases end, neither is sent twice: the second is found sent (its
+// delivery receipt charged it); the first, with no evidence that the
+// carrier took it by --reconcile-after, is abandoned uncharged and not sent
+// again (a real crash cannot tell it from one the carrier did take).
 func TestScheduleDispatchInterrupted(t *testing.T) {
 	t.Parallel()
 	forEachScheduledEngine(t, func(t *testing.T, f *sendFixture) {
 		key := f.keys["acme"]
 		sendAt := time.Now().Add(1500 * time.Millisecond)
-		var ids []int64
+		texts := map[int64]string{}
 		for _, text := range []string{"first", "second"} {
 			status, _, raw := f.schedule(t, key, "", lineMain, scheduleBody{To: []string{usA}, Message: text, SendAt: sendAt.Format(time.RFC3339Nano)})
 			if status != 201 {
 				t.Fatalf("schedule: %d %s", status, raw)
 			}
-			ids = append(ids, decodeScheduled(t, raw).ID)
+			texts[decodeScheduled(t, raw).ID] = text
 		}
 		var mu sync.Mutex
 		crashed := map[string]bool{}
@@ -500,50 +501,49 @@ func TestScheduleDispatchInterrupted(t *testing.T) {
 		must(t, d.Start(ctx))
 		defer d.Stop()
 
-		outcomes := map[int64][]string{}
-		for sent := 0; sent < 2; {
+		final := map[int64]string{}
+		for len(final) < 2 {
 			got := d.TestSignals.Dispatched.WaitOrTimeout(t)
-			outcomes[got.ID] = append(outcomes[got.ID], got.Outcome)
 			switch got.Outcome {
-			case sms.DispatchSent:
-				sent++
-			case sms.DispatchInterrupted, sms.DispatchWaiting, sms.DispatchRetry:
+			case sms.DispatchSent, sms.DispatchAbandoned:
+				if final[got.ID] != "" {
+					t.Fatalf("scheduled %d settled twice: %s, then %s", got.ID, final[got.ID], got.Outcome)
+				}
+				final[got.ID] = got.Outcome
+			case sms.DispatchInterrupted, sms.DispatchWaiting:
 			default:
 				t.Fatalf("scheduled %d: %+v", got.ID, got)
 			}
 		}
-		// Each was interrupted once; one was sent again after its abandonment.
-		retried := 0
-		for _, id := range ids {
-			o := outcomes[id]
-			if len(o) < 2 || o[0] != sms.DispatchInterrupted || o[len(o)-1] != sms.DispatchSent {
-				t.Errorf("scheduled %d: outcomes %v", id, o)
-			}
-			if slices.Contains(o, sms.DispatchRetry) {
-				retried++
-			}
-		}
-		if retried != 1 {
-			t.Errorf("%d sent anew, want 1: %v", retried, outcomes)
-		}
-		texts := map[string]int{}
+		carrierGot := map[string]int{}
 		for _, m := range f.sim.Sent() {
-			texts[m.Text]++
+			carrierGot[m.Text]++
 		}
-		if texts["first"] != 1 || texts["second"] != 1 || len(texts) != 2 {
-			t.Errorf("the carrier got %v, want each once", texts)
-		}
-		if total, n := f.ledger(t, f.acme); total != 2*7900 || n != 2 {
-			t.Errorf("ledger %d in %d charges, want 2 of 7900", total, n)
-		}
-		abandoned := 0
-		for _, m := range f.messages(t, f.acme) {
-			if m.Status == "abandoned" {
-				abandoned++
+		for id, outcome := range final {
+			want := map[string]int{sms.DispatchSent: 1, sms.DispatchAbandoned: 0}[outcome]
+			if carrierGot[texts[id]] != want {
+				t.Errorf("%q ended %s and reached the carrier %d times, want %d", texts[id], outcome, carrierGot[texts[id]], want)
 			}
 		}
-		if abandoned != 1 {
-			t.Errorf("%d abandoned messages, want the interrupted intent", abandoned)
+		byOutcome := map[string]int{}
+		for _, o := range final {
+			byOutcome[o]++
+		}
+		if byOutcome[sms.DispatchSent] != 1 || byOutcome[sms.DispatchAbandoned] != 1 {
+			t.Errorf("outcomes %v, want one sent and one abandoned", final)
+		}
+		if total, n := f.ledger(t, f.acme); total != 7900 || n != 1 {
+			t.Errorf("ledger %d in %d charges, want one of 7900", total, n)
+		}
+		statuses := map[string]int{}
+		for _, m := range f.messages(t, f.acme) {
+			statuses[m.Status]++
+		}
+		if statuses["abandoned"] != 1 || statuses["sent"] != 1 || statuses["pending"] != 0 || statuses["scheduled"] != 0 {
+			t.Errorf("messages by status %v, want one sent and one abandoned", statuses)
+		}
+		if l := f.listScheduled(t, key, lineMain); len(l) != 0 {
+			t.Errorf("still queued: %+v", l)
 		}
 	})
 }

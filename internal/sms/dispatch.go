@@ -40,13 +40,12 @@ type DispatcherConfig struct {
 	// Lease is how long a claimed message is this process's alone before
 	// another may take it over: how soon the messages of a process that
 	// died come back. Default DefaultDispatchLease. It need not cover a
-	// send: once the intent is written, a message is never sent again
-	// unless it was abandoned (see ReconcileAfter).
+	// send: once the intent is written, the message is never sent again.
 	Lease time.Duration
-	// ReconcileAfter is --reconcile-after: a message left pending by a
-	// dispatcher that stopped mid-send is abandoned after this long without
-	// evidence that the carrier took it, and its schedule sent anew.
-	// Default DefaultReconcileAfter.
+	// ReconcileAfter is --reconcile-after: a schedule left sending by a
+	// dispatcher that stopped mid-send waits this long for evidence that
+	// the carrier took its message (see resume). Default
+	// DefaultReconcileAfter.
 	ReconcileAfter time.Duration
 	// RetryBase and RetryMax: see DefaultRetryBase.
 	RetryBase, RetryMax time.Duration
@@ -57,12 +56,15 @@ type DispatcherConfig struct {
 // Dispatch outcomes, as DispatchSignals report them.
 const (
 	DispatchSent    = "sent"    // the carrier took it; charged
-	DispatchPending = "pending" // carrier outcome unknown: left to receipts and the reconciler
+	DispatchPending = "pending" // carrier outcome unknown: waiting for a receipt (see resume)
 	DispatchSkipped = "skipped" // every recipient had opted out; nothing sent or charged
 	DispatchRetry   = "retry"   // the carrier was down; queued again with backoff
 	DispatchGone    = "gone"    // cancelled (or taken by another process) before it was sent
 	DispatchWaiting = "waiting" // a dispatcher stopped mid-send: waiting for its message to settle
 	DispatchFailed  = "failed"  // the database refused a step; the lease brings it back
+	// DispatchAbandoned: a dispatcher stopped mid-send and no evidence that
+	// the carrier took the message came; it is not sent again (see resume).
+	DispatchAbandoned = "abandoned"
 	// DispatchInterrupted: a test's fault hook stopped the send mid-way, as
 	// a crash would.
 	DispatchInterrupted = "interrupted"
@@ -295,8 +297,10 @@ func (d *Dispatcher) dispatch(ctx context.Context, id int64) Dispatched {
 // the carrier's answer. The message decides, by the rules of an interrupted
 // direct send: sent (a receipt came) ends the schedule; pending waits until
 // it is ReconcileAfter old, the age at which no send can still be under way,
-// and is then abandoned if there is still no evidence the carrier took it;
-// abandoned is sent anew, so that a schedule is never lost to a crash.
+// and is then abandoned if there is still no evidence the carrier took it.
+// An abandoned message is not sent again: the carrier may have it (an
+// interrupted send has almost always reached it), and a second copy is
+// worse than a lost one. It is logged at error with both ids.
 func (d *Dispatcher) resume(ctx context.Context, m domain.ScheduledMessage, fail func(error) Dispatched) Dispatched {
 	s, id := d.s, m.ID
 	msg, err := s.store.Message(ctx, m.AccountID, m.MessageID)
@@ -334,16 +338,12 @@ func (d *Dispatcher) resume(ctx context.Context, m domain.ScheduledMessage, fail
 	default:
 		return fail(fmt.Errorf("sms: scheduled message %d: its message %d is %s", id, msg.ID, msg.Status))
 	}
-	ok, err := s.store.RetryInterruptedSchedule(ctx, id, d.cfg.Owner)
-	if err != nil {
+	if err := s.store.ScheduleHandedOff(ctx, id); err != nil {
 		return fail(err)
 	}
-	if !ok {
-		return Dispatched{ID: id, Outcome: DispatchGone}
-	}
-	s.log.Warn("a scheduled message's send was interrupted with no evidence the carrier took it; sending it again",
-		"scheduled_id", id, "abandoned_message_id", msg.ID)
-	return Dispatched{ID: id, Outcome: DispatchRetry}
+	s.log.Error("a scheduled message's send was interrupted with no evidence the carrier took it: abandoned, uncharged, not sent again (a late delivery receipt still charges it)",
+		"scheduled_id", id, "message_id", msg.ID)
+	return Dispatched{ID: id, Outcome: DispatchAbandoned}
 }
 
 // backoff is the wait after attempt attempts+1 failed.

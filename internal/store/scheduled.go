@@ -239,9 +239,9 @@ func finishSchedule(ctx context.Context, tx *Tx, id int64, state string) error {
 }
 
 // ScheduleHandedOff ends schedule id, being sent, as sent: the dispatcher
-// calls it when it finds the message of a schedule left sending (by a
-// dispatcher that stopped, or a lost carrier answer) recorded sent by a
-// delivery receipt.
+// calls it for a schedule left sending (by a dispatcher that stopped, or a
+// lost carrier answer) once its message is settled, sent by a delivery
+// receipt or abandoned.
 func (s *Store) ScheduleHandedOff(ctx context.Context, id int64) error {
 	return s.writeData(ctx, func(tx *Tx) error { return finishSchedule(ctx, tx, id, domain.ScheduleSent) })
 }
@@ -293,26 +293,6 @@ func (s *Store) RequeueScheduled(ctx context.Context, id, msgID int64, sendAt, n
 		return nil
 	})
 	return requeued, err
-}
-
-// RetryInterruptedSchedule puts schedule id, left sending by a dispatcher
-// that stopped mid-send and whose message was then abandoned (no evidence
-// the carrier took it), back in the queue to be sent anew, due now. The
-// abandoned message stays as it is (uncharged; a late receipt still charges
-// it). It reports false when id is not sending or not leased to owner.
-func (s *Store) RetryInterruptedSchedule(ctx context.Context, id int64, owner string) (bool, error) {
-	var ok bool
-	err := s.writeData(ctx, func(tx *Tx) error {
-		res, err := tx.exec(ctx, `UPDATE scheduled_messages SET state = ?, attempts = attempts + 1, due_at = ?, lease_owner = NULL, lease_until = NULL
-			WHERE id = ? AND state = ? AND lease_owner = ?`, domain.ScheduleQueued, tx.now, id, domain.ScheduleSending, owner)
-		if err != nil {
-			return fmt.Errorf("store: retry scheduled: %w", err)
-		}
-		n, _ := res.RowsAffected()
-		ok = n > 0
-		return nil
-	})
-	return ok, err
 }
 
 // HasDueScheduled reports whether a scheduled message is due and free to
