@@ -1,7 +1,7 @@
 // Package background runs Switchboard's background work: the loops that run
 // beside the HTTP server (the SMS reconciler, pruning of expired OAuth data
-// and Idempotency-Key records, and later the webhook dispatcher and the
-// scheduled-message sender).
+// and Idempotency-Key records, the webhook dispatcher and the
+// scheduled-message dispatcher).
 //
 // Every piece of background work is a [Service]: Start(ctx) begins it and
 // returns at once, Stop ends it and waits until it has. The server builds its
