@@ -7,10 +7,14 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"switchboard/internal/money"
+	"switchboard/internal/store"
+	"switchboard/internal/store/storetest"
 )
 
 // TestScheduledMessageThroughTheBinary schedules a text a few seconds ahead
@@ -90,4 +94,106 @@ func TestScheduledMessageThroughTheBinary(t *testing.T) {
 			t.Errorf("list after: %d %s", status, raw)
 		}
 	})
+}
+
+// TestScheduledTwoServersOneKilled runs two servers on one PostgreSQL
+// database with 1,000 messages due in the same second, kills one with
+// SIGKILL while they are being sent, and checks at the carrier that every
+// message arrives exactly once: the killed server's claimed rows come back
+// to the other when their leases end, and what it had handed to the carrier
+// is not sent again.
+func TestScheduledTwoServersOneKilled(t *testing.T) {
+	if storetest.PostgresURL(t) == "" {
+		t.Skip("needs PostgreSQL")
+	}
+	t.Parallel()
+	db := storetest.DSN(t, store.Postgres)
+	fake := newCrashKannel(t)
+	// The carrier takes a while to answer, so that the kill lands mid-dispatch;
+	// it keeps a message it took even if the sender hangs up, as smsbox does.
+	fake.after = func(ctx context.Context, id int64) { time.Sleep(40 * time.Millisecond) }
+	a := crashProvision(t, db, fake)
+	key := createKey(t, db, a.account, "scheduler", "sms:send,sms:read").Key
+	b := *a
+	b.port = crashFreePort(t)
+	pa := a.launch(t, false)
+	b.launch(t, true)
+
+	const n = 1000
+	client := crashClient(t)
+	sendAt := time.Now().Add(12 * time.Second).UTC().Truncate(time.Second)
+	var wg sync.WaitGroup
+	var failed atomic.Int32
+	for w := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < n; i += 16 {
+				base := a.baseURL()
+				if i%2 == 1 {
+					base = b.baseURL()
+				}
+				body, _ := json.Marshal(map[string]any{"to": []string{fmt.Sprintf("+1415555%04d", 1000+i%1000)}, "message": fmt.Sprintf("m%d", i), "sendAt": sendAt.Format(time.RFC3339)})
+				req, _ := http.NewRequest("POST", base+apiPrefix+"/sms/lines/"+a.from+"/scheduled", bytes.NewReader(body))
+				req.Header.Set("Authorization", "Bearer "+key)
+				req.Header.Set("Content-Type", "application/json")
+				resp, err := client.Do(req)
+				if err != nil || resp.StatusCode != 201 {
+					failed.Add(1)
+				}
+				if err == nil {
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if failed.Load() > 0 || time.Now().After(sendAt) {
+		t.Fatalf("%d schedules failed; scheduling ended %v after the send time", failed.Load(), time.Since(sendAt))
+	}
+
+	crashWaitFor(t, "sending is under way", func() string {
+		if k := len(fake.state().accepted); k < 200 {
+			return fmt.Sprintf("%d accepted", k)
+		}
+		return ""
+	})
+	crashKill(t, pa)
+	if k := len(fake.state().accepted); k >= n {
+		t.Fatalf("all %d were sent before the kill: the test did not kill mid-dispatch", k)
+	}
+	// The rows the killed server had claimed come back when their 30 s
+	// leases end.
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		s := fake.state()
+		texts := map[string]int{}
+		for _, text := range s.accepted {
+			texts[text]++
+		}
+		if len(texts) == n {
+			for text, k := range texts {
+				if k != 1 {
+					t.Errorf("%s reached the carrier %d times", text, k)
+				}
+			}
+			for id, calls := range s.calls {
+				if calls != 1 {
+					t.Errorf("message %d: %d carrier calls", id, calls)
+				}
+			}
+			if len(s.problems) > 0 {
+				t.Errorf("carrier problems: %v", s.problems[:min(len(s.problems), 5)])
+			}
+			if len(s.accepted) != n {
+				t.Errorf("%d messages accepted for %d texts", len(s.accepted), n)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d messages reached the carrier within 90 s of the kill (%d dropped)", len(texts), n, len(s.dropped))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
