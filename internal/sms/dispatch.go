@@ -19,7 +19,7 @@ import (
 const (
 	DefaultDispatchInterval = time.Second
 	DefaultDispatchBatch    = 200
-	DefaultDispatchWorkers  = 32
+	DefaultDispatchWorkers  = 64
 	DefaultDispatchLease    = 30 * time.Second
 	// DefaultRetryBase and DefaultRetryMax bound the wait before a message
 	// the carrier refused (down) is tried again: RetryBase, doubling with

@@ -201,18 +201,8 @@ func (s *Store) BeginScheduledSend(ctx context.Context, m domain.ScheduledMessag
 	if err != nil {
 		return 0, false, err
 	}
-	var ok bool
 	var id int64
 	err = s.writeData(ctx, func(tx *Tx) error {
-		ok = false
-		res, err := tx.exec(ctx, `UPDATE scheduled_messages SET state = ? WHERE id = ? AND state = ? AND lease_owner = ?`,
-			domain.ScheduleSending, m.ID, domain.ScheduleQueued, owner)
-		if err != nil {
-			return fmt.Errorf("store: begin scheduled send: %w", err)
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return nil
-		}
 		if err := deletePlaceholder(ctx, tx, m.MessageID); err != nil {
 			return err
 		}
@@ -220,14 +210,28 @@ func (s *Store) BeginScheduledSend(ctx context.Context, m domain.ScheduledMessag
 		if err != nil {
 			return err
 		}
-		if _, err := tx.exec(ctx, `UPDATE scheduled_messages SET message_id = ? WHERE id = ?`, id, m.ID); err != nil {
+		// The compare-and-set last, so that the hot path runs one statement
+		// on the schedule; losing it rolls the intent back.
+		res, err := tx.exec(ctx, `UPDATE scheduled_messages SET state = ?, message_id = ? WHERE id = ? AND state = ? AND lease_owner = ?`,
+			domain.ScheduleSending, id, m.ID, domain.ScheduleQueued, owner)
+		if err != nil {
 			return fmt.Errorf("store: begin scheduled send: %w", err)
 		}
-		o.scheduleID, ok = m.ID, true
+		if n, _ := res.RowsAffected(); n == 0 {
+			return errNotQueued
+		}
+		o.scheduleID = m.ID
 		return nil
 	})
-	return id, ok, err
+	if errors.Is(err, errNotQueued) {
+		return 0, false, nil
+	}
+	return id, err == nil, err
 }
+
+// errNotQueued rolls back BeginScheduledSend's transaction: the schedule
+// was cancelled or taken over meanwhile.
+var errNotQueued = errors.New("store: scheduled message no longer queued")
 
 // finishSchedule ends a schedule whose message the send path now owns.
 func finishSchedule(ctx context.Context, tx *Tx, id int64, state string) error {
