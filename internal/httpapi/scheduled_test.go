@@ -303,6 +303,11 @@ func TestScheduleValidation(t *testing.T) {
 			t.Errorf("refused schedules were queued: %+v", l)
 		}
 
+		// Just under a year ahead is accepted.
+		if status, _, raw := f.schedule(t, key, "", lineMain, scheduleBody{To: []string{usA}, Message: "x", SendAt: rfc(time.Now().AddDate(1, 0, 0).Add(-time.Minute))}); status != 201 {
+			t.Errorf("just under a year ahead: %d %s", status, raw)
+		}
+
 		// The account's own hosted media: an mms at the mms rate, its URL returned.
 		_, _, raw = f.do(t, "POST", "/api/public/v1/sms/media", key, string(hosted))
 		own := decodeInto[hostedData](t, raw).Data.URL

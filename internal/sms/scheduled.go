@@ -18,8 +18,6 @@ import (
 
 // Limits of POST /sms/lines/{line}/scheduled beyond a send's.
 const (
-	// MaxScheduleAhead is how far ahead a message may be scheduled.
-	MaxScheduleAhead = 366 * 24 * time.Hour
 	// MaxSubject is the longest subject, in characters.
 	MaxSubject = 200
 )
@@ -118,7 +116,7 @@ func validateSchedule(req ScheduleRequest, now time.Time) error {
 		return domain.Errorf(domain.Invalid, "sendAt is required (RFC 3339, in the future)")
 	case !req.SendAt.After(now):
 		return domain.Errorf(domain.Invalid, "sendAt %s is not in the future", req.SendAt.UTC().Format(time.RFC3339))
-	case req.SendAt.After(now.Add(MaxScheduleAhead)):
+	case req.SendAt.After(now.AddDate(1, 0, 0)): // one calendar year: the same date and time next year
 		return domain.Errorf(domain.Invalid, "sendAt %s is more than a year ahead", req.SendAt.UTC().Format(time.RFC3339))
 	}
 	return nil
