@@ -293,13 +293,14 @@ func newApp(ctx context.Context, c *cli, st *store.Store, log *slog.Logger, publ
 		hooks = http.StripPrefix("/carrier/kannel", kd.Handler(a.sms))
 	}
 
-	a.webhooks = webhooks.New(webhooks.Config{Store: st, AllowHosts: webhooks.ParseAllowList(c.webhookAllowHosts), Log: log})
-
 	reg := prometheus.NewRegistry()
 	a.registry = reg
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	registerStoreMetrics(reg, st)
-	a.dispatcher = webhooks.NewDispatcher(webhooks.DispatcherConfig{Store: st, AllowHosts: webhooks.ParseAllowList(c.webhookAllowHosts), Log: log, Registry: reg})
+	allow := webhooks.ParseAllowList(c.webhookAllowHosts)
+	a.dispatcher = webhooks.NewDispatcher(webhooks.DispatcherConfig{Store: st, AllowHosts: allow, Log: log, Registry: reg})
+	// The service sends test events through the dispatcher's client and metrics.
+	a.webhooks = webhooks.New(webhooks.Config{Store: st, AllowHosts: allow, Log: log, Dispatcher: a.dispatcher})
 	authz := oauth.New(oauth.Config{Store: st, Issuer: publicURL, Log: log, TrustedProxies: c.trustedProxies, Registry: reg})
 	a.handler = httpapi.New(httpapi.Config{
 		Store:    st,

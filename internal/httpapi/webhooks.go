@@ -340,3 +340,18 @@ func (s *Server) redeliverWebhook(w http.ResponseWriter, r *http.Request) error 
 	writeData(w, http.StatusAccepted, toDeliveryJSON(d))
 	return nil
 }
+
+// testWebhook sends a signed test event now and answers with its delivery:
+// the attempt's outcome, whether the endpoint took it or not.
+func (s *Server) testWebhook(w http.ResponseWriter, r *http.Request) error {
+	id, err := webhookID(r)
+	if err != nil {
+		return err
+	}
+	d, err := s.webhooks.SendTest(r.Context(), principal(r), id)
+	if err != nil {
+		return err
+	}
+	writeData(w, http.StatusOK, toDeliveryJSON(d))
+	return nil
+}

@@ -278,9 +278,12 @@ func (s *Store) Redeliver(ctx context.Context, accountID, webhookID, deliveryID 
 }
 
 // AddTestDelivery writes a test event for the account's subscription and a
-// delivery of it to that subscription alone, due now, and returns the
-// delivery's id. The event is never fanned out to other subscriptions.
-func (s *Store) AddTestDelivery(ctx context.Context, accountID, webhookID int64, payload []byte) (int64, error) {
+// delivery of it to that subscription alone, already leased to owner for
+// lease (the caller attempts it at once; a dispatcher would otherwise race it),
+// and returns the delivery's id. The event is never fanned out to other
+// subscriptions. If the caller dies before releasing it, the lease ends and
+// a dispatcher delivers it like any other.
+func (s *Store) AddTestDelivery(ctx context.Context, accountID, webhookID int64, payload []byte, owner string, lease time.Duration) (int64, error) {
 	var id int64
 	err := s.writeData(ctx, func(tx *Tx) error {
 		var typ string
@@ -291,9 +294,12 @@ func (s *Store) AddTestDelivery(ctx context.Context, accountID, webhookID int64,
 		if err != nil {
 			return fmt.Errorf("store: test event: %w", err)
 		}
-		id, err = tx.insert(ctx, `INSERT INTO webhook_deliveries (account_id, webhook_id, event_id, state, created_at, updated_at, due_at) VALUES (?, ?, ?, 'pending', ?, ?, ?)`,
-			accountID, webhookID, eventID, tx.now, tx.now, tx.now)
-		return err
+		id, err = tx.insert(ctx, `INSERT INTO webhook_deliveries (account_id, webhook_id, event_id, state, created_at, updated_at, due_at, lease_owner, lease_until) VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?)`,
+			accountID, webhookID, eventID, tx.now, tx.now, tx.now, owner, tx.now+lease.Microseconds())
+		if err != nil {
+			return fmt.Errorf("store: test delivery: %w", err)
+		}
+		return nil
 	})
 	return id, err
 }

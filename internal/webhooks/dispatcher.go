@@ -351,23 +351,62 @@ func (d *Dispatcher) attempt(ctx context.Context, j store.DeliveryJob) store.Del
 		out.State = domain.DeliverySkipped
 		return out
 	}
+	ex := d.send(ctx, j)
+	if ex.stopped {
+		// Stopping: not an attempt; due again at once.
+		out.State, out.NextAt = domain.DeliveryPending, d.cfg.Now()
+		return out
+	}
+	out.Attempt, out.Response = &ex.attempt, ex.response
+	switch {
+	case ex.ok():
+		out.State, out.ClearBackoff = domain.DeliverySucceeded, true
+		return out
+	case ex.attempt.StatusCode == http.StatusGone:
+		// The receiver says the endpoint is gone for good.
+		out.State, out.Disable = domain.DeliveryFailed, true
+		return out
+	}
+	return d.failed(j, out, ex.retryAfter)
+}
+
+// exchange is what one signed POST of a delivery came to.
+type exchange struct {
+	attempt domain.WebhookAttempt
+	// response is the start of the endpoint's answer.
+	response string
+	// retryAfter is the wait a failed answer asked for (Retry-After), or 0.
+	retryAfter time.Duration
+	// stopped: ctx ended before the endpoint answered, which is no attempt.
+	stopped bool
+}
+
+// ok reports whether the endpoint acknowledged the delivery (2xx).
+func (ex exchange) ok() bool { return ex.attempt.StatusCode >= 200 && ex.attempt.StatusCode < 300 }
+
+// send signs a delivery's event and POSTs it to the subscription's URL once.
+func (d *Dispatcher) send(ctx context.Context, j store.DeliveryJob) (ex exchange) {
+	now := d.cfg.Now()
+	ex.attempt.At = now
 	msgID := j.MessageID()
 	body, err := Body(msgID, j.EventType, j.EventAt, j.Payload)
 	if err != nil {
-		return d.failed(j, out, 0, err.Error(), "", 0)
+		ex.attempt.Error = err.Error()
+		return ex
 	}
-	now := d.cfg.Now()
 	secrets := []string{j.Webhook.Secret}
 	if j.Webhook.PreviousSecret != "" && now.Before(j.Webhook.PreviousUntil) {
 		secrets = append(secrets, j.Webhook.PreviousSecret)
 	}
 	sig, err := signatures(secrets, msgID, now, body)
 	if err != nil {
-		return d.failed(j, out, 0, err.Error(), "", 0)
+		ex.attempt.Error = err.Error()
+		return ex
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, j.Webhook.URL, bytes.NewReader(body))
 	if err != nil {
-		return d.failed(j, out, 0, "bad url: "+err.Error(), "", 0)
+		ex.attempt.Error = "bad url: " + err.Error()
+		return ex
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "Switchboard-Webhooks/1")
@@ -377,45 +416,32 @@ func (d *Dispatcher) attempt(ctx context.Context, j store.DeliveryJob) store.Del
 
 	started := time.Now()
 	resp, err := d.client.Do(req)
-	latency := time.Since(started)
 	if err != nil {
 		if ctx.Err() != nil {
-			// Stopping: not an attempt; due again at once.
-			out.State, out.NextAt = domain.DeliveryPending, d.cfg.Now()
-			return out
+			ex.stopped = true
+			return ex
 		}
-		d.latency.Observe(latency.Seconds())
-		out.Attempt = &domain.WebhookAttempt{At: now, Latency: latency, Error: attemptError(err)}
-		return d.failed(j, out, 0, out.Attempt.Error, "", 0)
+		ex.attempt.Latency = time.Since(started)
+		d.latency.Observe(ex.attempt.Latency.Seconds())
+		ex.attempt.Error = attemptError(err)
+		return ex
 	}
 	excerpt, _ := io.ReadAll(io.LimitReader(resp.Body, responseExcerpt))
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // lets the connection be reused
 	resp.Body.Close()
-	latency = time.Since(started)
-	d.latency.Observe(latency.Seconds())
-	out.Attempt = &domain.WebhookAttempt{At: now, StatusCode: resp.StatusCode, Latency: latency}
-	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
-		out.State, out.ClearBackoff = domain.DeliverySucceeded, true
-		out.Response = string(excerpt)
-		return out
+	ex.attempt.Latency = time.Since(started)
+	d.latency.Observe(ex.attempt.Latency.Seconds())
+	ex.attempt.StatusCode, ex.response = resp.StatusCode, string(excerpt)
+	if !ex.ok() {
+		ex.attempt.Error = "HTTP " + strconv.Itoa(resp.StatusCode)
+		ex.retryAfter = retryAfter(resp.Header.Get("Retry-After"), now)
 	}
-	out.Attempt.Error = "HTTP " + strconv.Itoa(resp.StatusCode)
-	if resp.StatusCode == http.StatusGone {
-		// The receiver says the endpoint is gone for good.
-		out.State, out.Disable = domain.DeliveryFailed, true
-		out.Response = string(excerpt)
-		return out
-	}
-	return d.failed(j, out, resp.StatusCode, out.Attempt.Error, string(excerpt), retryAfter(resp.Header.Get("Retry-After"), now))
+	return ex
 }
 
 // failed schedules the next try of a failed attempt, or gives up.
-func (d *Dispatcher) failed(j store.DeliveryJob, out store.DeliveryOutcome, status int, errText, excerpt string, after time.Duration) store.DeliveryOutcome {
+func (d *Dispatcher) failed(j store.DeliveryJob, out store.DeliveryOutcome, after time.Duration) store.DeliveryOutcome {
 	now := d.cfg.Now()
-	out.Response = excerpt
-	if out.Attempt == nil {
-		out.Attempt = &domain.WebhookAttempt{At: now, StatusCode: status, Error: errText}
-	}
 	n := j.Attempts // retries so far: the attempt just made is number n+1
 	if n >= len(d.cfg.Retry) {
 		out.State = domain.DeliveryFailed

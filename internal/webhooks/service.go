@@ -36,6 +36,9 @@ type Config struct {
 	// RotationOverlap defaults to DefaultRotationOverlap.
 	RotationOverlap time.Duration
 	Log             *slog.Logger
+	// Dispatcher sends test events (POST /webhooks/{id}/test); by default
+	// one that is never started, used only for that.
+	Dispatcher *Dispatcher
 }
 
 // Service manages subscriptions.
@@ -44,11 +47,12 @@ type Service struct {
 	allow   AllowList
 	overlap time.Duration
 	log     *slog.Logger
+	sender  *Dispatcher
 }
 
 // New builds the service, applying defaults.
 func New(cfg Config) *Service {
-	s := &Service{store: cfg.Store, allow: cfg.AllowHosts, overlap: cfg.RotationOverlap, log: cfg.Log}
+	s := &Service{store: cfg.Store, allow: cfg.AllowHosts, overlap: cfg.RotationOverlap, log: cfg.Log, sender: cfg.Dispatcher}
 	if s.allow == nil {
 		s.allow = AllowList{}
 	}
@@ -57,6 +61,9 @@ func New(cfg Config) *Service {
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.sender == nil {
+		s.sender = NewDispatcher(DispatcherConfig{Store: cfg.Store, AllowHosts: s.allow, Log: s.log})
 	}
 	return s
 }
