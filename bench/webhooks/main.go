@@ -79,7 +79,7 @@ func main() {
 		}
 		want := int64(*events * healthy)
 		began := time.Now()
-		d.Start(ctx)
+		must(d.Start(ctx))
 		for ok.Load() < want {
 			time.Sleep(5 * time.Millisecond)
 			if time.Since(began) > 5*time.Minute {
@@ -103,7 +103,7 @@ func main() {
 	w := domain.Webhook{AccountID: acct.ID, URL: fast, Type: domain.EventAccountSMS, Enabled: true, Secret: webhooks.NewSecret()}
 	must(st.CreateWebhook(ctx, &w))
 	d := webhooks.NewDispatcher(webhooks.DispatcherConfig{Store: st, AllowHosts: webhooks.ParseAllowList("127.0.0.1")})
-	d.Start(ctx)
+	must(d.Start(ctx))
 	lat.reset()
 	tick := time.NewTicker(time.Second / time.Duration(*rate))
 	n := *rate * *latencySecs

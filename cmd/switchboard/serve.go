@@ -327,7 +327,7 @@ func newApp(ctx context.Context, c *cli, st *store.Store, log *slog.Logger, publ
 	a.background.Add("oauth pruning", authz.Pruner())
 	// Stopped before the store closes: attempts in flight are cancelled and
 	// their deliveries released for the next run.
-	a.background.Add("webhook dispatcher", background.Adapt(a.dispatcher.Start, a.dispatcher.Stop))
+	a.background.Add("webhook dispatcher", a.dispatcher)
 	return a, nil
 }
 

@@ -85,15 +85,3 @@ func (r *Runner) stopLocked() {
 		r.log.Debug("background service stopped", "service", n.name)
 	}
 }
-
-// Adapt makes a Service of a start function that cannot fail and its stop,
-// for a service written before this package (webhooks.Dispatcher).
-func Adapt(start func(context.Context), stop func()) Service { return adapted{start, stop} }
-
-type adapted struct {
-	start func(context.Context)
-	stop  func()
-}
-
-func (a adapted) Start(ctx context.Context) error { a.start(ctx); return nil }
-func (a adapted) Stop()                           { a.stop() }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"math/rand/v2"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"switchboard/internal/background"
 	"switchboard/internal/domain"
 	"switchboard/internal/store"
 )
@@ -45,7 +47,7 @@ type DispatcherConfig struct {
 	// was created (26 h).
 	Retry  []time.Duration
 	MaxAge time.Duration
-	// Poll is how often an idle dispatcher looks for work (50 ms); Notify
+	// Poll is how often an idle dispatcher looks for work (50 ms); Wake
 	// wakes it at once.
 	Poll time.Duration
 	// Lease is how long a claimed delivery stays this process's (Timeout
@@ -53,29 +55,42 @@ type DispatcherConfig struct {
 	Lease time.Duration
 	// Owner names this process in leases (store.NewLeaseOwner by default).
 	Owner string
-	// Finished, when set, receives the number of outcomes after each batch
-	// of them is recorded (without blocking): tests wait on it.
-	Finished chan<- int
 	// Now is the clock (time.Now).
 	Now func() time.Time
 }
 
-// Dispatcher turns outbox events into deliveries and delivers them. Start
-// runs it in the background; Stop ends it.
+// DispatchSignals are the test signals of a Dispatcher.
+type DispatchSignals struct {
+	// Pass fires after every pass (fan-out and claims) with its error.
+	Pass background.Signal[error]
+	// Recorded fires once a batch of outcomes is committed, with its size.
+	Recorded background.Signal[int]
+}
+
+// Init switches every signal on; call it before Start.
+func (s *DispatchSignals) Init() { s.Pass.Init(); s.Recorded.Init() }
+
+// Dispatcher turns outbox events into deliveries and delivers them: a
+// background.Service. Its passes (a background.Periodic) fan out new events
+// and claim due deliveries; each claimed delivery is attempted by a worker
+// of its own, and one finisher records the outcomes in batches.
 type Dispatcher struct {
+	// TestSignals lets tests wait for passes and outcomes instead of sleeping.
+	TestSignals DispatchSignals
+
 	cfg    DispatcherConfig
 	client *http.Client
 	log    *slog.Logger
+	p      *background.Periodic
 
 	mu      sync.Mutex
 	perHook map[int64]int // attempts in flight per subscription
 	busy    atomic.Int64  // deliveries claimed and not yet recorded
 
-	wake    chan struct{}
-	results chan result
-	cancel  context.CancelFunc
-	done    sync.WaitGroup
-	workers sync.WaitGroup
+	life     sync.Mutex    // serialises Start and Stop
+	results  chan result   // to the finisher; nil when stopped
+	finished chan struct{} // closed when the finisher has returned
+	workers  sync.WaitGroup
 
 	outcomes *prometheus.CounterVec
 	latency  prometheus.Histogram
@@ -126,8 +141,6 @@ func NewDispatcher(cfg DispatcherConfig) *Dispatcher {
 		client:  newClient(cfg.AllowHosts, cfg.Timeout, cfg.PerWebhook),
 		log:     cfg.Log,
 		perHook: map[int64]int{},
-		wake:    make(chan struct{}, 1),
-		results: make(chan result, cfg.Workers),
 		outcomes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "switchboard_webhook_deliveries_total",
 			Help: "Webhook delivery outcomes: succeeded, retry (failed, will retry), failed (given up), gone (410, subscription disabled), skipped (subscription disabled), deferred (its subscription was busy).",
@@ -138,6 +151,7 @@ func NewDispatcher(cfg DispatcherConfig) *Dispatcher {
 			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
 		}),
 	}
+	d.p = background.NewPeriodic(background.PeriodicConfig{Name: "webhook dispatcher", Interval: cfg.Poll, Logger: cfg.Log, Work: d.work})
 	if cfg.Registry != nil {
 		cfg.Registry.MustRegister(d.outcomes, d.latency, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "switchboard_webhook_backlog",
@@ -155,54 +169,54 @@ func NewDispatcher(cfg DispatcherConfig) *Dispatcher {
 	return d
 }
 
-// Start runs the dispatcher until Stop.
-func (d *Dispatcher) Start(ctx context.Context) {
-	ctx, d.cancel = context.WithCancel(ctx)
-	d.done.Add(2)
-	go func() {
-		defer d.done.Done()
-		d.loop(ctx)
-		d.workers.Wait()
-		close(d.results)
-	}()
-	go func() {
-		defer d.done.Done()
-		d.finisher()
-	}()
+// Start runs the dispatcher until Stop: the first pass at once, then one
+// whenever woken or every Poll.
+func (d *Dispatcher) Start(ctx context.Context) error {
+	d.life.Lock()
+	defer d.life.Unlock()
+	if d.results != nil {
+		return errors.New("webhooks: dispatcher already started")
+	}
+	d.results, d.finished = make(chan result, d.cfg.Workers), make(chan struct{})
+	go d.finisher(d.results, d.finished)
+	if err := d.p.Start(ctx); err != nil {
+		d.stopFinisher()
+		return err
+	}
+	return nil
 }
 
 // Stop ends the dispatcher: attempts in flight are cancelled and their
 // deliveries released, due at once, for the next run (or another process).
+// It returns once every outcome is recorded.
 func (d *Dispatcher) Stop() {
-	if d.cancel != nil {
-		d.cancel()
+	d.life.Lock()
+	defer d.life.Unlock()
+	if d.results == nil {
+		return
 	}
-	d.done.Wait()
+	d.p.Stop() // cancels the attempts, which the passes started
+	d.workers.Wait()
+	d.stopFinisher()
 }
 
-// Notify wakes the dispatcher to look for work now.
-func (d *Dispatcher) Notify() {
-	select {
-	case d.wake <- struct{}{}:
-	default:
-	}
+func (d *Dispatcher) stopFinisher() {
+	close(d.results)
+	<-d.finished
+	d.results, d.finished = nil, nil
 }
 
-func (d *Dispatcher) loop(ctx context.Context) {
-	t := time.NewTimer(0)
-	defer t.Stop()
+// Wake asks for a pass now, without waiting for it.
+func (d *Dispatcher) Wake() { d.p.Wake() }
+
+// work is one pass of the Periodic: passes back to back while work may be
+// waiting.
+func (d *Dispatcher) work(ctx context.Context) error {
 	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		case <-d.wake:
-		}
-		more := d.pass(ctx)
-		if more {
-			t.Reset(0)
-		} else {
-			t.Reset(d.cfg.Poll)
+		more, err := d.pass(ctx)
+		d.TestSignals.Pass.Signal(err)
+		if !more || ctx.Err() != nil {
+			return err
 		}
 	}
 }
@@ -211,45 +225,46 @@ func (d *Dispatcher) loop(ctx context.Context) {
 const fanOutBatch = 200
 
 // pass fans out new events and starts attempts for due deliveries, as many
-// as there are free workers. It reports whether more work may be waiting.
-func (d *Dispatcher) pass(ctx context.Context) (more bool) {
-	if ok, err := d.cfg.Store.HasUnfannedEvents(ctx); err != nil {
-		d.warn(ctx, "webhooks: look for events", err)
+// as there are free workers. It reports whether more work may be waiting. A
+// failed fan-out does not keep due deliveries from being attempted.
+func (d *Dispatcher) pass(ctx context.Context) (more bool, err error) {
+	if ok, ferr := d.cfg.Store.HasUnfannedEvents(ctx); ferr != nil {
+		err = fmt.Errorf("webhooks: look for events: %w", ferr)
 	} else if ok {
-		n, _, err := d.cfg.Store.FanOutEvents(ctx, fanOutBatch)
-		if err != nil {
-			d.warn(ctx, "webhooks: fan out events", err)
+		n, _, ferr := d.cfg.Store.FanOutEvents(ctx, fanOutBatch)
+		if ferr != nil {
+			err = fmt.Errorf("webhooks: fan out events: %w", ferr)
 		}
 		more = n == fanOutBatch
 	}
 	free := d.cfg.Workers - int(d.busy.Load())
 	if free <= 0 {
-		return more
+		return more, err
 	}
 	now := d.cfg.Now()
-	if ok, err := d.cfg.Store.HasDueDeliveries(ctx, now); err != nil || !ok {
-		if err != nil {
-			d.warn(ctx, "webhooks: look for deliveries", err)
+	if ok, derr := d.cfg.Store.HasDueDeliveries(ctx, now); derr != nil || !ok {
+		if derr != nil {
+			err = errors.Join(err, fmt.Errorf("webhooks: look for deliveries: %w", derr))
 		}
-		return more
+		return more, err
 	}
-	ids, err := d.cfg.Store.Claim(ctx, store.ClaimWebhookDeliveries, d.cfg.Owner, free, d.cfg.Lease)
-	if err != nil {
-		d.warn(ctx, "webhooks: claim deliveries", err)
-		return more
+	ids, cerr := d.cfg.Store.Claim(ctx, store.ClaimWebhookDeliveries, d.cfg.Owner, free, d.cfg.Lease)
+	if cerr != nil {
+		return more, errors.Join(err, fmt.Errorf("webhooks: claim deliveries: %w", cerr))
 	}
 	if len(ids) == 0 {
-		return more
+		return more, err
 	}
 	d.busy.Add(int64(len(ids)))
-	jobs, err := d.cfg.Store.DeliveryJobs(ctx, ids)
-	if err != nil {
-		d.warn(ctx, "webhooks: load deliveries", err)
+	jobs, jerr := d.cfg.Store.DeliveryJobs(ctx, ids)
+	if jerr != nil {
 		// The leases run out and the deliveries come back.
 		d.busy.Add(-int64(len(ids)))
-		return more
+		return more, errors.Join(err, fmt.Errorf("webhooks: load deliveries: %w", jerr))
 	}
 	d.busy.Add(int64(len(jobs) - len(ids))) // deleted meanwhile
+	// Set while started: Stop waits for the passes before clearing it.
+	results := d.results
 	for _, j := range jobs {
 		d.mu.Lock()
 		full := d.perHook[j.WebhookID] >= d.cfg.PerWebhook
@@ -259,28 +274,29 @@ func (d *Dispatcher) pass(ctx context.Context) (more bool) {
 		d.mu.Unlock()
 		if full {
 			// Not attempted: due again shortly, behind other work.
-			d.results <- result{out: store.DeliveryOutcome{DeliveryID: j.ID, WebhookID: j.WebhookID, State: domain.DeliveryPending, NextAt: d.cfg.Now().Add(100 * time.Millisecond)}}
+			results <- result{out: store.DeliveryOutcome{DeliveryID: j.ID, WebhookID: j.WebhookID, State: domain.DeliveryPending, NextAt: d.cfg.Now().Add(100 * time.Millisecond)}}
 			continue
 		}
 		d.workers.Add(1)
 		go func() {
 			defer d.workers.Done()
-			d.results <- result{out: d.attempt(ctx, j), hook: j.WebhookID}
+			results <- result{out: d.attempt(ctx, j), hook: j.WebhookID}
 		}()
 	}
-	return more || len(ids) == free
+	return more || len(ids) == free, err
 }
 
 // finisher records outcomes in batches (one transaction each) and frees
-// their workers.
-func (d *Dispatcher) finisher() {
+// their workers, until results is closed; then it closes done.
+func (d *Dispatcher) finisher(results <-chan result, done chan<- struct{}) {
+	defer close(done)
 	var batch []result
-	for r := range d.results {
+	for r := range results {
 		batch = append(batch[:0], r)
 	drain:
 		for len(batch) < 256 {
 			select {
-			case r, ok := <-d.results:
+			case r, ok := <-results:
 				if !ok {
 					break drain
 				}
@@ -315,13 +331,8 @@ func (d *Dispatcher) finisher() {
 			d.outcomes.WithLabelValues(outcomeLabel(o)).Inc()
 		}
 		d.busy.Add(-int64(len(batch)))
-		d.Notify()
-		if d.cfg.Finished != nil {
-			select {
-			case d.cfg.Finished <- len(batch):
-			default:
-			}
-		}
+		d.Wake() // workers are free
+		d.TestSignals.Recorded.Signal(len(batch))
 	}
 }
 
@@ -494,10 +505,4 @@ func attemptError(err error) string {
 		msg = msg[:300]
 	}
 	return msg
-}
-
-func (d *Dispatcher) warn(ctx context.Context, msg string, err error) {
-	if ctx.Err() == nil {
-		d.log.Warn(msg, "err", err)
-	}
 }

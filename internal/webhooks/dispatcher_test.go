@@ -13,6 +13,7 @@ import (
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
+	"switchboard/internal/background"
 	"switchboard/internal/domain"
 	"switchboard/internal/store"
 	"switchboard/internal/store/storetest"
@@ -74,10 +75,11 @@ func (r *receiver) next(t *testing.T) received {
 }
 
 type env struct {
-	st       *store.Store
-	account  int64
-	other    int64
-	finished chan int
+	st      *store.Store
+	account int64
+	other   int64
+	// d is the dispatcher started last: waitFor waits on its signals.
+	d *webhooks.Dispatcher
 }
 
 func setup(t *testing.T, engine store.Engine) *env {
@@ -85,7 +87,7 @@ func setup(t *testing.T, engine store.Engine) *env {
 	a, b := domain.Account{Name: "A"}, domain.Account{Name: "B"}
 	must(t, st.CreateAccount(ctx, &a))
 	must(t, st.CreateAccount(ctx, &b))
-	return &env{st: st, account: a.ID, other: b.ID, finished: make(chan int, 1000)}
+	return &env{st: st, account: a.ID, other: b.ID}
 }
 
 func (e *env) hook(t *testing.T, account int64, url, typ string, enabled bool) domain.Webhook {
@@ -104,12 +106,11 @@ func (e *env) start(t *testing.T, cfg webhooks.DispatcherConfig) *webhooks.Dispa
 	if cfg.Poll == 0 {
 		cfg.Poll = 10 * time.Millisecond
 	}
-	if cfg.Finished == nil {
-		cfg.Finished = e.finished
-	}
 	d := webhooks.NewDispatcher(cfg)
-	d.Start(ctx)
+	d.TestSignals.Init()
+	must(t, d.Start(ctx))
 	t.Cleanup(d.Stop)
+	e.d = d
 	return d
 }
 
@@ -120,17 +121,13 @@ func (e *env) event(t *testing.T, account int64, typ string, payload any) {
 	must(t, e.st.AddEvents(ctx, account, []domain.Event{ev}))
 }
 
-// waitFor waits, on the dispatcher's signals, until cond holds.
+// waitFor waits, on the last dispatcher's signals, until cond holds: every
+// condition the tests wait for turns when a batch of outcomes commits, and
+// each commit is signalled after it.
 func (e *env) waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.After(15 * time.Second)
 	for !cond() {
-		select {
-		case <-e.finished:
-		case <-time.After(50 * time.Millisecond): // a condition may turn without a signal
-		case <-deadline:
-			t.Fatalf("timed out waiting for %s", what)
-		}
+		e.d.TestSignals.Recorded.WaitOrTimeout(t)
 	}
 }
 
@@ -423,5 +420,36 @@ func TestDisabledBeforeDueIsSkipped(t *testing.T) {
 	})
 	if r.count() != 0 {
 		t.Errorf("disabled subscription received %d", r.count())
+	}
+}
+
+// TestDispatcherLifecycle checks the dispatcher as a background.Service:
+// Stop before Start and twice is harmless, a second Start fails, Wake runs
+// a pass, and a stopped dispatcher starts again and delivers.
+func TestDispatcherLifecycle(t *testing.T) {
+	e := setup(t, store.SQLite)
+	r := newReceiver(t, nil)
+	e.hook(t, e.account, r.srv.URL, domain.EventAccountSMS, true)
+	var d background.Service = webhooks.NewDispatcher(webhooks.DispatcherConfig{Store: e.st, AllowHosts: webhooks.ParseAllowList("127.0.0.1"), Poll: time.Hour})
+	d.Stop()
+	wd := d.(*webhooks.Dispatcher)
+	wd.TestSignals.Init()
+	for round := range 2 {
+		must(t, d.Start(ctx))
+		if err := d.Start(ctx); err == nil {
+			t.Fatal("a second Start succeeded")
+		}
+		if err := wd.TestSignals.Pass.WaitOrTimeout(t); err != nil { // the pass at start
+			t.Fatalf("round %d: first pass: %v", round, err)
+		}
+		// An hour-long poll: only Wake brings the event's pass.
+		e.event(t, e.account, domain.EventAccountSMS, map[string]any{"round": round})
+		wd.Wake()
+		r.next(t)
+		if n := wd.TestSignals.Recorded.WaitOrTimeout(t); n != 1 {
+			t.Errorf("round %d: %d outcomes recorded, want 1", round, n)
+		}
+		d.Stop()
+		d.Stop()
 	}
 }
