@@ -358,7 +358,10 @@ func TestCrashedAttemptIsRedeliveredWithSameID(t *testing.T) {
 			})
 			t.Cleanup(func() { close(hang) })
 			h := e.hook(t, e.account, r.srv.URL, domain.EventAccountSMS, true)
-			e.start(t, webhooks.DispatcherConfig{Owner: "crashed", Lease: 300 * time.Millisecond, Timeout: time.Minute})
+			// PerWebhook 1: when its lease runs out, the "crashed" process
+			// cannot take the delivery back (its attempt still holds the
+			// subscription's only slot), so the survivor is the one to deliver it.
+			e.start(t, webhooks.DispatcherConfig{Owner: "crashed", Lease: 300 * time.Millisecond, Timeout: time.Minute, PerWebhook: 1})
 			e.event(t, e.account, domain.EventAccountSMS, map[string]any{})
 			first := r.next(t)
 			// A second process takes the delivery once the lease runs out.
