@@ -47,6 +47,10 @@ type cli struct {
 	trustedProxies   []netip.Prefix // parsed by checkServeFlags
 	// webhookAllowHosts may be plain http and private (serve --webhook-allow-hosts).
 	webhookAllowHosts string
+	// listenURL is where a PostgreSQL node's read cache listens for changes
+	// (serve --database-listen-url); log, when set, receives the store's logs.
+	listenURL string
+	log       *slog.Logger
 }
 
 // env returns the SWITCHBOARD_ variable for name, or def.
@@ -79,6 +83,7 @@ func (c *cli) serveFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.carrierTimeout, "carrier-timeout", sms.DefaultCarrierTimeout, "how long a send waits for the carrier's answer, or for its receipt when the answer is lost (SWITCHBOARD_CARRIER_TIMEOUT)")
 	fs.StringVar(&c.trustedProxyList, "trusted-proxies", env("TRUSTED_PROXIES", ""), "reverse proxies (addresses or CIDR prefixes, comma-separated) whose X-Forwarded-For names the client for per-address limits; none by default (SWITCHBOARD_TRUSTED_PROXIES)")
 	fs.StringVar(&c.webhookAllowHosts, "webhook-allow-hosts", env("WEBHOOK_ALLOW_HOSTS", ""), "hosts webhook deliveries may reach over plain http and on private or loopback addresses, comma-separated, e.g. 127.0.0.1,localhost; for tests and local development (SWITCHBOARD_WEBHOOK_ALLOW_HOSTS)")
+	fs.StringVar(&c.listenURL, "database-listen-url", env("DATABASE_LISTEN_URL", ""), "PostgreSQL only: URL the read cache listens for other nodes' changes on; must reach PostgreSQL directly (not through PgBouncer in transaction mode), same database and search_path; default --db (SWITCHBOARD_DATABASE_LISTEN_URL)")
 	fs.StringVar(&c.metricsAddr, "metrics-addr", env("METRICS_ADDR", ""), "serve Prometheus /metrics and Go's /debug/pprof/ on this private address, e.g. 127.0.0.1:9090; off by default, never on --listen (SWITCHBOARD_METRICS_ADDR)")
 }
 
@@ -180,7 +185,7 @@ func (c *cli) parseOpen(ctx context.Context, name string, args []string) (*store
 // open opens and migrates the configured database. The store stays open
 // until the command returns; run closes it.
 func (c *cli) open(ctx context.Context) (*store.Store, error) {
-	st, err := store.Open(ctx, c.db)
+	st, err := store.OpenWith(ctx, c.db, store.Options{ListenURL: c.listenURL, Log: c.log})
 	if err != nil {
 		return nil, err
 	}

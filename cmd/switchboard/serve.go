@@ -50,6 +50,7 @@ func cmdServe(ctx context.Context, c *cli, args []string) error {
 		return err
 	}
 	defer flush()
+	c.log = log
 	st, err := c.open(ctx)
 	if err != nil {
 		return err

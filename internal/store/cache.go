@@ -14,8 +14,9 @@ import (
 // this process or another, such as the CLI) bumps a counter row in the same
 // transaction, and the whole cache is dropped when a request sees a new
 // value. Message traffic (Store.writeData) does not bump it, so the cache
-// survives send load. PostgreSQL has no equally cheap signal across nodes,
-// so there the cache is off.
+// survives send load. On PostgreSQL the signal is a notification sent in the
+// write's transaction and received on a dedicated connection (cachepg.go);
+// while that connection is down the cache is off.
 //
 // The generation query itself is skipped while SQLite's WAL index shows
 // that nothing at all has been committed since the last one (walindex_unix.go):
@@ -30,6 +31,10 @@ type readCache struct {
 	seen    walHeader // WAL-index header read before the last generation query
 	version int64
 	entries map[string]any
+
+	// PostgreSQL (conn is nil): whether the notification connection is
+	// listening. Every notification, and every change of live, moves version.
+	live bool
 }
 
 func newReadCache(ctx context.Context, db *sql.DB) (*readCache, error) {
@@ -52,12 +57,21 @@ func (c *readCache) close() (*walIndex, error) {
 	if c.gen != nil {
 		err = c.gen.Close()
 	}
-	return wal, errors.Join(err, c.conn.Close())
+	if c.conn != nil {
+		err = errors.Join(err, c.conn.Close())
+	}
+	return wal, err
 }
 
 // current reads the generation and drops every entry if it moved. It
 // returns the version to tag new entries with.
 func (c *readCache) current(ctx context.Context) (int64, error) {
+	if c.conn == nil {
+		if !c.live {
+			return 0, errCacheOff
+		}
+		return c.version, nil
+	}
 	var hdr walHeader
 	if c.wal != nil {
 		// Read before the query: a commit that lands in between then

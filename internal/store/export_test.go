@@ -49,3 +49,27 @@ func (s *Store) IdempotencyKeys(ctx context.Context) (n int, err error) {
 	err = s.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM idempotency_keys`).Scan(&n)
 	return
 }
+
+// CacheServing reports whether the read cache answers from memory: always on
+// SQLite, and on PostgreSQL while its listener listens.
+func (s *Store) CacheServing() bool { return s.cache.conn != nil || s.cache.isLive() }
+
+// CachedEntries returns how many entries the read cache holds.
+func (s *Store) CachedEntries() int {
+	s.cache.mu.Lock()
+	defer s.cache.mu.Unlock()
+	return len(s.cache.entries)
+}
+
+// KillCacheListener terminates the PostgreSQL backend the read cache listens
+// on, as a restart or a network failure would, and makes the listener wait
+// retry before it reconnects.
+func (s *Store) KillCacheListener(ctx context.Context, retry time.Duration) error {
+	l := s.listener
+	l.mu.Lock()
+	l.retry = retry
+	pid := l.pid
+	l.mu.Unlock()
+	_, err := s.w.ExecContext(ctx, "SELECT pg_terminate_backend($1)", int64(pid))
+	return err
+}

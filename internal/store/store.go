@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"net/url"
 	"os"
 	"runtime"
@@ -42,16 +43,17 @@ type Store struct {
 	r      *sql.DB // readers; the same pool as w on PostgreSQL
 	now    func() time.Time
 
-	cache   *readCache     // SQLite only; see cache.go
-	batch   chan *writeReq // SQLite group commit; nil on PostgreSQL
-	stop    chan struct{}
-	stopped sync.WaitGroup
-	closeMu sync.RWMutex // held for reading while a write is queued
-	closed  bool
-	shm     *shmFile    // SQLite: this process's -shm descriptor (walindex_unix.go)
-	path    string      // SQLite: the database file
-	file    os.FileInfo // SQLite: that file as opened, to notice it removed or replaced
-	served  *serverLock // SQLite: held by a serving process (ClaimServing)
+	cache    *readCache     // see cache.go
+	listener *cacheListener // PostgreSQL: the cache's notifications (cachepg.go)
+	batch    chan *writeReq // SQLite group commit; nil on PostgreSQL
+	stop     chan struct{}
+	stopped  sync.WaitGroup
+	closeMu  sync.RWMutex // held for reading while a write is queued
+	closed   bool
+	shm      *shmFile    // SQLite: this process's -shm descriptor (walindex_unix.go)
+	path     string      // SQLite: the database file
+	file     os.FileInfo // SQLite: that file as opened, to notice it removed or replaced
+	served   *serverLock // SQLite: held by a serving process (ClaimServing)
 
 	rebound sync.Map  // query text with ? → PostgreSQL $n text
 	stmts   sync.Map  // stmtKey → *sql.Stmt (SQLite only; see prepared.go)
@@ -60,10 +62,27 @@ type Store struct {
 	stats   commitStats
 }
 
-// Open connects to the database named by dsn: postgres:// or postgresql:// URLs
-// select PostgreSQL; sqlite://PATH or a plain file path selects SQLite.
-func Open(ctx context.Context, dsn string) (*Store, error) {
+// Options are the optional settings of OpenWith.
+type Options struct {
+	// ListenURL is the PostgreSQL URL the read cache listens for changes on
+	// (default: the database URL). It must reach PostgreSQL itself, with the
+	// same database and search_path: a pooler in transaction mode (PgBouncer)
+	// cannot carry LISTEN.
+	ListenURL string
+	// Log receives the read cache's connection changes (default: discard).
+	Log *slog.Logger
+}
+
+// Open is OpenWith with default options.
+func Open(ctx context.Context, dsn string) (*Store, error) { return OpenWith(ctx, dsn, Options{}) }
+
+// OpenWith connects to the database named by dsn: postgres:// or postgresql://
+// URLs select PostgreSQL; sqlite://PATH or a plain file path selects SQLite.
+func OpenWith(ctx context.Context, dsn string, opt Options) (*Store, error) {
 	s := &Store{now: func() time.Time { return time.Now().UTC() }}
+	if opt.Log == nil {
+		opt.Log = slog.New(slog.DiscardHandler)
+	}
 	switch {
 	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
 		db, err := sql.Open("pgx", dsn)
@@ -73,6 +92,15 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 		db.SetMaxOpenConns(4 * runtime.GOMAXPROCS(0))
 		db.SetMaxIdleConns(4 * runtime.GOMAXPROCS(0))
 		s.engine, s.w, s.r = Postgres, db, db
+		if opt.ListenURL == "" {
+			opt.ListenURL = dsn
+		}
+		// Off until the listener is listening (cachepg.go).
+		s.cache = &readCache{entries: map[string]any{}}
+		if s.listener, err = startCacheListener(opt.ListenURL, s.cache, opt.Log); err != nil {
+			db.Close()
+			return nil, err
+		}
 	case strings.Contains(dsn, "://") && !strings.HasPrefix(dsn, "sqlite://"):
 		scheme, _, _ := strings.Cut(dsn, "://")
 		return nil, fmt.Errorf("store: unsupported database URL scheme %q: use a file path or sqlite://PATH for SQLite, or postgres://… (postgresql://…) for PostgreSQL", scheme)
@@ -228,6 +256,10 @@ func (s *Store) Close() error {
 	}
 	if s.wconn != nil {
 		err = s.wconn.Close()
+	}
+	if s.listener != nil {
+		s.listener.stop()
+		s.listener = nil
 	}
 	var wal *walIndex
 	if s.cache != nil {

@@ -63,12 +63,25 @@ type writeReq struct {
 const maxBatch = 256
 
 // write runs fn in a transaction and returns once it is durably committed (or
-// rolled back because fn failed). On PostgreSQL each call is its own
-// transaction. On SQLite the call joins the next group commit, and bumps the
-// cache generation so that every process's read cache drops what it holds.
+// rolled back because fn failed), telling every process's read cache to drop
+// what it holds. On SQLite the call joins the next group commit and bumps the
+// cache generation. On PostgreSQL it sends a notification in the same
+// transaction (delivered to the other nodes only if it commits), then drops
+// this process's cache itself, so its next read sees its own write.
 func (s *Store) write(ctx context.Context, fn func(*Tx) error) error {
-	if s.cache == nil {
-		return s.writeData(ctx, fn)
+	if s.engine == Postgres {
+		err := s.writeData(ctx, func(tx *Tx) error {
+			if err := fn(tx); err != nil {
+				return err
+			}
+			_, err := tx.exec(ctx, `SELECT pg_notify('`+cacheChannel+`', coalesce(current_schema(), ''))`)
+			return err
+		})
+		if s.cache != nil {
+			// Even after an error: a failed commit may still have landed.
+			s.cache.invalidate()
+		}
+		return err
 	}
 	return s.writeData(ctx, func(tx *Tx) error {
 		if err := fn(tx); err != nil {
