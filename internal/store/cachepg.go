@@ -51,6 +51,10 @@ func (c *readCache) setLive(live bool) {
 	clear(c.entries)
 }
 
+// CacheServing reports whether the read cache answers from memory: always on
+// SQLite, and on PostgreSQL while its notification connection listens.
+func (s *Store) CacheServing() bool { return s.cache.conn != nil || s.cache.isLive() }
+
 // isLive reports whether the PostgreSQL cache is serving.
 func (c *readCache) isLive() bool {
 	c.mu.Lock()

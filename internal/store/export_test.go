@@ -50,10 +50,6 @@ func (s *Store) IdempotencyKeys(ctx context.Context) (n int, err error) {
 	return
 }
 
-// CacheServing reports whether the read cache answers from memory: always on
-// SQLite, and on PostgreSQL while its listener listens.
-func (s *Store) CacheServing() bool { return s.cache.conn != nil || s.cache.isLive() }
-
 // CachedEntries returns how many entries the read cache holds.
 func (s *Store) CachedEntries() int {
 	s.cache.mu.Lock()
