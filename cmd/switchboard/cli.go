@@ -26,6 +26,7 @@ type cli struct {
 	st             *store.Store // opened by open, closed by run
 
 	db        string
+	dbOptions store.Options // PostgreSQL's pool and timeouts (--db-* flags)
 	json      bool
 	listen    string
 	publicURL string
@@ -41,7 +42,11 @@ type cli struct {
 	kannelSecret   string
 	reconcileAfter time.Duration
 	carrierTimeout time.Duration
-	metricsAddr    string
+	// dbStatementTimeout and dbConnLifetime fill dbOptions (0 there means
+	// the default, here none): see open.
+	dbStatementTimeout time.Duration
+	dbConnLifetime     time.Duration
+	metricsAddr        string
 
 	trustedProxyList string
 	trustedProxies   []netip.Prefix // parsed by checkServeFlags
@@ -63,6 +68,7 @@ func env(name, def string) string {
 
 func (c *cli) commonFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.db, "db", env("DB", "./switchboard.db"), "database: a file path or sqlite://PATH for SQLite, postgres://… for PostgreSQL (SWITCHBOARD_DB)")
+	fs.BoolVar(&c.dbOptions.PgBouncer, "db-pgbouncer", false, "the PostgreSQL URL points at PgBouncer in transaction pooling mode: no named prepared statements, no statement_timeout at connection start (see docs/operations.md) (SWITCHBOARD_DB_PGBOUNCER)")
 	fs.BoolVar(&c.json, "json", false, "print one JSON object instead of text (SWITCHBOARD_JSON)")
 	fs.StringVar(&c.listen, "listen", env("LISTEN", "127.0.0.1:8080"), "address to serve on (SWITCHBOARD_LISTEN)")
 	fs.StringVar(&c.publicURL, "public-url", env("PUBLIC_URL", ""), "public base URL of this server, e.g. https://sb.example.com; default http://LISTEN (SWITCHBOARD_PUBLIC_URL)")
@@ -84,6 +90,9 @@ func (c *cli) serveFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.trustedProxyList, "trusted-proxies", env("TRUSTED_PROXIES", ""), "reverse proxies (addresses or CIDR prefixes, comma-separated) whose X-Forwarded-For names the client for per-address limits; none by default (SWITCHBOARD_TRUSTED_PROXIES)")
 	fs.StringVar(&c.webhookAllowHosts, "webhook-allow-hosts", env("WEBHOOK_ALLOW_HOSTS", ""), "hosts webhook deliveries may reach over plain http and on private or loopback addresses, comma-separated, e.g. 127.0.0.1,localhost; for tests and local development (SWITCHBOARD_WEBHOOK_ALLOW_HOSTS)")
 	fs.StringVar(&c.listenURL, "database-listen-url", env("DATABASE_LISTEN_URL", ""), "PostgreSQL only: URL the read cache listens for other nodes' changes on; must reach PostgreSQL directly (not through PgBouncer in transaction mode), same database and search_path; default --db (SWITCHBOARD_DATABASE_LISTEN_URL)")
+	fs.IntVar(&c.dbOptions.MaxConns, "db-pool", 0, "PostgreSQL connections this node may hold; 0 means 4 per core; nodes × pool must stay under the server's max_connections (SWITCHBOARD_DB_POOL)")
+	fs.DurationVar(&c.dbStatementTimeout, "db-statement-timeout", store.DefaultStatementTimeout, "PostgreSQL statement_timeout for every statement but migrations; 0 means none (SWITCHBOARD_DB_STATEMENT_TIMEOUT)")
+	fs.DurationVar(&c.dbConnLifetime, "db-conn-lifetime", store.DefaultConnLifetime, "close a PostgreSQL connection this long after it opened, so connections spread over a restarted PgBouncer or server; 0 means never (SWITCHBOARD_DB_CONN_LIFETIME)")
 	fs.StringVar(&c.metricsAddr, "metrics-addr", env("METRICS_ADDR", ""), "serve Prometheus /metrics and Go's /debug/pprof/ on this private address, e.g. 127.0.0.1:9090; off by default, never on --listen (SWITCHBOARD_METRICS_ADDR)")
 }
 
@@ -98,7 +107,8 @@ func (c *cli) parse(name string, args []string, define func(fs *flag.FlagSet)) e
 	}
 	// Typed flags take their variable through the flag itself, so that a bad
 	// value is refused like a bad flag instead of silently replaced.
-	for name, variable := range map[string]string{"json": "JSON", "reconcile-after": "RECONCILE_AFTER", "carrier-timeout": "CARRIER_TIMEOUT"} {
+	for name, variable := range map[string]string{"json": "JSON", "reconcile-after": "RECONCILE_AFTER", "carrier-timeout": "CARRIER_TIMEOUT",
+		"db-pgbouncer": "DB_PGBOUNCER", "db-pool": "DB_POOL", "db-statement-timeout": "DB_STATEMENT_TIMEOUT", "db-conn-lifetime": "DB_CONN_LIFETIME"} {
 		if f := fs.Lookup(name); f != nil {
 			if v, ok := os.LookupEnv("SWITCHBOARD_" + variable); ok {
 				if err := f.Value.Set(v); err != nil {
@@ -122,6 +132,9 @@ func (c *cli) parse(name string, args []string, define func(fs *flag.FlagSet)) e
 	return nil
 }
 
+// boolFlags are the common flags that take no value.
+var boolFlags = map[string]bool{"json": true, "db-pgbouncer": true}
+
 // parsePositional is parse for commands that take exactly n positional
 // arguments (flags may come before or after them).
 func (c *cli) parsePositional(name string, args []string, n int, define func(fs *flag.FlagSet)) ([]string, error) {
@@ -134,7 +147,7 @@ func (c *cli) parsePositional(name string, args []string, n int, define func(fs 
 		}
 		rest = append(rest, a)
 		// A flag's value may follow it as the next argument.
-		if !strings.Contains(a, "=") && strings.TrimLeft(a, "-") != "json" && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+		if !strings.Contains(a, "=") && !boolFlags[strings.TrimLeft(a, "-")] && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
 			i++
 			rest = append(rest, args[i])
 		}
@@ -185,7 +198,9 @@ func (c *cli) parseOpen(ctx context.Context, name string, args []string) (*store
 // open opens and migrates the configured database. The store stays open
 // until the command returns; run closes it.
 func (c *cli) open(ctx context.Context) (*store.Store, error) {
-	st, err := store.OpenWith(ctx, c.db, store.Options{ListenURL: c.listenURL, Log: c.log})
+	o := c.storeOptions()
+	o.ListenURL, o.Log = c.listenURL, c.log
+	st, err := store.OpenWith(ctx, c.db, o)
 	if err != nil {
 		return nil, err
 	}
@@ -195,6 +210,22 @@ func (c *cli) open(ctx context.Context) (*store.Store, error) {
 	}
 	c.st = st
 	return st, nil
+}
+
+// storeOptions are dbOptions with the serve flags' durations, where 0 means
+// none (store.Options takes a negative duration for that). Other commands
+// define neither: they run without a statement timeout (an operator's bulk
+// change is not a runaway statement) and hold their connections until done.
+func (c *cli) storeOptions() store.Options {
+	o := c.dbOptions
+	none := func(d time.Duration) time.Duration {
+		if d == 0 {
+			return -1
+		}
+		return d
+	}
+	o.StatementTimeout, o.ConnLifetime = none(c.dbStatementTimeout), none(c.dbConnLifetime)
+	return o
 }
 
 // close closes the store a command opened, if any.

@@ -94,6 +94,12 @@ func (c *cli) checkServeFlags() error {
 		}
 		c.trustedProxies = p
 	}
+	if c.dbOptions.MaxConns < 0 {
+		return usageError{fmt.Sprintf("--db-pool %d: want a number of connections, or 0 for 4 per core", c.dbOptions.MaxConns)}
+	}
+	if c.dbStatementTimeout < 0 || c.dbConnLifetime < 0 {
+		return usageError{"--db-statement-timeout and --db-conn-lifetime: want a duration such as 30s, or 0 for none"}
+	}
 	if c.reconcileAfter <= 0 {
 		return usageError{fmt.Sprintf("--reconcile-after %v: want a positive duration, e.g. 2m", c.reconcileAfter)}
 	}
@@ -170,6 +176,9 @@ func serve(ctx context.Context, c *cli, st *store.Store, log *slog.Logger, ready
 	}
 	log.Info("serving", "addr", ln.Addr().String(), "metrics_addr", metricsAddr, "public_url", publicURL, "engine", st.Engine(), "carrier", c.carrier,
 		"memory_limit_mib", debug.SetMemoryLimit(-1)>>20)
+	if st.Engine() == store.Postgres && c.dbOptions.PgBouncer && c.listenURL == "" {
+		log.Warn("read cache off: behind PgBouncer its notifications need --database-listen-url, a URL that reaches PostgreSQL itself")
+	}
 	if !store.Durable && st.Engine() == store.SQLite {
 		log.Warn("this binary was built with the benchnosync tag: SQLite commits are not durable; never deploy it")
 	}

@@ -126,7 +126,7 @@ type handlerFunc func(w http.ResponseWriter, r *http.Request) error
 func (s *Server) route(pattern string, h handlerFunc) {
 	s.mux.Handle(pattern, s.metrics.wrap(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := h(w, r); err != nil {
-			writeError(w, r, s.log, err)
+			writeError(w, r, s.log, s.unavailable(r, err))
 		}
 	})))
 }

@@ -88,6 +88,18 @@ func statusOf(e *domain.Error) int {
 	return http.StatusInternalServerError
 }
 
+// unavailable turns a failure to reach the database into the spec's
+// unavailable (503: nothing was created or charged, retry with backoff),
+// logged once with its cause; any other error is returned as it is.
+func (s *Server) unavailable(r *http.Request, err error) error {
+	var e *domain.Error
+	if errors.As(err, &e) || !s.store.Unavailable(err) {
+		return err
+	}
+	s.log.WarnContext(r.Context(), "database unavailable", "err", err, "method", r.Method, "path", loggablePath(r.URL.Path), "request_id", requestID(r.Context()))
+	return domain.Errorf(domain.Unavailable, "the database is unavailable; nothing was created or charged, retry later")
+}
+
 // realm names the protection space in WWW-Authenticate challenges.
 const realm = "switchboard"
 

@@ -1,7 +1,9 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
+	"time"
 
 	"switchboard/internal/auth"
 	"switchboard/internal/calls"
@@ -105,9 +107,16 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// readyTimeout bounds GET /readyz's database check.
+const readyTimeout = 2 * time.Second
+
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Content-Type", "application/json")
-	if err := s.store.Ping(r.Context()); err != nil {
+	// Bounded: a load balancer must learn within seconds that this node
+	// cannot reach its database, even when connecting there hangs.
+	ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
+	defer cancel()
+	if err := s.store.Ping(ctx); err != nil {
 		s.log.WarnContext(r.Context(), "not ready", "err", err)
 		w.WriteHeader(http.StatusServiceUnavailable)
 		w.Write([]byte(`{"status":"unavailable"}` + "\n"))

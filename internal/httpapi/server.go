@@ -28,6 +28,9 @@ type Database interface {
 	// ReadScope marks ctx as one request: the cached reads it makes check
 	// the database's version once.
 	ReadScope(ctx context.Context) context.Context
+	// Unavailable reports whether err means the database could not be
+	// reached: such a failure is answered 503 unavailable (retry), not 500.
+	Unavailable(err error) bool
 }
 
 // Config is what the HTTP layer needs from the rest of the program. Store,

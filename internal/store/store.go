@@ -71,6 +71,28 @@ type Options struct {
 	ListenURL string
 	// Log receives the read cache's connection changes (default: discard).
 	Log *slog.Logger
+
+	// PostgreSQL's pool and timeouts (pool.go); SQLite ignores them.
+
+	// MaxConns bounds the connections this process holds; 0 means
+	// DefaultMaxConns().
+	MaxConns int
+	// StatementTimeout is PostgreSQL's statement_timeout for every statement
+	// but migrations; 0 means DefaultStatementTimeout, negative means none.
+	StatementTimeout time.Duration
+	// ConnLifetime closes a connection this long after it opened (when it is
+	// next idle), so that connections spread again over a restarted or
+	// scaled PgBouncer or replica; 0 means DefaultConnLifetime, negative
+	// means forever.
+	ConnLifetime time.Duration
+	// PgBouncer says the URL points at PgBouncer in transaction pooling mode,
+	// where consecutive transactions may run on different server
+	// connections: statements are not prepared by name (the describe cache
+	// is used instead, unless the URL sets default_query_exec_mode), and
+	// statement_timeout is not sent at connection start, which PgBouncer
+	// refuses (set it on the role instead; docs/operations.md). Without a
+	// ListenURL the read cache stays off: LISTEN needs a session of its own.
+	PgBouncer bool
 }
 
 // Open is OpenWith with default options.
@@ -85,21 +107,22 @@ func OpenWith(ctx context.Context, dsn string, opt Options) (*Store, error) {
 	}
 	switch {
 	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
-		db, err := sql.Open("pgx", dsn)
+		db, err := openPostgres(dsn, opt)
 		if err != nil {
-			return nil, fmt.Errorf("store: open postgres: %w", err)
+			return nil, err
 		}
-		db.SetMaxOpenConns(4 * runtime.GOMAXPROCS(0))
-		db.SetMaxIdleConns(4 * runtime.GOMAXPROCS(0))
 		s.engine, s.w, s.r = Postgres, db, db
-		if opt.ListenURL == "" {
+		if opt.ListenURL == "" && !opt.PgBouncer {
 			opt.ListenURL = dsn
 		}
-		// Off until the listener is listening (cachepg.go).
+		// Off until the listener is listening (cachepg.go), and for good
+		// without one.
 		s.cache = &readCache{entries: map[string]any{}}
-		if s.listener, err = startCacheListener(opt.ListenURL, s.cache, opt.Log); err != nil {
-			db.Close()
-			return nil, err
+		if opt.ListenURL != "" {
+			if s.listener, err = startCacheListener(opt.ListenURL, s.cache, opt.Log); err != nil {
+				db.Close()
+				return nil, err
+			}
 		}
 	case strings.Contains(dsn, "://") && !strings.HasPrefix(dsn, "sqlite://"):
 		scheme, _, _ := strings.Cut(dsn, "://")
@@ -350,6 +373,11 @@ func (s *Store) migrateOne(ctx context.Context, version, body string) error {
 		// databases that keep several schemas (tests, tenants) do not queue
 		// behind one another.
 		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(7301, hashtext(current_schema()))`); err != nil {
+			return err
+		}
+		// A migration may rewrite a large table, and a node may wait here
+		// for another's: neither is a runaway statement.
+		if _, err := tx.ExecContext(ctx, `SET LOCAL statement_timeout = 0`); err != nil {
 			return err
 		}
 	}
