@@ -36,6 +36,7 @@ type options struct {
 	users, lines, conversations   int
 	messages, big, workers        int
 	readShare, resolved, assigned float64
+	days                          int
 }
 
 func main() {
@@ -50,6 +51,7 @@ func main() {
 	flag.Float64Var(&o.readShare, "read", 0.9, "share of threads every user has read")
 	flag.Float64Var(&o.resolved, "resolved", 0.5, "share of threads resolved")
 	flag.Float64Var(&o.assigned, "assigned", 0.3, "share of threads assigned to a user")
+	flag.IntVar(&o.days, "days", 90, "days the messages span, ending now (0: real time)")
 	flag.Parse()
 	if o.db == "" || o.conversations < 3 || o.messages < o.big+10+(o.conversations-2) {
 		fmt.Fprintln(os.Stderr, "usage: inboxgen -db DSN [-conversations N -messages N -users N -lines N -big N]")
@@ -142,6 +144,14 @@ func run(ctx context.Context, o options) error {
 	res.Big, res.Small, res.BigCount = customer(0), customer(1), o.big
 
 	var next, written atomic.Int64
+	if o.days > 0 {
+		// Time runs from o.days ago to now as the messages are written, so
+		// that conversations spread over days as a real inbox's do.
+		span, begin := time.Duration(o.days)*24*time.Hour, time.Now().UTC().Add(-time.Duration(o.days)*24*time.Hour)
+		st.SetClock(func() time.Time {
+			return begin.Add(time.Duration(float64(span) * float64(written.Load()) / float64(o.messages)))
+		})
+	}
 	var wg sync.WaitGroup
 	errs := make(chan error, o.workers)
 	progress := time.NewTicker(10 * time.Second)

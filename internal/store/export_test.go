@@ -69,3 +69,7 @@ func (s *Store) KillCacheListener(ctx context.Context, retry time.Duration) erro
 	_, err := s.w.ExecContext(ctx, "SELECT pg_terminate_backend($1)", int64(pid))
 	return err
 }
+
+// SetDeepPage makes list pages from offset n on seek through the per-day
+// conversation counts (SQLite), so that tests reach that path with few rows.
+func (s *Store) SetDeepPage(n int) { s.deepPage = n }

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -167,6 +168,18 @@ func (s *Store) conversationPage(ctx context.Context, f ConversationFilter) ([]i
 		if f.Unread {
 			q.WriteString(` AND c.team_unread > 0`)
 		}
+		if s.engine == SQLite && f.Offset >= cmp.Or(s.deepPage, deepPage) && !f.Unread && !f.Unresolved && !f.Unassigned {
+			before, newer, err := s.conversationDay(ctx, f)
+			if err != nil {
+				return nil, err
+			}
+			if before == 0 {
+				return []int64{}, nil // past the last conversation
+			}
+			q.WriteString(` AND c.last_message_at < ?`)
+			args = append(args, before)
+			f.Offset -= newer
+		}
 		q.WriteString(` ORDER BY c.last_message_at DESC, c.id DESC`)
 	}
 	q.WriteString(` LIMIT ? OFFSET ?`)
@@ -185,6 +198,43 @@ func (s *Store) conversationPage(ctx context.Context, f ConversationFilter) ([]i
 		ids = append(ids, id)
 	}
 	return ids, rows.Err()
+}
+
+// deepPage is the offset from which an unfiltered (or line-filtered) list
+// page on SQLite seeks through conversation_days instead of walking the list
+// index from the top: below it the walk is cheaper than the day sums.
+const deepPage = 2000
+
+// conversationDay finds where a deep page starts: the end of the UTC day its
+// offset lands in (every conversation from there on is older) and how many
+// conversations are newer than that. before is 0 when the offset is past the
+// last conversation. See migrations/sqlite/0020_conversation_days.sql.
+func (s *Store) conversationDay(ctx context.Context, f ConversationFilter) (before int64, newer int, err error) {
+	q := `SELECT day, SUM(n) FROM conversation_days WHERE account_id = ?`
+	args := []any{f.AccountID}
+	if f.LineIDs != nil {
+		q += ` AND line_id IN (?` + strings.Repeat(", ?", len(f.LineIDs)-1) + `)`
+		for _, id := range f.LineIDs {
+			args = append(args, id)
+		}
+	}
+	rows, err := s.query(ctx, q+` GROUP BY day ORDER BY day DESC`, args...)
+	if err != nil {
+		return 0, 0, fmt.Errorf("store: conversation days: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var day int64
+		var n int
+		if err := rows.Scan(&day, &n); err != nil {
+			return 0, 0, fmt.Errorf("store: conversation days: %w", err)
+		}
+		if newer+n > f.Offset {
+			return (day + 1) * dayMicros, newer, nil
+		}
+		newer += n
+	}
+	return 0, newer, rows.Err()
 }
 
 func setState(c *domain.Conversation, resolvedAt, resolvedBy, assignedTo sql.NullInt64) {

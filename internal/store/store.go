@@ -60,6 +60,8 @@ type Store struct {
 	wconn   *sql.Conn // SQLite: the committer's connection
 	raw     *rawConn  // the committer's driver connection, inside wconn.Raw
 	stats   commitStats
+
+	deepPage int // tests: the list offset from which pages seek by day (0: deepPage)
 }
 
 // Options are the optional settings of OpenWith.
