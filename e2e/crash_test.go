@@ -352,6 +352,12 @@ type crashSetup struct {
 	// sim, when set, runs the server on the sim carrier with this script
 	// instead of on the fake Kannel.
 	sim string
+	// publicURL, when set, is the server's --public-url (the carrier's
+	// dlr-urls lead there) instead of its own address: a proxy in front of
+	// several nodes.
+	publicURL string
+	// extra are more serve flags.
+	extra []string
 }
 
 // crashProvision creates through the CLI an account with one SMS line, the
@@ -390,16 +396,20 @@ func crashFreePort(t *testing.T) int {
 func (c *crashSetup) baseURL() string { return fmt.Sprintf("http://127.0.0.1:%d", c.port) }
 
 func (c *crashSetup) serveArgs() []string {
-	if c.sim != "" {
-		return []string{"serve", "--db", c.db,
-			"--listen", fmt.Sprintf("127.0.0.1:%d", c.port), "--public-url", c.baseURL(),
-			"--log-format", "json", "--carrier", "sim", "--sim", c.sim}
+	public := c.publicURL
+	if public == "" {
+		public = c.baseURL()
 	}
-	return []string{"serve", "--db", c.db,
-		"--listen", fmt.Sprintf("127.0.0.1:%d", c.port), "--public-url", c.baseURL(),
+	if c.sim != "" {
+		return append([]string{"serve", "--db", c.db,
+			"--listen", fmt.Sprintf("127.0.0.1:%d", c.port), "--public-url", public,
+			"--log-format", "json", "--carrier", "sim", "--sim", c.sim}, c.extra...)
+	}
+	return append([]string{"serve", "--db", c.db,
+		"--listen", fmt.Sprintf("127.0.0.1:%d", c.port), "--public-url", public,
 		"--log-format", "json", "--reconcile-after", "6s", "--carrier-timeout", "5s",
 		"--carrier", "kannel", "--kannel-send-url", c.fake.sendURL(),
-		"--kannel-user", crashKannelUser, "--kannel-password", crashKannelPassword, "--kannel-secret", crashKannelSecret}
+		"--kannel-user", crashKannelUser, "--kannel-password", crashKannelPassword, "--kannel-secret", crashKannelSecret}, c.extra...)
 }
 
 // launch starts "switchboard serve" and waits for its "serving" line. A

@@ -1,6 +1,6 @@
 // Package tcpproxy is a small TCP proxy for tests and benchmarks: it hands
-// each accepted connection to the next of its targets in turn (round robin),
-// and it can cut every connection and refuse new ones, as a database or node
+// each accepted connection to the next of its targets in turn (round robin,
+// passing over a target that refuses the connection), and it can cut every connection and refuse new ones, as a database or node
 // that went away would, then let them through again.
 package tcpproxy
 
@@ -80,18 +80,27 @@ func (p *Proxy) accept() {
 			c.Close()
 			continue
 		}
-		target := p.targets[p.next%len(p.targets)]
+		first := p.next
 		p.next++
 		p.conns[c] = struct{}{}
 		p.wg.Add(1)
 		p.mu.Unlock()
-		go p.forward(c, target)
+		go p.forward(c, first)
 	}
 }
 
-func (p *Proxy) forward(c net.Conn, target string) {
+// forward connects c to the first target, counting from first, that
+// accepts (a load balancer passes over a node that is down), and copies
+// both ways until either side closes.
+func (p *Proxy) forward(c net.Conn, first int) {
 	defer p.wg.Done()
-	t, err := net.Dial("tcp", target)
+	var t net.Conn
+	var err error
+	for i := range p.targets {
+		if t, err = net.Dial("tcp", p.targets[(first+i)%len(p.targets)]); err == nil {
+			break
+		}
+	}
 	p.mu.Lock()
 	if err != nil || p.cut {
 		delete(p.conns, c)
