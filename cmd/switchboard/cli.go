@@ -11,13 +11,14 @@ import (
 	"net/netip"
 	"os"
 	"strings"
-	"switchboard/internal/sms"
 	"text/tabwriter"
 	"time"
 
 	"switchboard/internal/domain"
 	"switchboard/internal/logging"
+	"switchboard/internal/sms"
 	"switchboard/internal/store"
+	"switchboard/internal/webhooks"
 )
 
 // cli carries the common configuration every subcommand reads.
@@ -56,6 +57,8 @@ type cli struct {
 	// (serve --database-listen-url); log, when set, receives the store's logs.
 	listenURL string
 	log       *slog.Logger
+	// webhookRetention is how long finished webhook deliveries are kept.
+	webhookRetention time.Duration
 }
 
 // env returns the SWITCHBOARD_ variable for name, or def.
@@ -93,6 +96,7 @@ func (c *cli) serveFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.dbOptions.MaxConns, "db-pool", 0, "PostgreSQL connections this node may hold; 0 means 4 per core; nodes × pool must stay under the server's max_connections (SWITCHBOARD_DB_POOL)")
 	fs.DurationVar(&c.dbStatementTimeout, "db-statement-timeout", store.DefaultStatementTimeout, "PostgreSQL statement_timeout for every statement but migrations; 0 means none (SWITCHBOARD_DB_STATEMENT_TIMEOUT)")
 	fs.DurationVar(&c.dbConnLifetime, "db-conn-lifetime", store.DefaultConnLifetime, "close a PostgreSQL connection this long after it opened, so connections spread over a restarted PgBouncer or server; 0 means never (SWITCHBOARD_DB_CONN_LIFETIME)")
+	fs.DurationVar(&c.webhookRetention, "webhook-retention", webhooks.DefaultRetention, "how long finished webhook deliveries, their attempts and delivered events are kept before pruning (SWITCHBOARD_WEBHOOK_RETENTION)")
 	fs.StringVar(&c.metricsAddr, "metrics-addr", env("METRICS_ADDR", ""), "serve Prometheus /metrics and Go's /debug/pprof/ on this private address, e.g. 127.0.0.1:9090; off by default, never on --listen (SWITCHBOARD_METRICS_ADDR)")
 }
 
@@ -108,7 +112,8 @@ func (c *cli) parse(name string, args []string, define func(fs *flag.FlagSet)) e
 	// Typed flags take their variable through the flag itself, so that a bad
 	// value is refused like a bad flag instead of silently replaced.
 	for name, variable := range map[string]string{"json": "JSON", "reconcile-after": "RECONCILE_AFTER", "carrier-timeout": "CARRIER_TIMEOUT",
-		"db-pgbouncer": "DB_PGBOUNCER", "db-pool": "DB_POOL", "db-statement-timeout": "DB_STATEMENT_TIMEOUT", "db-conn-lifetime": "DB_CONN_LIFETIME"} {
+		"db-pgbouncer": "DB_PGBOUNCER", "db-pool": "DB_POOL", "db-statement-timeout": "DB_STATEMENT_TIMEOUT", "db-conn-lifetime": "DB_CONN_LIFETIME",
+		"webhook-retention": "WEBHOOK_RETENTION"} {
 		if f := fs.Lookup(name); f != nil {
 			if v, ok := os.LookupEnv("SWITCHBOARD_" + variable); ok {
 				if err := f.Value.Set(v); err != nil {

@@ -338,6 +338,7 @@ func newApp(ctx context.Context, c *cli, st *store.Store, log *slog.Logger, publ
 	// Stopped before the store closes: attempts in flight are cancelled and
 	// their deliveries released for the next run.
 	a.background.Add("webhook dispatcher", a.dispatcher)
+	a.background.Add("webhook pruning", webhooks.NewPruner(webhooks.PrunerConfig{Store: st, Retention: c.webhookRetention, Log: log}))
 	return a, nil
 }
 

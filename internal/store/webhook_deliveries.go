@@ -315,3 +315,33 @@ func (s *Store) WebhookDelivery(ctx context.Context, accountID, webhookID, deliv
 	}
 	return list[0], nil
 }
+
+// PruneWebhookHistory deletes, in one transaction, up to batch deliveries
+// that finished (succeeded, failed or skipped) more than retention ago, with
+// their attempts, and up to batch outbox events older than retention that
+// are fanned out and have no delivery left. Pending deliveries, and the
+// events they deliver, are never deleted. It returns how many deliveries and
+// events went; fewer than batch of both means nothing more is due.
+func (s *Store) PruneWebhookHistory(ctx context.Context, retention time.Duration, batch int) (deliveries, events int, err error) {
+	err = s.writeData(ctx, func(tx *Tx) error {
+		cutoff := tx.now - retention.Microseconds()
+		// Attempts go with their delivery (ON DELETE CASCADE, both engines).
+		res, err := tx.exec(ctx, `DELETE FROM webhook_deliveries WHERE id IN (
+			SELECT id FROM webhook_deliveries WHERE due_at IS NULL AND updated_at < ? ORDER BY updated_at LIMIT ?)`, cutoff, batch)
+		if err != nil {
+			return fmt.Errorf("store: prune deliveries: %w", err)
+		}
+		d, _ := res.RowsAffected()
+		res, err = tx.exec(ctx, `DELETE FROM events WHERE id IN (
+			SELECT e.id FROM events e WHERE e.created_at < ? AND e.fanned_out = TRUE
+			AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id)
+			ORDER BY e.created_at LIMIT ?)`, cutoff, batch)
+		if err != nil {
+			return fmt.Errorf("store: prune events: %w", err)
+		}
+		e, _ := res.RowsAffected()
+		deliveries, events = int(d), int(e)
+		return nil
+	})
+	return deliveries, events, err
+}
