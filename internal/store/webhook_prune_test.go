@@ -39,7 +39,7 @@ func TestPruneWebhookHistory(t *testing.T) {
 				o := store.DeliveryOutcome{DeliveryID: id, WebhookID: hook.ID, State: domain.DeliverySucceeded,
 					Attempt: &domain.WebhookAttempt{At: now, StatusCode: 200}}
 				if i < keepPending {
-					o.State, o.NextAt = domain.DeliveryPending, now.Add(90 * 24 * time.Hour)
+					o.State, o.NextAt = domain.DeliveryPending, now.Add(90*24*time.Hour)
 				}
 				outs = append(outs, o)
 			}
