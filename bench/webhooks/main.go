@@ -2,7 +2,7 @@
 // by default, PostgreSQL with -db postgres://…), the real dispatcher and a
 // local receiver. See docs/benchmarks.md.
 //
-//	go run ./bench/webhooks [-db URL] [-events 300] [-rate 200] [-latency-secs 10]
+//	go run ./bench/webhooks [-db URL] [-events 300] [-rate 200] [-latency-secs 10] [-cpuprofile FILE]
 package main
 
 import (
@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -31,7 +32,14 @@ func main() {
 	events := flag.Int("events", 300, "events per throughput run (each goes to every subscription)")
 	rate := flag.Int("rate", 200, "events per second in the latency run")
 	latencySecs := flag.Int("latency-secs", 10, "length of the latency run")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	flag.Parse()
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		must(err)
+		must(pprof.StartCPUProfile(f))
+		defer pprof.StopCPUProfile()
+	}
 	ctx := context.Background()
 
 	var ok, gone atomic.Int64

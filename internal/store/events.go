@@ -14,7 +14,32 @@ func addEvent(ctx context.Context, tx *Tx, accountID int64, typ string, payload 
 	if _, err := tx.exec(ctx, `INSERT INTO events (account_id, type, payload, created_at) VALUES (?, ?, ?, ?)`, accountID, typ, string(payload), tx.now); err != nil {
 		return fmt.Errorf("store: event: %w", err)
 	}
+	tx.events = true
 	return nil
+}
+
+// OnEvents sets fn (nil: none) to run after every commit that added outbox
+// events or a delivery due now, so that the webhook dispatcher starts at once
+// instead of at its next poll. One listener per store, in this process only:
+// other processes find the work by polling. fn runs on the writer's path and
+// must return at once (Dispatcher.Wake does).
+func (s *Store) OnEvents(fn func()) {
+	if fn == nil {
+		s.onEvents.Store(nil)
+		return
+	}
+	s.onEvents.Store(&fn)
+}
+
+// eventsCommitted calls the OnEvents listener if t, just committed, added
+// outbox work.
+func (s *Store) eventsCommitted(t *Tx) {
+	if !t.events {
+		return
+	}
+	if fn := s.onEvents.Load(); fn != nil {
+		(*fn)()
+	}
 }
 
 // Event is one outbox row.

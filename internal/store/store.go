@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -62,6 +63,8 @@ type Store struct {
 	stats   commitStats
 
 	deepPage int // tests: the list offset from which pages seek by day (0: deepPage)
+
+	onEvents atomic.Pointer[func()] // see OnEvents
 }
 
 // Options are the optional settings of OpenWith.

@@ -272,6 +272,7 @@ func (s *Store) Redeliver(ctx context.Context, accountID, webhookID, deliveryID 
 		if err != nil {
 			return fmt.Errorf("store: redeliver: %w", err)
 		}
+		tx.events = true // due now: wake the dispatcher
 		return nil
 	})
 	return id, err

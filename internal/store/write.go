@@ -17,6 +17,8 @@ type Tx struct {
 	tx  *sql.Tx // PostgreSQL; nil on SQLite, where the committer's raw connection is used
 	s   *Store
 	now int64 // unix micros, fixed once per write
+	// events: a write function added outbox work (eventsCommitted).
+	events bool
 }
 
 func (t *Tx) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
@@ -129,12 +131,14 @@ func (s *Store) writeAlone(ctx context.Context, fn func(*Tx) error) error {
 		return fmt.Errorf("store: begin: %w", err)
 	}
 	defer tx.Rollback()
-	if err := runFn(&Tx{tx: tx, s: s, now: micros(s.now())}, fn); err != nil {
+	t := &Tx{tx: tx, s: s, now: micros(s.now())}
+	if err := runFn(t, fn); err != nil {
 		return err
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("store: commit: %w", err)
 	}
+	s.eventsCommitted(t)
 	return nil
 }
 
@@ -336,6 +340,7 @@ writes:
 	s.stats.commitNanos.Add(int64(time.Since(committing)))
 	s.stats.batches.Add(1)
 	s.stats.writes.Add(int64(applied))
+	s.eventsCommitted(t)
 	return reqs, results, true, false
 }
 

@@ -14,6 +14,10 @@ import (
 // the address actually connected to (after DNS, so a name that resolves, or
 // is re-pointed, to a private address is refused), no proxy from the
 // environment, no redirects, and a whole-attempt timeout.
+//
+// Up to perHost idle connections are kept per host: every subscription may
+// name the same host (one integrator, many subscriptions), and a smaller pool
+// would dial a new connection for most attempts.
 func newClient(allow AllowList, timeout time.Duration, perHost int) *http.Client {
 	guarded := &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second, Control: refusePrivate}
 	open := &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}

@@ -38,9 +38,11 @@ type DispatcherConfig struct {
 	Registry prometheus.Registerer
 	// Timeout bounds one attempt (10 s).
 	Timeout time.Duration
-	// Workers bounds attempts in flight in this process (64); PerWebhook
+	// Workers bounds attempts in flight in this process (256); PerWebhook
 	// bounds them per subscription (8), so one slow endpoint holds at most
-	// that many workers.
+	// that many workers. Workers are goroutines waiting on the network:
+	// there are enough that 10 endpoints hanging until the timeout (80
+	// workers) leave most of them to the healthy ones.
 	Workers, PerWebhook int
 	// Retry is the wait before each retry (DefaultRetrySchedule); MaxAge
 	// gives up a delivery that would be retried more than this long after it
@@ -107,7 +109,7 @@ func NewDispatcher(cfg DispatcherConfig) *Dispatcher {
 		cfg.Timeout = 10 * time.Second
 	}
 	if cfg.Workers <= 0 {
-		cfg.Workers = 64
+		cfg.Workers = 256
 	}
 	if cfg.PerWebhook <= 0 {
 		cfg.PerWebhook = 8
@@ -138,7 +140,7 @@ func NewDispatcher(cfg DispatcherConfig) *Dispatcher {
 	}
 	d := &Dispatcher{
 		cfg:     cfg,
-		client:  newClient(cfg.AllowHosts, cfg.Timeout, cfg.PerWebhook),
+		client:  newClient(cfg.AllowHosts, cfg.Timeout, cfg.Workers),
 		log:     cfg.Log,
 		perHook: map[int64]int{},
 		outcomes: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -183,6 +185,9 @@ func (d *Dispatcher) Start(ctx context.Context) error {
 		d.stopFinisher()
 		return err
 	}
+	// Events committed in this process wake it at once; the poll finds
+	// other processes' events.
+	d.cfg.Store.OnEvents(d.Wake)
 	return nil
 }
 
@@ -195,6 +200,7 @@ func (d *Dispatcher) Stop() {
 	if d.results == nil {
 		return
 	}
+	d.cfg.Store.OnEvents(nil)
 	d.p.Stop() // cancels the attempts, which the passes started
 	d.workers.Wait()
 	d.stopFinisher()

@@ -456,3 +456,29 @@ func TestDispatcherLifecycle(t *testing.T) {
 		d.Stop()
 	}
 }
+
+// TestCommitWakesDispatcher checks that an event committed in this process,
+// and a redelivery, start the dispatcher at once: its poll is an hour here.
+func TestCommitWakesDispatcher(t *testing.T) {
+	for _, engine := range storetest.Engines(t) {
+		t.Run(string(engine), func(t *testing.T) {
+			t.Parallel()
+			e := setup(t, engine)
+			r := newReceiver(t, nil)
+			h := e.hook(t, e.account, r.srv.URL, domain.EventAccountSMS, true)
+			d := e.start(t, webhooks.DispatcherConfig{Poll: time.Hour})
+			must(t, d.TestSignals.Pass.WaitOrTimeout(t)) // the pass at start, before the event
+			e.event(t, e.account, domain.EventAccountSMS, map[string]any{})
+			first := r.next(t)
+			e.waitFor(t, "delivery recorded", func() bool {
+				l := e.deliveries(t, e.account, h.ID)
+				return len(l) == 1 && l[0].State == domain.DeliverySucceeded
+			})
+			_, err := e.st.Redeliver(ctx, e.account, h.ID, e.deliveries(t, e.account, h.ID)[0].ID)
+			must(t, err)
+			if again := r.next(t); again.header.Get("webhook-id") != first.header.Get("webhook-id") {
+				t.Errorf("redelivery webhook-id %q, want %q", again.header.Get("webhook-id"), first.header.Get("webhook-id"))
+			}
+		})
+	}
+}
