@@ -73,3 +73,18 @@ func (s *Store) KillCacheListener(ctx context.Context, retry time.Duration) erro
 // SetDeepPage makes list pages from offset n on seek through the per-day
 // conversation counts (SQLite), so that tests reach that path with few rows.
 func (s *Store) SetDeepPage(n int) { s.deepPage = n }
+
+// Write runs fn as a write (see Store.write), for tests of the committers.
+func (s *Store) Write(ctx context.Context, fn func(*Tx) error) error { return s.writeData(ctx, fn) }
+
+// Committers reports how many committers run groups at once.
+func (s *Store) Committers() int { return s.committers }
+
+// Queued reports how many writes wait for a committer.
+func (s *Store) Queued() int { return len(s.batch) }
+
+// Exec runs a statement in the write's transaction.
+func (t *Tx) Exec(query string, args ...any) error {
+	_, err := t.exec(context.Background(), query, args...)
+	return err
+}

@@ -46,7 +46,7 @@ type Store struct {
 
 	cache    *readCache     // see cache.go
 	listener *cacheListener // PostgreSQL: the cache's notifications (cachepg.go)
-	batch    chan *writeReq // SQLite group commit; nil on PostgreSQL
+	batch    chan *writeReq // the committers' queue (write.go)
 	stop     chan struct{}
 	stopped  sync.WaitGroup
 	closeMu  sync.RWMutex // held for reading while a write is queued
@@ -65,6 +65,8 @@ type Store struct {
 	deepPage int // tests: the list offset from which pages seek by day (0: deepPage)
 
 	onEvents atomic.Pointer[func()] // see OnEvents
+
+	committers int // how many committers run (write.go)
 }
 
 // Options are the optional settings of OpenWith.
@@ -129,6 +131,7 @@ func OpenWith(ctx context.Context, dsn string, opt Options) (*Store, error) {
 				return nil, err
 			}
 		}
+		s.startCommitters(pgCommitters)
 	case strings.Contains(dsn, "://") && !strings.HasPrefix(dsn, "sqlite://"):
 		scheme, _, _ := strings.Cut(dsn, "://")
 		return nil, fmt.Errorf("store: unsupported database URL scheme %q: use a file path or sqlite://PATH for SQLite, or postgres://… (postgresql://…) for PostgreSQL", scheme)
@@ -177,10 +180,7 @@ func OpenWith(ctx context.Context, dsn string, opt Options) (*Store, error) {
 		s.shm, _ = acquireShm(path)
 		s.file, _ = os.Stat(path)
 		s.cache.shm = s.shm
-		s.batch = make(chan *writeReq, 1024)
-		s.stop = make(chan struct{})
-		s.stopped.Add(1)
-		go s.committer()
+		s.startCommitters(1)
 	}
 	if err := s.w.PingContext(ctx); err != nil {
 		s.Close()

@@ -8,34 +8,45 @@ import (
 	"fmt"
 	"sync/atomic"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
 )
 
-// Tx is the transaction a write function runs in. On SQLite several write
-// functions may share one database transaction, each inside its own savepoint,
-// so a function must not keep Tx after it returns.
+// Tx is the transaction a write function runs in. Several write functions
+// may share one database transaction, each inside its own savepoint, so a
+// function must not keep Tx after it returns.
 type Tx struct {
-	tx  *sql.Tx // PostgreSQL; nil on SQLite, where the committer's raw connection is used
+	// tx is the PostgreSQL committer's connection, inside the group's
+	// transaction; nil on SQLite, where the committer's raw connection is used.
+	tx  *sql.Conn
 	s   *Store
 	now int64 // unix micros, fixed once per write
 	// events: a write function added outbox work (eventsCommitted).
 	events bool
 }
 
-func (t *Tx) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+// The statements of a group run with a context that never ends, whatever
+// context the write function passes: a write is checked for cancellation
+// once, before it runs, and a statement cancelled half-way would take the
+// whole group's transaction (and, with pgx, the connection) with it.
+var groupCtx = context.Background()
+
+func (t *Tx) exec(_ context.Context, query string, args ...any) (sql.Result, error) {
 	if t.tx == nil {
 		return t.s.rawExec(query, args)
 	}
-	return t.tx.ExecContext(ctx, t.s.q(query), args...)
+	return t.tx.ExecContext(groupCtx, t.s.q(query), args...)
 }
 
 // row is a single-row result: *sql.Row or the committer's rawRow.
 type row interface{ Scan(dest ...any) error }
 
-func (t *Tx) queryRow(ctx context.Context, query string, args ...any) row {
+func (t *Tx) queryRow(_ context.Context, query string, args ...any) row {
 	if t.tx == nil {
 		return t.s.rawQueryRow(query, args)
 	}
-	return t.tx.QueryRowContext(ctx, t.s.q(query), args...)
+	return t.tx.QueryRowContext(groupCtx, t.s.q(query), args...)
 }
 
 // insert runs an INSERT and returns the new row's id. SQLite reports the
@@ -59,17 +70,43 @@ type writeReq struct {
 	ctx  context.Context
 	fn   func(*Tx) error
 	done chan error
+	// tries counts the times fn lost a deadlock or serialization conflict
+	// (PostgreSQL); see maxTries.
+	tries int
 }
 
-// maxBatch bounds how many write functions share one SQLite commit.
+// maxBatch bounds how many write functions share one commit.
 const maxBatch = 256
 
+// pgCommitters is how many groups may be in flight at once on PostgreSQL,
+// each on a connection of its own: while one group waits for its COMMIT to
+// reach the disk (or for a row another group holds), the next one runs.
+const pgCommitters = 4
+
+// maxTries bounds how often a write that lost a deadlock or a serialization
+// conflict to another transaction is run again before its caller gets the
+// error.
+const maxTries = 5
+
+// startCommitters starts n committers (see committer) and the queue they
+// take writes from.
+func (s *Store) startCommitters(n int) {
+	s.batch = make(chan *writeReq, 1024)
+	s.stop = make(chan struct{})
+	s.committers = n
+	s.stopped.Add(n)
+	for range n {
+		go s.committer()
+	}
+}
+
 // write runs fn in a transaction and returns once it is durably committed (or
-// rolled back because fn failed), telling every process's read cache to drop
-// what it holds. On SQLite the call joins the next group commit and bumps the
-// cache generation. On PostgreSQL it sends a notification in the same
-// transaction (delivered to the other nodes only if it commits), then drops
-// this process's cache itself, so its next read sees its own write.
+// rolled back because fn failed); the call joins the next group commit (see
+// committer). It also tells every process's read cache to drop what it
+// holds. On SQLite it bumps the cache generation. On PostgreSQL it sends a
+// notification in the same transaction (delivered to the other nodes only if
+// it commits), then drops this process's cache itself, so its next read sees
+// its own write.
 func (s *Store) write(ctx context.Context, fn func(*Tx) error) error {
 	if s.engine == Postgres {
 		err := s.writeData(ctx, func(tx *Tx) error {
@@ -98,9 +135,6 @@ func (s *Store) write(ctx context.Context, fn func(*Tx) error) error {
 // idempotency records) that change nothing the read cache holds, so they
 // leave the cache generation alone.
 func (s *Store) writeData(ctx context.Context, fn func(*Tx) error) error {
-	if s.batch == nil {
-		return s.writeAlone(ctx, fn)
-	}
 	req := &writeReq{ctx: ctx, fn: fn, done: make(chan error, 1)}
 	// Read-locked while queueing, so that Close can stop admitting writes
 	// and then answer every one already queued.
@@ -125,23 +159,6 @@ func (s *Store) writeData(ctx context.Context, fn func(*Tx) error) error {
 // Store.Close: it was not made.
 var ErrClosed = errors.New("store: closed")
 
-func (s *Store) writeAlone(ctx context.Context, fn func(*Tx) error) error {
-	tx, err := s.w.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("store: begin: %w", err)
-	}
-	defer tx.Rollback()
-	t := &Tx{tx: tx, s: s, now: micros(s.now())}
-	if err := runFn(t, fn); err != nil {
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("store: commit: %w", err)
-	}
-	s.eventsCommitted(t)
-	return nil
-}
-
 // runFn calls fn, turning a panic into an error so one bad write cannot take
 // the whole batch (or the committer) down.
 func runFn(tx *Tx, fn func(*Tx) error) (err error) {
@@ -153,9 +170,14 @@ func runFn(tx *Tx, fn func(*Tx) error) (err error) {
 	return fn(tx)
 }
 
-// committer is SQLite's single writer. It takes whatever write requests are
-// waiting (the ones that arrived while the previous commit was syncing), runs
-// each inside its own savepoint of one transaction, and commits them together.
+// committer takes whatever write requests are waiting (the ones that arrived
+// while the previous commit was syncing), runs them in one transaction and
+// commits them together. SQLite has one committer, its single writer.
+// PostgreSQL has pgCommitters of them, each running its group on a pool
+// connection: a send's writes cost their statements and a share of one
+// BEGIN/COMMIT and of one WAL flush, and a row every send updates (a
+// conversation's newest message) is locked once per group rather than held
+// by each send through its own commit.
 func (s *Store) committer() {
 	defer s.stopped.Done()
 	for {
@@ -184,7 +206,7 @@ type commitStats struct {
 	batches, writes, execNanos, commitNanos atomic.Int64
 }
 
-// CommitStats describes the SQLite committer's work since the store opened.
+// CommitStats describes the committers' work since the store opened.
 type CommitStats struct {
 	Batches int64         // transactions committed (or rolled back)
 	Writes  int64         // write functions run in them
@@ -192,7 +214,7 @@ type CommitStats struct {
 	Commit  time.Duration // COMMIT: writing the WAL and waiting for fsync
 }
 
-// CommitStats reports the committer's counters (all zero on PostgreSQL).
+// CommitStats reports the committers' counters.
 // Writes/Batches is the average group size; Commit/Batches the disk's cost.
 func (s *Store) CommitStats() CommitStats {
 	return CommitStats{
@@ -210,9 +232,29 @@ func (s *Store) commitBatch(reqs []*writeReq) {
 	if !ok {
 		reqs, results, _ = s.runBatch(reqs, true)
 	}
+	var again []*writeReq
 	for i, r := range reqs {
+		if isConflict(results[i]) && r.tries < maxTries {
+			// Another transaction (a group of another committer or node)
+			// held what this write needed while waiting for what this group
+			// held. This group's commit released it: run the write again.
+			r.tries++
+			again = append(again, r)
+			continue
+		}
 		r.done <- results[i]
 	}
+	if len(again) > 0 {
+		s.commitBatch(again)
+	}
+}
+
+// isConflict reports whether err is PostgreSQL aborting a statement to
+// break a deadlock (40P01) or a serialization failure (40001): the write
+// did nothing and may succeed when run again.
+func isConflict(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && (pgErr.Code == "40P01" || pgErr.Code == "40001")
 }
 
 // runBatch runs reqs in one transaction on the committer's connection, with
@@ -221,6 +263,9 @@ func (s *Store) commitBatch(reqs []*writeReq) {
 // failing write aborts the attempt and runBatch reports !ok with nothing
 // committed; with isolate, each write runs in a savepoint and fails alone.
 func (s *Store) runBatch(reqs []*writeReq, isolate bool) (ran []*writeReq, results []error, ok bool) {
+	if s.engine == Postgres {
+		return s.runBatchPG(reqs, isolate)
+	}
 	err := s.wconn.Raw(func(dc any) error {
 		conn, isPrep := dc.(driver.ConnPrepareContext)
 		if !isPrep {
@@ -230,7 +275,8 @@ func (s *Store) runBatch(reqs []*writeReq, isolate bool) (ran []*writeReq, resul
 			s.raw = &rawConn{conn: conn, stmts: map[string]driver.Stmt{}}
 		}
 		var broken bool
-		reqs, results, ok, broken = s.runBatchRaw(reqs, isolate)
+		t := &Tx{s: s, now: micros(s.now())}
+		reqs, results, ok, broken = s.runGroup(t, "BEGIN IMMEDIATE", reqs, isolate)
 		if broken {
 			// Tell database/sql to discard the connection.
 			return driver.ErrBadConn
@@ -252,10 +298,57 @@ func (s *Store) runBatch(reqs []*writeReq, isolate bool) (ran []*writeReq, resul
 	return reqs, results, ok
 }
 
-// runBatchRaw is runBatch on the raw connection. broken reports that a
-// ROLLBACK failed and the connection's transaction state is unknown.
-func (s *Store) runBatchRaw(reqs []*writeReq, isolate bool) (ran []*writeReq, results []error, ok, broken bool) {
-	ctx := context.Background()
+// runBatchPG is runBatch on a PostgreSQL pool connection, taken for the
+// group. The statements go through database/sql (pgx caches their prepared
+// forms per connection); only COMMIT goes to pgx itself, to read its
+// command tag.
+func (s *Store) runBatchPG(reqs []*writeReq, isolate bool) (ran []*writeReq, results []error, ok bool) {
+	conn, err := s.w.Conn(groupCtx)
+	if err != nil {
+		results = make([]error, len(reqs))
+		for i := range results {
+			results[i] = fmt.Errorf("store: writer connection: %w", err)
+		}
+		return reqs, results, true
+	}
+	t := &Tx{tx: conn, s: s, now: micros(s.now())}
+	reqs, results, ok, broken := s.runGroup(t, "BEGIN", reqs, isolate)
+	if broken {
+		// Its transaction state is unknown: database/sql must not hand the
+		// connection to anyone else.
+		conn.Raw(func(any) error { return driver.ErrBadConn })
+	}
+	conn.Close()
+	return reqs, results, ok
+}
+
+// commitPG commits the group's transaction. PostgreSQL answers COMMIT of a
+// transaction that a failed statement aborted with ROLLBACK, not an error,
+// which database/sql's Exec cannot tell apart from success: a write
+// function that swallowed a statement's error would otherwise be reported
+// committed along with its whole group.
+func commitPG(conn *sql.Conn) error {
+	return conn.Raw(func(dc any) error {
+		c, isPgx := dc.(*stdlib.Conn)
+		if !isPgx {
+			return fmt.Errorf("store: PostgreSQL driver connection %T is not pgx's", dc)
+		}
+		tag, err := c.Conn().Exec(groupCtx, "COMMIT")
+		if err != nil {
+			return err
+		}
+		if tag.String() != "COMMIT" {
+			return fmt.Errorf("store: commit: the transaction was rolled back (%s)", tag)
+		}
+		return nil
+	})
+}
+
+// runGroup runs reqs in one transaction on t's connection, opened with
+// begin. broken reports that a ROLLBACK failed and the connection's
+// transaction state is unknown.
+func (s *Store) runGroup(t *Tx, begin string, reqs []*writeReq, isolate bool) (ran []*writeReq, results []error, ok, broken bool) {
+	ctx := groupCtx
 	results = make([]error, len(reqs))
 	fail := func(err error) ([]*writeReq, []error, bool, bool) {
 		for i := range results {
@@ -263,14 +356,13 @@ func (s *Store) runBatchRaw(reqs []*writeReq, isolate bool) (ran []*writeReq, re
 		}
 		return reqs, results, true, broken
 	}
-	t := &Tx{s: s, now: micros(s.now())}
 	rollback := func() {
 		if _, err := t.exec(ctx, "ROLLBACK"); err != nil {
 			broken = true
 		}
 	}
 	started := time.Now()
-	if _, err := t.exec(ctx, "BEGIN IMMEDIATE"); err != nil {
+	if _, err := t.exec(ctx, begin); err != nil {
 		return fail(fmt.Errorf("store: begin: %w", err))
 	}
 	applied := 0
@@ -280,7 +372,8 @@ writes:
 			// Writes that arrived while this group ran join it instead of
 			// waiting a whole cycle for the next one. (An isolated retry
 			// runs the list it was given.)
-			if isolate || len(reqs) >= maxBatch {
+			// On PostgreSQL another committer takes them, in parallel.
+			if isolate || len(reqs) >= maxBatch || t.tx != nil {
 				break
 			}
 			select {
@@ -333,7 +426,13 @@ writes:
 	}
 	committing := time.Now()
 	s.stats.execNanos.Add(int64(committing.Sub(started)))
-	if _, err := t.exec(ctx, "COMMIT"); err != nil {
+	var err error
+	if t.tx != nil {
+		err = commitPG(t.tx)
+	} else {
+		_, err = t.exec(ctx, "COMMIT")
+	}
+	if err != nil {
 		rollback()
 		return fail(fmt.Errorf("store: commit: %w", err))
 	}
@@ -361,9 +460,9 @@ func (s *Store) wrecover() {
 
 // query runs a multi-row query in the transaction, calling scan once per row
 // (on SQLite with the committer's raw row, so scan must not keep it).
-func (t *Tx) query(ctx context.Context, query string, args []any, scan func(row) error) error {
+func (t *Tx) query(_ context.Context, query string, args []any, scan func(row) error) error {
 	if t.tx != nil {
-		rows, err := t.tx.QueryContext(ctx, t.s.q(query), args...)
+		rows, err := t.tx.QueryContext(groupCtx, t.s.q(query), args...)
 		if err != nil {
 			return err
 		}
