@@ -7,7 +7,9 @@
 #   bash bench/pg-send.sh [duration] [rounds] [concurrency]
 # Uses the PostgreSQL server of $SWITCHBOARD_TEST_POSTGRES (host, port, user)
 # with two databases of its own: pgbench_sb (pgbench -i, scale 10, kept) and
-# a fresh sb_pgsend_PID (dropped on exit). SERVE_FLAGS go to the server.
+# a fresh sb_pgsend_PID (dropped on exit). SERVE_FLAGS go to the server;
+# SWITCHBOARD_BIN, when set, is the server binary to measure (e.g. one built
+# from an earlier commit) instead of one built from this tree.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dur=${1:-10s}
@@ -27,6 +29,7 @@ bench_setup
 trap 'set +e; [ -n "$pid" ] && kill "$pid" 2>/dev/null; [ -n "${ppid_:-}" ] && kill "$ppid_" 2>/dev/null; wait 2>/dev/null;
   grep -s -m3 "level=ERROR" "$work/serve.log"; dropdb --if-exists "$db"; rm -rf "$work"' EXIT INT TERM
 build switchboard loadgen pgcount
+[ -n "${SWITCHBOARD_BIN:-}" ] && cp "$SWITCHBOARD_BIN" "$work/switchboard"
 echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "postgres: $(psql -Atc 'SHOW server_version') synchronous_commit=$(psql -Atc 'SHOW synchronous_commit')"
 
