@@ -9,9 +9,10 @@ import (
 
 // addEvent writes an event to the outbox in the caller's transaction. The
 // payload is the domain's encoding (domain/events.go); the store does not
-// read it.
+// read it. No write reads the outbox back, so the insert is queued
+// (execLater).
 func addEvent(ctx context.Context, tx *Tx, accountID int64, typ string, payload []byte) error {
-	if _, err := tx.exec(ctx, `INSERT INTO events (account_id, type, payload, created_at) VALUES (?, ?, ?, ?)`, accountID, typ, string(payload), tx.now); err != nil {
+	if err := tx.execLater(ctx, `INSERT INTO events (account_id, type, payload, created_at) VALUES (?, ?, ?, ?)`, accountID, typ, string(payload), tx.now); err != nil {
 		return fmt.Errorf("store: event: %w", err)
 	}
 	tx.events = true

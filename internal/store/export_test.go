@@ -88,3 +88,8 @@ func (t *Tx) Exec(query string, args ...any) error {
 	_, err := t.exec(context.Background(), query, args...)
 	return err
 }
+
+// ExecLater queues a statement in the write's transaction (see execLater).
+func (t *Tx) ExecLater(query string, args ...any) error {
+	return t.execLater(context.Background(), query, args...)
+}

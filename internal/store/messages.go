@@ -188,7 +188,7 @@ func markSent(ctx context.Context, tx *Tx, id int64, ref string, known *sentFact
 		// Already sent (or refused). A receipt may have recorded it before the
 		// carrier's answer did; keep the carrier's reference then.
 		if ref != "" {
-			if _, err := tx.exec(ctx, `UPDATE messages SET carrier_ref = ? WHERE id = ? AND carrier_ref = '' AND status = ?`, ref, id, domain.StatusSent); err != nil {
+			if err := tx.execLater(ctx, `UPDATE messages SET carrier_ref = ? WHERE id = ? AND carrier_ref = '' AND status = ?`, ref, id, domain.StatusSent); err != nil {
 				return fmt.Errorf("store: carrier ref: %w", err)
 			}
 		}
@@ -197,21 +197,21 @@ func markSent(ctx context.Context, tx *Tx, id int64, ref string, known *sentFact
 	if err != nil {
 		return fmt.Errorf("store: mark sent: %w", err)
 	}
-	if _, err := tx.exec(ctx, `INSERT INTO ledger (account_id, message_id, amount, currency, description, created_at) VALUES (?, ?, ?, 'USD', ?, ?)`,
+	// The status update above is the one statement whose outcome decides
+	// the rest; these follow in one pipeline (execLater).
+	if err := tx.execLater(ctx, `INSERT INTO ledger (account_id, message_id, amount, currency, description, created_at) VALUES (?, ?, ?, 'USD', ?, ?)`,
 		f.account, id, f.price, f.typ+" from "+f.from, tx.now); err != nil {
 		return fmt.Errorf("store: charge: %w", err)
 	}
 	// The conversation leads its lists again (unless a newer message already
 	// does: a late receipt can accept an old send), and so do the rows of its
-	// users who have it unread.
-	res, err := tx.exec(ctx, `UPDATE conversations SET last_message_id = ?, last_message_at = ? WHERE id = ? AND (last_message_id IS NULL OR last_message_id < ?)`, id, tx.now, f.conv, id)
-	if err != nil {
+	// users who have it unread (if it does lead).
+	if err := tx.execLater(ctx, `UPDATE conversations SET last_message_id = ?, last_message_at = ? WHERE id = ? AND (last_message_id IS NULL OR last_message_id < ?)`, id, tx.now, f.conv, id); err != nil {
 		return fmt.Errorf("store: conversation: %w", err)
 	}
-	if n, _ := res.RowsAffected(); n > 0 {
-		if _, err := tx.exec(ctx, `UPDATE inbox_reads SET last_message_at = ? WHERE conversation_id = ? AND unread > 0`, tx.now, f.conv); err != nil {
-			return fmt.Errorf("store: conversation: %w", err)
-		}
+	if err := tx.execLater(ctx, `UPDATE inbox_reads SET last_message_at = ? WHERE conversation_id = ? AND unread > 0
+		AND EXISTS (SELECT 1 FROM conversations WHERE id = ? AND last_message_id = ?)`, tx.now, f.conv, f.conv, id); err != nil {
+		return fmt.Errorf("store: conversation: %w", err)
 	}
 	return addEvent(ctx, tx, f.account, f.event.Type, f.event.Payload)
 }
@@ -366,7 +366,7 @@ func (s *Store) ApplyReceipt(ctx context.Context, id int64, status, errText stri
 		case cur.Valid && finalDelivery[cur.String] && !finalDelivery[status]:
 			return nil // progress or an unknown word after the end: the final status stands
 		}
-		if _, err := tx.exec(ctx, `UPDATE messages SET delivery_status = ?, delivery_error = ?, delivery_at = ? WHERE id = ?`, status, errText, micros(at), id); err != nil {
+		if err := tx.execLater(ctx, `UPDATE messages SET delivery_status = ?, delivery_error = ?, delivery_at = ? WHERE id = ?`, status, errText, micros(at), id); err != nil {
 			return fmt.Errorf("store: receipt: %w", err)
 		}
 		if msgStatus == domain.StatusFailed {

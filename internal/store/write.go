@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
 )
@@ -24,6 +25,14 @@ type Tx struct {
 	now int64 // unix micros, fixed once per write
 	// events: a write function added outbox work (eventsCommitted).
 	events bool
+	// pending holds the statements the running write function queued with
+	// execLater (PostgreSQL).
+	pending []pendingStmt
+}
+
+type pendingStmt struct {
+	query string
+	args  []any
 }
 
 // The statements of a group run with a context that never ends, whatever
@@ -37,6 +46,45 @@ func (t *Tx) exec(_ context.Context, query string, args ...any) (sql.Result, err
 		return t.s.rawExec(query, args)
 	}
 	return t.tx.ExecContext(groupCtx, t.s.q(query), args...)
+}
+
+// execLater runs a statement whose result the write function does not need
+// (an insert into the ledger or the event outbox, an update whose row count
+// nobody reads). On PostgreSQL it is queued, and the statements a write
+// function queued are sent in one pipeline, one round trip, when it returns,
+// before the next write function of the group runs: writes still see each
+// other whole and in order. Its error fails the write as exec's would. The
+// function's own later statements do not see its effects, so queue only
+// statements that nothing after them in the function reads. On SQLite, where
+// a statement is a function call rather than a round trip, it runs at once.
+func (t *Tx) execLater(ctx context.Context, query string, args ...any) error {
+	if t.tx == nil {
+		_, err := t.exec(ctx, query, args...)
+		return err
+	}
+	t.pending = append(t.pending, pendingStmt{t.s.q(query), args})
+	return nil
+}
+
+// flush sends the queued statements (see execLater) in one pipeline and
+// returns the first one's error, if any failed.
+func (t *Tx) flush() error {
+	if len(t.pending) == 0 {
+		return nil
+	}
+	pending := t.pending
+	t.pending = t.pending[:0]
+	return t.tx.Raw(func(dc any) error {
+		c, isPgx := dc.(*stdlib.Conn)
+		if !isPgx {
+			return fmt.Errorf("store: PostgreSQL driver connection %T is not pgx's", dc)
+		}
+		b := &pgx.Batch{}
+		for _, p := range pending {
+			b.Queue(p.query, p.args...)
+		}
+		return c.Conn().SendBatch(groupCtx, b).Close()
+	})
 }
 
 // row is a single-row result: *sql.Row or the committer's rawRow.
@@ -159,15 +207,20 @@ func (s *Store) writeData(ctx context.Context, fn func(*Tx) error) error {
 // Store.Close: it was not made.
 var ErrClosed = errors.New("store: closed")
 
-// runFn calls fn, turning a panic into an error so one bad write cannot take
-// the whole batch (or the committer) down.
+// runFn calls fn, then sends the statements it queued (see execLater),
+// turning a panic into an error so one bad write cannot take the whole batch
+// (or the committer) down.
 func runFn(tx *Tx, fn func(*Tx) error) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("store: write panicked: %v", p)
 		}
+		tx.pending = tx.pending[:0] // a failed function's are dropped
 	}()
-	return fn(tx)
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return tx.flush()
 }
 
 // committer takes whatever write requests are waiting (the ones that arrived
@@ -300,8 +353,8 @@ func (s *Store) runBatch(reqs []*writeReq, isolate bool) (ran []*writeReq, resul
 
 // runBatchPG is runBatch on a PostgreSQL pool connection, taken for the
 // group. The statements go through database/sql (pgx caches their prepared
-// forms per connection); only COMMIT goes to pgx itself, to read its
-// command tag.
+// forms per connection); a write's queued statements (execLater) and COMMIT
+// go to pgx itself, for its pipeline and COMMIT's command tag.
 func (s *Store) runBatchPG(reqs []*writeReq, isolate bool) (ran []*writeReq, results []error, ok bool) {
 	conn, err := s.w.Conn(groupCtx)
 	if err != nil {
