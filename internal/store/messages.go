@@ -139,7 +139,7 @@ func (s *Store) MarkOutboundSent(ctx context.Context, o *Outbound, ref string) e
 	if err != nil {
 		return err
 	}
-	return s.writeData(ctx, func(tx *Tx) error {
+	return s.writeContended(ctx, func(tx *Tx) error {
 		if err := markSent(ctx, tx, o.id, ref, f); err != nil {
 			return err
 		}

@@ -1,11 +1,13 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -121,6 +123,8 @@ type writeReq struct {
 	// tries counts the times fn lost a deadlock or serialization conflict
 	// (PostgreSQL); see maxTries.
 	tries int
+	// contended: see writeContended.
+	contended bool
 }
 
 // maxBatch bounds how many write functions share one commit.
@@ -183,7 +187,22 @@ func (s *Store) write(ctx context.Context, fn func(*Tx) error) error {
 // idempotency records) that change nothing the read cache holds, so they
 // leave the cache generation alone.
 func (s *Store) writeData(ctx context.Context, fn func(*Tx) error) error {
-	req := &writeReq{ctx: ctx, fn: fn, done: make(chan error, 1)}
+	return s.enqueue(&writeReq{ctx: ctx, fn: fn, done: make(chan error, 1)})
+}
+
+// writeContended is writeData for a write that updates a row that many
+// concurrent writes update (a conversation's newest message: every send in
+// the conversation). On PostgreSQL the row stays locked from that update to
+// the group's commit, and other groups that update it wait that long: such
+// writes run after the others of their group, so that the lock is held for
+// the group's end only. (The writes of a group are concurrent requests: any
+// order is one they could have arrived in.)
+func (s *Store) writeContended(ctx context.Context, fn func(*Tx) error) error {
+	return s.enqueue(&writeReq{ctx: ctx, fn: fn, done: make(chan error, 1), contended: true})
+}
+
+func (s *Store) enqueue(req *writeReq) error {
+	ctx := req.ctx
 	// Read-locked while queueing, so that Close can stop admitting writes
 	// and then answer every one already queued.
 	s.closeMu.RLock()
@@ -250,8 +269,21 @@ func (s *Store) committer() {
 				break drain
 			}
 		}
+		if s.engine == Postgres {
+			// See writeContended.
+			slices.SortStableFunc(reqs, func(a, b *writeReq) int {
+				return cmp.Compare(b2i(a.contended), b2i(b.contended))
+			})
+		}
 		s.commitBatch(reqs)
 	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // commitStats counts the committer's work; see CommitStats.
