@@ -782,46 +782,10 @@ func testCrashKillUnderLoad(t *testing.T, db string) {
 	c := crashProvision(t, db, fake)
 	first := c.launch(t, false)
 
-	client := crashClient(t)
-	var (
-		mu       sync.Mutex
-		outcomes []crashOutcome
-		stopLoad atomic.Bool
-		wg       sync.WaitGroup
-	)
-	for i := range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for n := 0; !stopLoad.Load(); n++ {
-				to := fmt.Sprintf("1415555%04d", (i*1000+n)%10000)
-				if n%4 == 3 {
-					to = fmt.Sprintf("%s555%04d", crashRefusedPrefix, (i*1000+n)%10000)
-				}
-				text := fmt.Sprintf("crash %d-%d", i, n)
-				if n%3 == 2 {
-					text += " " + strings.Repeat("x", 170) // two segments
-				}
-				o := c.send(client, to, text)
-				mu.Lock()
-				outcomes = append(outcomes, o)
-				mu.Unlock()
-				if o.status == 0 {
-					time.Sleep(20 * time.Millisecond) // server down: do not spin
-				}
-			}
-		}()
-	}
-	// Stop the clients however the test ends, before anything they use.
-	t.Cleanup(func() {
-		stopLoad.Store(true)
-		wg.Wait()
-	})
+	load := crashStartLoad(t, c, clients)
 	loadStart := time.Now()
 	time.Sleep(killAfter)
-	mu.Lock()
-	beforeKill := len(outcomes)
-	mu.Unlock()
+	beforeKill := load.count()
 	armed.Store(true)
 	var cutOff, lost int64
 	for _, held := range []chan int64{heldBefore, heldAfter} {
@@ -841,13 +805,89 @@ func testCrashKillUnderLoad(t *testing.T, db string) {
 	c.launch(t, true)
 	restartedAt := time.Since(loadStart)
 	time.Sleep(max(0, loadFor-time.Since(loadStart)))
-	stopLoad.Store(true)
-	wg.Wait()
+	outcomes := load.finish()
 	if beforeKill == 0 {
 		t.Fatalf("no request completed in the %v before the kill", killAfter)
 	}
+	t.Logf("killed at %v, serving again at %v", killedAt.Round(time.Millisecond), restartedAt.Round(time.Millisecond))
+	msgs, ledger, fs := crashCheckMoney(t, c, outcomes, clients)
+	if !fs.dropped[cutOff] || msgs[cutOff].Status != domain.StatusAbandoned || len(ledger[cutOff]) != 0 {
+		t.Errorf("message %d, cut off on its way to the carrier by the kill: status %q, charged %v, dropped by the fake %v; want abandoned, uncharged",
+			cutOff, msgs[cutOff].Status, ledger[cutOff], fs.dropped[cutOff])
+	}
+	if _, ok := fs.accepted[lost]; !ok || msgs[lost].Status != domain.StatusSent || len(ledger[lost]) != 1 {
+		t.Errorf("message %d, accepted by the carrier as the server was killed: status %q, charged %v; want sent, charged once on its DLR",
+			lost, msgs[lost].Status, ledger[lost])
+	}
+}
 
-	st := crashOpenStore(t, db)
+// crashLoad is clients sending through c as fast as they can, each text
+// unique, a quarter of them to destinations the carrier refuses and a third
+// of them two segments long.
+type crashLoad struct {
+	mu       sync.Mutex
+	outcomes []crashOutcome
+	stop     atomic.Bool
+	wg       sync.WaitGroup
+}
+
+func crashStartLoad(t *testing.T, c *crashSetup, clients int) *crashLoad {
+	client := crashClient(t)
+	l := &crashLoad{}
+	for i := range clients {
+		l.wg.Add(1)
+		go func() {
+			defer l.wg.Done()
+			for n := 0; !l.stop.Load(); n++ {
+				to := fmt.Sprintf("1415555%04d", (i*1000+n)%10000)
+				if n%4 == 3 {
+					to = fmt.Sprintf("%s555%04d", crashRefusedPrefix, (i*1000+n)%10000)
+				}
+				text := fmt.Sprintf("crash %d-%d", i, n)
+				if n%3 == 2 {
+					text += " " + strings.Repeat("x", 170) // two segments
+				}
+				o := c.send(client, to, text)
+				l.mu.Lock()
+				l.outcomes = append(l.outcomes, o)
+				l.mu.Unlock()
+				if o.status == 0 {
+					time.Sleep(20 * time.Millisecond) // server down: do not spin
+				}
+			}
+		}()
+	}
+	// Stop the clients however the test ends, before anything they use.
+	t.Cleanup(func() { l.finish() })
+	return l
+}
+
+// count is how many requests have completed.
+func (l *crashLoad) count() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.outcomes)
+}
+
+// finish stops the clients and returns what every request got.
+func (l *crashLoad) finish() []crashOutcome {
+	l.stop.Store(true)
+	l.wg.Wait()
+	return l.outcomes
+}
+
+// crashCheckMoney waits until every message of c's account is resolved and
+// every DLR delivered, then checks the money invariant against what the
+// carrier accepted and what the clients were told: charged exactly once ⇔
+// accepted by the carrier; every 201 accepted and charged its stated price;
+// every 503 refused and uncharged; nothing the carrier never saw charged or
+// left pending; the ledger total the sum of the sent messages' prices. It
+// returns the account's messages, the ledger by message and the carrier's
+// state for the caller's own checks.
+func crashCheckMoney(t *testing.T, c *crashSetup, outcomes []crashOutcome, clients int) (map[int64]domain.Message, map[int64][]money.Micros, crashKannelState) {
+	t.Helper()
+	fake := c.fake
+	st := crashOpenStore(t, c.db)
 	crashWaitFor(t, "every message resolved and every DLR delivered", func() string { return crashSettled(st, fake) })
 	fs := fake.state()
 	for _, p := range fs.problems {
@@ -1013,24 +1053,17 @@ func testCrashKillUnderLoad(t *testing.T, db string) {
 		t.Errorf("carrier accepted %d messages, database has %d sent", len(fs.accepted), sent)
 	}
 
-	t.Logf("killed at %v, serving again at %v; %d requests: %d × 201, %d × 202, %d × 503, %d transport errors, %d other",
-		killedAt.Round(time.Millisecond), restartedAt.Round(time.Millisecond), len(outcomes), n201, n202, n503, nTransport, nOther)
+	t.Logf("%d requests: %d × 201, %d × 202, %d × 503, %d transport errors, %d other",
+		len(outcomes), n201, n202, n503, nTransport, nOther)
 	t.Logf("%d messages: carrier accepted %d (%d of them answered by a transport error, charged on their DLR), refused %d, never saw %d (%d of them cut off on their way to it); status sent %d, failed %d, abandoned %d; ledger %s in %d entries",
 		len(msgs), len(fs.accepted), recovered, len(fs.refused), neverSeen, len(fs.dropped), sent, failed, abandoned, money.Micros(total), entries)
-	if !fs.dropped[cutOff] || msgs[cutOff].Status != domain.StatusAbandoned || len(ledger[cutOff]) != 0 {
-		t.Errorf("message %d, cut off on its way to the carrier by the kill: status %q, charged %v, dropped by the fake %v; want abandoned, uncharged",
-			cutOff, msgs[cutOff].Status, ledger[cutOff], fs.dropped[cutOff])
-	}
-	if _, ok := fs.accepted[lost]; !ok || msgs[lost].Status != domain.StatusSent || len(ledger[lost]) != 1 {
-		t.Errorf("message %d, accepted by the carrier as the server was killed: status %q, charged %v; want sent, charged once on its DLR",
-			lost, msgs[lost].Status, ledger[lost])
-	}
 	if nTransport == 0 {
 		t.Errorf("no request failed in transport: the kill did not hit requests in flight")
 	}
 	if n201 == 0 || n503 == 0 {
 		t.Errorf("want both 201s and 503s; got %d and %d", n201, n503)
 	}
+	return msgs, ledger, fs
 }
 
 // TestRestartReconcilesPendingSend kills the server at one exact point of a
