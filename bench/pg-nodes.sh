@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Issue 16: do several nodes on one PostgreSQL database contend? POST
+# /sms/messages (one recipient, sim carrier) at 64 clients through the
+# round-robin proxy of the e2e tests (bench/rrproxy), in front of one node and
+# then of three nodes on the same database, alternating for several rounds in
+# one run (the machine is noisy: compare medians). Both configurations pay the
+# same proxy hop.
+#   THREE_POOL=n  the three nodes' --db-pool (default: each node's default) On one machine the nodes share its cores, so the figure
+# shows that nodes do not slow each other down, not that they add cores.
+#   bash bench/pg-nodes.sh [duration] [concurrency] [rounds]
+#   PG=postgres://… (default $SWITCHBOARD_TEST_POSTGRES); a fresh schema is
+#   used and dropped.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+dur=${1:-10s}
+conc=${2:-64}
+rounds=${3:-3}
+pg=${PG:-${SWITCHBOARD_TEST_POSTGRES:?set PG or SWITCHBOARD_TEST_POSTGRES}}
+source bench/lib.sh
+bench_setup
+build switchboard loadgen rrproxy
+bin=$work/switchboard
+schema=bench_$RANDOM$RANDOM
+psql -q "$pg" -c "CREATE SCHEMA $schema"
+pids=()
+trap_prev=$(trap -p EXIT | sed "s/^trap -- '\(.*\)' EXIT$/\1/")
+trap 'kill ${pids[@]:-} 2>/dev/null; psql -q "$pg" -c "DROP SCHEMA $schema CASCADE" >/dev/null 2>&1; '"$trap_prev" EXIT
+case $pg in *\?*) db="$pg&search_path=$schema" ;; *) db="$pg?search_path=$schema" ;; esac
+provision_send "$bin" "$db"
+
+# The single node, and three more for the three-node runs, all serving
+# throughout; THREE_POOL sets the three nodes' --db-pool (default 0: 4 per
+# core each, so three times the single node's connections to PostgreSQL).
+start_server "$bin" "$db" "$work/serve0.log" --media "file://$work/media0" ${SERVE_FLAGS:-}
+single=$addr
+pids+=("$pid")
+nodes=()
+for i in 1 2 3; do
+  start_server "$bin" "$db" "$work/serve$i.log" --media "file://$work/media$i" --db-pool "${THREE_POOL:-0}" ${SERVE_FLAGS:-}
+  nodes+=("$addr")
+  pids+=("$pid")
+done
+pid=
+# proxy TARGET…: starts rrproxy in front of the targets; sets paddr.
+proxy() {
+  "$work/rrproxy" "$@" >"$work/proxy.addr" &
+  pids+=($!)
+  proxy_pid=$!
+  for _ in $(seq 1 50); do [ -s "$work/proxy.addr" ] && break; sleep 0.1; done
+  paddr=$(cat "$work/proxy.addr")
+}
+# run LABEL: loadgen through the proxy at $paddr; prints and records requests/s and p99.
+run() {
+  "$work/loadgen" -url "http://$paddr/api/public/v1/sms/messages" -method POST -body "$send_body" -expect 201 \
+    -H "Authorization: Bearer $key" -H "Content-Type: application/json" \
+    -c "$conc" -d "$dur" -ceiling=false -json -label "$1" |
+    python3 -c 'import json,sys; r=json.load(sys.stdin); t=r["target"]; print("%s\t%.0f\t%.1f\t%d" % (r["label"], t["requests_per_sec"], t["p99_ms"], t["errors"]))' | tee -a "$work/results"
+}
+uptime
+echo "three nodes' --db-pool: ${THREE_POOL:-0} (0: 4 per core)"
+echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); PostgreSQL $(psql -qtA "$pg" -c 'SHOW server_version')"
+printf 'config\tsends/s\tp99 ms\terrors\n'
+for r in $(seq 1 "$rounds"); do
+  proxy "$single"; run "one node"; kill "$proxy_pid"; wait "$proxy_pid" 2>/dev/null || true
+  proxy "${nodes[@]}"; run "three nodes"; kill "$proxy_pid"; wait "$proxy_pid" 2>/dev/null || true
+done
+uptime
+python3 - "$work/results" <<'PY'
+import statistics, sys
+rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1])]
+med = {}
+for cfg in ("one node", "three nodes"):
+    rps = [float(r[1]) for r in rows if r[0] == cfg]
+    p99 = [float(r[2]) for r in rows if r[0] == cfg]
+    med[cfg] = statistics.median(rps)
+    print(f"median {cfg}: {med[cfg]:.0f} sends/s, p99 {statistics.median(p99):.1f} ms ({len(rps)} runs: {', '.join(f'{x:.0f}' for x in rps)})")
+print(f"three nodes / one node: {med['three nodes'] / med['one node']:.2f}")
+PY
+charges=$("$bin" --db "$db" ledger list --account "$acct" --limit 1 --json | json_field count)
+echo "ledger: $charges charges"
