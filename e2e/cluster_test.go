@@ -193,10 +193,28 @@ func TestThreeNodesOneDatabase(t *testing.T) {
 // kill -9 of one of three nodes while 16 clients send through the proxy:
 // the other two take the load (the proxy passes over the dead node), settle
 // what the dead one left (its reconciler's work, its messages' receipts),
-// and the money invariant of the one-node crash test holds.
+// and the money invariant of the one-node crash test holds. Directly on
+// PostgreSQL, and through PgBouncer when it is installed.
 func TestThreeNodesKillOneUnderLoad(t *testing.T) {
-	db := needPostgres(t)
-	t.Parallel()
+	t.Run("direct", func(t *testing.T) {
+		db := needPostgres(t)
+		t.Parallel()
+		killOneOfThree(t, db, "")
+	})
+	t.Run("pgbouncer", func(t *testing.T) {
+		if storetest.PostgresURL(t) == "" {
+			t.Skip("needs PostgreSQL")
+		}
+		bin := pgbouncerBinary(t)
+		t.Parallel()
+		direct := dedicatedDatabase(t)
+		killOneOfThree(t, direct, startPgBouncer(t, bin, direct))
+	})
+}
+
+// killOneOfThree runs the kill test on the database at db, with the nodes
+// reaching it through the PgBouncer URL bouncer unless that is "".
+func killOneOfThree(t *testing.T, db, bouncer string) {
 	const (
 		clients   = 16
 		loadFor   = 4 * time.Second
@@ -216,7 +234,13 @@ func TestThreeNodesKillOneUnderLoad(t *testing.T) {
 	fake.after = func(context.Context, int64) { time.Sleep(time.Duration(rand.IntN(8)) * time.Millisecond) }
 	fake.dlrDelay = func() time.Duration { return time.Duration(50+rand.IntN(250)) * time.Millisecond }
 	c := crashProvision(t, db, fake)
+	if bouncer != "" {
+		nodes := *c
+		nodes.db, nodes.extra = bouncer, []string{"--db-pgbouncer", "--database-listen-url", db}
+		c = &nodes
+	}
 	cl := startCluster(t, c, 3, func(node int) bool { return node != 0 })
+	cl.via.db = db // the checker reads PostgreSQL itself
 	load := crashStartLoad(t, cl.via, clients)
 	time.Sleep(killAfter)
 	if load.count() == 0 {

@@ -27,9 +27,9 @@ const pgbouncerRequireEnv = "SWITCHBOARD_TEST_PGBOUNCER"
 const pgbouncerPoolSize = 4
 
 // The core walk through PgBouncer in transaction pooling mode (Debian's 1.18,
-// which keeps no prepared statements across transactions): the CLI and a
-// node with --db-pgbouncer, the node's read cache listening on PostgreSQL
-// directly.
+// which keeps no prepared statements across transactions): the CLI and three
+// nodes with --db-pgbouncer (48 client connections on 4 server connections),
+// the nodes' read caches listening on PostgreSQL directly.
 func TestBehindPgBouncer(t *testing.T) {
 	if storetest.PostgresURL(t) == "" {
 		t.Skip("needs PostgreSQL")
@@ -49,15 +49,18 @@ func TestBehindPgBouncer(t *testing.T) {
 		t.Fatalf("key create through PgBouncer: exit %d, stdout %s, stderr %s", exit, stdout, stderr)
 	}
 
+	// Three nodes through it, as deployed (docs/operations.md).
 	c.db = bouncer
 	c.extra = []string{"--db-pgbouncer", "--database-listen-url", direct, "--db-pool", "16"}
-	node := c.launch(t, true)
-	if _, _, found, _ := node.stderr.find(0, logMsg("read cache off")); found {
-		t.Error(`the node logged "read cache off": its listener should reach PostgreSQL directly`)
+	cl := startCluster(t, c, 3, func(int) bool { return true })
+	for i, p := range cl.procs {
+		if _, _, found, _ := p.stderr.find(0, logMsg("read cache off")); found {
+			t.Errorf(`node %d logged "read cache off": its listener should reach PostgreSQL directly`, i)
+		}
 	}
-	w := newCoreWalk(t, direct, c, c.baseURL())
 	c.db = direct // the walk reads the outcome from PostgreSQL itself
-	if r := request(t, "GET", c.baseURL()+apiPrefix+"/users", "Bearer "+k.Key); r.status != 200 {
+	w := newCoreWalk(t, direct, c, cl.bases()...)
+	if r := request(t, "GET", cl.via.baseURL()+apiPrefix+"/users", "Bearer "+k.Key); r.status != 200 {
 		t.Errorf("GET /users with the key made through PgBouncer: %d %s", r.status, r.body)
 	}
 	w.run(t)
