@@ -86,7 +86,13 @@ type Dispatcher struct {
 	p      *background.Periodic
 
 	mu      sync.Mutex
-	perHook map[int64]int // attempts in flight per subscription
+	perHook map[int64]int // attempts in flight (made, not yet recorded) per subscription
+	// queued are claimed deliveries waiting for a slot of their
+	// subscription: the finisher starts one as it frees a slot. At most
+	// PerWebhook per subscription, so that each starts well within its
+	// lease even behind attempts that run to the timeout.
+	queued   map[int64][]queuedJob
+	stopping bool // Stop has taken the queue: no more starts
 	busy    atomic.Int64  // deliveries claimed and not yet recorded
 
 	life     sync.Mutex    // serialises Start and Stop
@@ -100,7 +106,12 @@ type Dispatcher struct {
 
 type result struct {
 	out  store.DeliveryOutcome
-	hook int64
+	hook int64 // the subscription whose slot the attempt held; 0 for none
+}
+
+type queuedJob struct {
+	ctx context.Context
+	job store.DeliveryJob
 }
 
 // NewDispatcher builds a dispatcher with defaults applied.
@@ -143,6 +154,7 @@ func NewDispatcher(cfg DispatcherConfig) *Dispatcher {
 		client:  newClient(cfg.AllowHosts, cfg.Timeout, cfg.Workers),
 		log:     cfg.Log,
 		perHook: map[int64]int{},
+		queued:  map[int64][]queuedJob{},
 		outcomes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "switchboard_webhook_deliveries_total",
 			Help: "Webhook delivery outcomes: succeeded, retry (failed, will retry), failed (given up), gone (410, subscription disabled), skipped (subscription disabled), deferred (its subscription was busy).",
@@ -180,6 +192,9 @@ func (d *Dispatcher) Start(ctx context.Context) error {
 		return errors.New("webhooks: dispatcher already started")
 	}
 	d.results, d.finished = make(chan result, d.cfg.Workers), make(chan struct{})
+	d.mu.Lock()
+	d.stopping = false
+	d.mu.Unlock()
 	go d.finisher(d.results, d.finished)
 	if err := d.p.Start(ctx); err != nil {
 		d.stopFinisher()
@@ -202,6 +217,18 @@ func (d *Dispatcher) Stop() {
 	}
 	d.cfg.Store.OnEvents(nil)
 	d.p.Stop() // cancels the attempts, which the passes started
+	// Claimed deliveries still waiting for a slot are released, due now.
+	d.mu.Lock()
+	d.stopping = true
+	var left []queuedJob
+	for h, q := range d.queued {
+		left = append(left, q...)
+		delete(d.queued, h)
+	}
+	d.mu.Unlock()
+	for _, q := range left {
+		d.results <- result{out: store.DeliveryOutcome{DeliveryID: q.job.ID, WebhookID: q.job.WebhookID, State: domain.DeliveryPending, NextAt: d.cfg.Now()}}
+	}
 	d.workers.Wait()
 	d.stopFinisher()
 }
@@ -272,29 +299,41 @@ func (d *Dispatcher) pass(ctx context.Context) (more bool, err error) {
 	// Set while started: Stop waits for the passes before clearing it.
 	results := d.results
 	for _, j := range jobs {
+		h := j.WebhookID
 		d.mu.Lock()
-		full := d.perHook[j.WebhookID] >= d.cfg.PerWebhook
-		if !full {
-			d.perHook[j.WebhookID]++
+		start := d.perHook[h] < d.cfg.PerWebhook
+		wait := !start && len(d.queued[h]) < d.cfg.PerWebhook
+		switch {
+		case start:
+			d.perHook[h]++
+			d.workers.Add(1)
+		case wait:
+			d.queued[h] = append(d.queued[h], queuedJob{ctx, j})
 		}
 		d.mu.Unlock()
-		if full {
+		switch {
+		case start:
+			go d.run(ctx, j, results)
+		case !wait:
 			// Not attempted: due again shortly, behind other work.
-			results <- result{out: store.DeliveryOutcome{DeliveryID: j.ID, WebhookID: j.WebhookID, State: domain.DeliveryPending, NextAt: d.cfg.Now().Add(100 * time.Millisecond)}}
-			continue
+			results <- result{out: store.DeliveryOutcome{DeliveryID: j.ID, WebhookID: h, State: domain.DeliveryPending, NextAt: d.cfg.Now().Add(100 * time.Millisecond)}}
 		}
-		d.workers.Add(1)
-		go func() {
-			defer d.workers.Done()
-			results <- result{out: d.attempt(ctx, j), hook: j.WebhookID}
-		}()
 	}
 	return more || len(ids) == free, err
 }
 
+// run attempts j in a slot of its subscription, taken by the caller.
+func (d *Dispatcher) run(ctx context.Context, j store.DeliveryJob, results chan<- result) {
+	defer d.workers.Done()
+	results <- result{out: d.attempt(ctx, j), hook: j.WebhookID}
+}
+
 // finisher records outcomes in batches (one transaction each) and frees
-// their workers, until results is closed; then it closes done.
-func (d *Dispatcher) finisher(results <-chan result, done chan<- struct{}) {
+// their slots, each to the next delivery queued for the same subscription if
+// there is one, until results is closed; then it closes done. A slot is
+// freed only once its attempt is recorded, so a crash repeats at most
+// PerWebhook attempts per subscription.
+func (d *Dispatcher) finisher(results chan result, done chan<- struct{}) {
 	defer close(done)
 	var batch []result
 	for r := range results {
@@ -324,15 +363,29 @@ func (d *Dispatcher) finisher(results <-chan result, done chan<- struct{}) {
 			// the same webhook-id.
 			d.log.Error("webhooks: record outcomes", "err", err, "count", len(outs))
 		}
+		var next []queuedJob
 		d.mu.Lock()
 		for _, r := range batch {
-			if r.hook != 0 {
-				if d.perHook[r.hook]--; d.perHook[r.hook] <= 0 {
-					delete(d.perHook, r.hook)
+			if r.hook == 0 {
+				continue
+			}
+			if q := d.queued[r.hook]; len(q) > 0 && !d.stopping {
+				// The slot passes on to the subscription's next delivery.
+				next = append(next, q[0])
+				if d.queued[r.hook] = q[1:]; len(q) == 1 {
+					delete(d.queued, r.hook)
 				}
+				d.workers.Add(1)
+				continue
+			}
+			if d.perHook[r.hook]--; d.perHook[r.hook] <= 0 {
+				delete(d.perHook, r.hook)
 			}
 		}
 		d.mu.Unlock()
+		for _, q := range next {
+			go d.run(q.ctx, q.job, results)
+		}
 		for _, o := range outs {
 			d.outcomes.WithLabelValues(outcomeLabel(o)).Inc()
 		}
