@@ -83,8 +83,17 @@ func registerClaimTable(t ClaimTable) {
 	if claimTables[t] != nil {
 		panic(fmt.Sprintf("store: claim table %q registered twice", t))
 	}
-	pick := `SELECT id FROM ` + string(t) + ` WHERE due_at <= ? AND (lease_until IS NULL OR lease_until <= ?) ORDER BY due_at, id LIMIT ?`
-	claimTables[t] = &claimSQL{
+	claimTables[t] = claimStatementsFor(t, "")
+}
+
+// claimStatementsFor builds t's statements; filter, when not empty, is one
+// more condition a claimed row must meet (SQL of the caller's, never input).
+func claimStatementsFor(t ClaimTable, filter string) *claimSQL {
+	if filter != "" {
+		filter = " AND " + filter
+	}
+	pick := `SELECT id FROM ` + string(t) + ` WHERE due_at <= ? AND (lease_until IS NULL OR lease_until <= ?)` + filter + ` ORDER BY due_at, id LIMIT ?`
+	return &claimSQL{
 		// MATERIALIZED: the locking pick runs exactly once, so the LIMIT
 		// holds and every row it returns is one it locked.
 		postgres: `WITH c AS MATERIALIZED (` + pick + ` FOR UPDATE SKIP LOCKED) ` +
@@ -122,19 +131,25 @@ func (s *Store) Claim(ctx context.Context, table ClaimTable, owner string, limit
 	if err != nil {
 		return nil, err
 	}
+	return s.claim(ctx, table, c, nil, owner, limit, lease)
+}
+
+// claim runs c, whose filter (if any) takes filterArgs.
+func (s *Store) claim(ctx context.Context, table ClaimTable, c *claimSQL, filterArgs []any, owner string, limit int, lease time.Duration) ([]int64, error) {
 	if owner == "" || limit <= 0 || lease <= 0 {
 		return nil, fmt.Errorf("store: claim %s: want an owner, a positive limit and lease (got %q, %d, %v)", table, owner, limit, lease)
 	}
 	type claimed struct{ id, due int64 }
 	var got []claimed
-	err = s.writeData(ctx, func(tx *Tx) error {
+	err := s.writeData(ctx, func(tx *Tx) error {
 		// On SQLite this function may run twice (a batch retried in
 		// savepoints); only the last run's rows were committed.
 		got = got[:0]
 		until := tx.now + lease.Microseconds()
-		query, args := c.sqlite, []any{owner, until, tx.now, tx.now, limit}
+		pick := append(append([]any{tx.now, tx.now}, filterArgs...), limit)
+		query, args := c.sqlite, append([]any{owner, until}, pick...)
 		if s.engine == Postgres {
-			query, args = c.postgres, []any{tx.now, tx.now, limit, owner, until}
+			query, args = c.postgres, append(pick, owner, until)
 		}
 		return tx.query(ctx, query, args, func(r row) error {
 			var cl claimed

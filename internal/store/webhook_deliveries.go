@@ -17,6 +17,22 @@ const ClaimWebhookDeliveries ClaimTable = "webhook_deliveries"
 
 func init() { registerClaimTable(ClaimWebhookDeliveries) }
 
+// ClaimDeliveries is Claim of ClaimWebhookDeliveries, leaving out the
+// deliveries of the subscriptions in skip: those the dispatcher could not
+// start now (it has as many of theirs in hand as it may), and would only
+// hand back.
+func (s *Store) ClaimDeliveries(ctx context.Context, owner string, limit int, lease time.Duration, skip []int64) ([]int64, error) {
+	if len(skip) == 0 {
+		return s.Claim(ctx, ClaimWebhookDeliveries, owner, limit, lease)
+	}
+	args := make([]any, len(skip))
+	for i, id := range skip {
+		args[i] = id
+	}
+	c := claimStatementsFor(ClaimWebhookDeliveries, `webhook_id NOT IN (?`+strings.Repeat(", ?", len(skip)-1)+`)`)
+	return s.claim(ctx, ClaimWebhookDeliveries, c, args, owner, limit, lease)
+}
+
 // FanOutEvents turns up to limit outbox events not yet fanned out into one
 // pending delivery per subscription of the event's account and type that is
 // enabled now. It returns how many events it took; fewer than limit means

@@ -98,3 +98,30 @@ func noErr(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// TestClaimDeliveriesSkips checks that a claim leaves out the deliveries of
+// the subscriptions it is told to skip, and takes them once it is not.
+func TestClaimDeliveriesSkips(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		acct := storetest.Account(t, st, nil)
+		var hooks [2]domain.Webhook
+		for i := range hooks {
+			hooks[i] = domain.Webhook{AccountID: acct.ID, URL: "https://h.example.com", Type: domain.EventAccountSMS, Enabled: true, Secret: "whsec_AAAA"}
+			noErr(t, st.CreateWebhook(ctx, &hooks[i]))
+		}
+		noErr(t, st.AddEvents(ctx, acct.ID, []domain.Event{{Type: domain.EventAccountSMS, Payload: []byte(`{}`)}, {Type: domain.EventAccountSMS, Payload: []byte(`{}`)}}))
+		if _, n, err := st.FanOutEvents(ctx, 10); err != nil || n != 4 {
+			t.Fatalf("fan out: %d deliveries, %v; want 4", n, err)
+		}
+		ids, err := st.ClaimDeliveries(ctx, "o", 10, time.Minute, []int64{hooks[0].ID})
+		noErr(t, err)
+		jobs, err := st.DeliveryJobs(ctx, ids)
+		noErr(t, err)
+		if len(jobs) != 2 || jobs[0].WebhookID != hooks[1].ID || jobs[1].WebhookID != hooks[1].ID {
+			t.Fatalf("claim skipping the first subscription took %+v", jobs)
+		}
+		if ids, err := st.ClaimDeliveries(ctx, "o", 10, time.Minute, nil); err != nil || len(ids) != 2 {
+			t.Fatalf("claim without skipping: %v, %v; want the first subscription's 2", ids, err)
+		}
+	})
+}

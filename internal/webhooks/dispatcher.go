@@ -92,8 +92,8 @@ type Dispatcher struct {
 	// PerWebhook per subscription, so that each starts well within its
 	// lease even behind attempts that run to the timeout.
 	queued   map[int64][]queuedJob
-	stopping bool // Stop has taken the queue: no more starts
-	busy    atomic.Int64  // deliveries claimed and not yet recorded
+	stopping bool         // Stop has taken the queue: no more starts
+	busy     atomic.Int64 // deliveries claimed and not yet recorded
 
 	life     sync.Mutex    // serialises Start and Stop
 	results  chan result   // to the finisher; nil when stopped
@@ -281,7 +281,17 @@ func (d *Dispatcher) pass(ctx context.Context) (more bool, err error) {
 		}
 		return more, err
 	}
-	ids, cerr := d.cfg.Store.Claim(ctx, store.ClaimWebhookDeliveries, d.cfg.Owner, free, d.cfg.Lease)
+	// Subscriptions with a full hand (every slot and queue place taken) are
+	// left out of the claim: their deliveries would only go back.
+	var skip []int64
+	d.mu.Lock()
+	for h, q := range d.queued {
+		if len(q) >= d.cfg.PerWebhook {
+			skip = append(skip, h)
+		}
+	}
+	d.mu.Unlock()
+	ids, cerr := d.cfg.Store.ClaimDeliveries(ctx, d.cfg.Owner, free, d.cfg.Lease, skip)
 	if cerr != nil {
 		return more, errors.Join(err, fmt.Errorf("webhooks: claim deliveries: %w", cerr))
 	}
