@@ -32,7 +32,10 @@ dsn() { # dsn NAME
   if [ "$engine" = postgres ]; then
     local schema="bench_calls_$1_$$"
     psql -q "$SWITCHBOARD_TEST_POSTGRES" -c "CREATE SCHEMA $schema" >/dev/null
-    echo "${SWITCHBOARD_TEST_POSTGRES/\?/?search_path=$schema&}"
+    case $SWITCHBOARD_TEST_POSTGRES in
+      *\?*) echo "$SWITCHBOARD_TEST_POSTGRES&search_path=$schema" ;;
+      *) echo "$SWITCHBOARD_TEST_POSTGRES?search_path=$schema" ;;
+    esac
   else
     echo "sqlite://${CALLS_DIR:-$work}/$1-$calls.db"
   fi
