@@ -15,6 +15,7 @@ import (
 	"switchboard/internal/money"
 	"switchboard/internal/store"
 	"switchboard/internal/store/storetest"
+	"switchboard/internal/tcpproxy"
 )
 
 // TestScheduledMessageThroughTheBinary schedules a text a few seconds ahead
@@ -100,8 +101,11 @@ func TestScheduledMessageThroughTheBinary(t *testing.T) {
 // database with 1,000 messages due in the same second, kills one with
 // SIGKILL while they are being sent, and checks at the carrier that every
 // message arrives exactly once: the killed server's claimed rows come back
-// to the other when their leases end, and what it had handed to the carrier
-// is not sent again.
+// to the other when their leases end; what it had handed to the carrier is
+// not sent again (the carrier's receipts reach the survivor through the
+// nodes' shared public URL, as behind a load balancer), and what it had not
+// yet handed over is sent anew once --reconcile-after has passed with no
+// receipt.
 func TestScheduledTwoServersOneKilled(t *testing.T) {
 	if storetest.PostgresURL(t) == "" {
 		t.Skip("needs PostgreSQL")
@@ -116,6 +120,11 @@ func TestScheduledTwoServersOneKilled(t *testing.T) {
 	key := createKey(t, db, a.account, "scheduler", "sms:send,sms:read").Key
 	b := *a
 	b.port = crashFreePort(t)
+	proxy, err := tcpproxy.Listen("127.0.0.1:0", fmt.Sprintf("127.0.0.1:%d", a.port), fmt.Sprintf("127.0.0.1:%d", b.port))
+	must(t, err)
+	t.Cleanup(func() { proxy.Close() })
+	a.publicURL = "http://" + proxy.Addr()
+	b.publicURL = a.publicURL
 	pa := a.launch(t, false)
 	b.launch(t, true)
 

@@ -473,10 +473,10 @@ func TestScheduleDispatch(t *testing.T) {
 // TestScheduleDispatchInterrupted stops two dispatches mid-way, as a crash
 // would: one after its intent is written and before the carrier is called,
 // one after the carrier took the message and before that is recorded. Once
-// their leases end, neither is sent twice: the second is found sent (its
-// delivery receipt charged it); the first, with no evidence that the
-// carrier took it by --reconcile-after, is abandoned uncharged and not sent
-// again (a real crash cannot tell it from one the carrier did take).
+// their leases end, each reaches the carrier exactly once: the second is
+// found sent (its delivery receipt charged it); the first, with no evidence
+// that the carrier took it by --reconcile-after, is abandoned uncharged and
+// sent anew, and charged once for the send that arrived.
 func TestScheduleDispatchInterrupted(t *testing.T) {
 	t.Parallel()
 	forEachScheduledEngine(t, func(t *testing.T, f *sendFixture) {
@@ -507,46 +507,43 @@ func TestScheduleDispatchInterrupted(t *testing.T) {
 		must(t, d.Start(ctx))
 		defer d.Stop()
 
-		final := map[int64]string{}
-		for len(final) < 2 {
+		sent := map[int64]int{}
+		resent := 0
+		for len(sent) < 2 {
 			got := d.TestSignals.Dispatched.WaitOrTimeout(t)
 			switch got.Outcome {
-			case sms.DispatchSent, sms.DispatchAbandoned:
-				if final[got.ID] != "" {
-					t.Fatalf("scheduled %d settled twice: %s, then %s", got.ID, final[got.ID], got.Outcome)
+			case sms.DispatchSent:
+				if sent[got.ID]++; sent[got.ID] > 1 {
+					t.Fatalf("scheduled %d sent twice", got.ID)
 				}
-				final[got.ID] = got.Outcome
+			case sms.DispatchResent:
+				resent++
 			case sms.DispatchInterrupted, sms.DispatchWaiting:
 			default:
 				t.Fatalf("scheduled %d: %+v", got.ID, got)
 			}
 		}
+		if resent != 1 {
+			t.Errorf("%d schedules sent anew, want 1 (the one stopped before the carrier)", resent)
+		}
 		carrierGot := map[string]int{}
 		for _, m := range f.sim.Sent() {
 			carrierGot[m.Text]++
 		}
-		for id, outcome := range final {
-			want := map[string]int{sms.DispatchSent: 1, sms.DispatchAbandoned: 0}[outcome]
-			if carrierGot[texts[id]] != want {
-				t.Errorf("%q ended %s and reached the carrier %d times, want %d", texts[id], outcome, carrierGot[texts[id]], want)
+		for id := range sent {
+			if carrierGot[texts[id]] != 1 {
+				t.Errorf("%q reached the carrier %d times, want once", texts[id], carrierGot[texts[id]])
 			}
 		}
-		byOutcome := map[string]int{}
-		for _, o := range final {
-			byOutcome[o]++
-		}
-		if byOutcome[sms.DispatchSent] != 1 || byOutcome[sms.DispatchAbandoned] != 1 {
-			t.Errorf("outcomes %v, want one sent and one abandoned", final)
-		}
-		if total, n := f.ledger(t, f.acme); total != 7900 || n != 1 {
-			t.Errorf("ledger %d in %d charges, want one of 7900", total, n)
+		if total, n := f.ledger(t, f.acme); total != 2*7900 || n != 2 {
+			t.Errorf("ledger %d in %d charges, want two of 7900", total, n)
 		}
 		statuses := map[string]int{}
 		for _, m := range f.messages(t, f.acme) {
 			statuses[m.Status]++
 		}
-		if statuses["abandoned"] != 1 || statuses["sent"] != 1 || statuses["pending"] != 0 || statuses["scheduled"] != 0 {
-			t.Errorf("messages by status %v, want one sent and one abandoned", statuses)
+		if statuses["abandoned"] != 1 || statuses["sent"] != 2 || statuses["pending"] != 0 || statuses["scheduled"] != 0 {
+			t.Errorf("messages by status %v, want two sent and the interrupted one abandoned", statuses)
 		}
 		if l := f.listScheduled(t, key, lineMain); len(l) != 0 {
 			t.Errorf("still queued: %+v", l)

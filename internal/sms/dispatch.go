@@ -62,9 +62,11 @@ const (
 	DispatchGone    = "gone"    // cancelled (or taken by another process) before it was sent
 	DispatchWaiting = "waiting" // a dispatcher stopped mid-send: waiting for its message to settle
 	DispatchFailed  = "failed"  // the database refused a step; the lease brings it back
-	// DispatchAbandoned: a dispatcher stopped mid-send and no evidence that
-	// the carrier took the message came; it is not sent again (see resume).
-	DispatchAbandoned = "abandoned"
+	// DispatchResent: a dispatcher stopped mid-send and no evidence that
+	// the carrier took the message came by --reconcile-after; the message is
+	// abandoned (uncharged) and the schedule queued to be sent anew (see
+	// resume).
+	DispatchResent = "resent"
 	// DispatchInterrupted: a test's fault hook stopped the send mid-way, as
 	// a crash would.
 	DispatchInterrupted = "interrupted"
@@ -297,10 +299,11 @@ func (d *Dispatcher) dispatch(ctx context.Context, id int64) Dispatched {
 // the carrier's answer. The message decides, by the rules of an interrupted
 // direct send: sent (a receipt came) ends the schedule; pending waits until
 // it is ReconcileAfter old, the age at which no send can still be under way,
-// and is then abandoned if there is still no evidence the carrier took it.
-// An abandoned message is not sent again: the carrier may have it (an
-// interrupted send has almost always reached it), and a second copy is
-// worse than a lost one. It is logged at error with both ids.
+// and is then abandoned, uncharged, if there is still no evidence the
+// carrier took it. A carrier that took a message reports it (every send
+// asks for receipts), so no evidence by then means it never arrived, and
+// the schedule is queued again to be sent anew: nobody is waiting on an
+// HTTP answer to retry it, so a schedule is never dropped for a crash.
 func (d *Dispatcher) resume(ctx context.Context, m domain.ScheduledMessage, fail func(error) Dispatched) Dispatched {
 	s, id := d.s, m.ID
 	msg, err := s.store.Message(ctx, m.AccountID, m.MessageID)
@@ -338,12 +341,16 @@ func (d *Dispatcher) resume(ctx context.Context, m domain.ScheduledMessage, fail
 	default:
 		return fail(fmt.Errorf("sms: scheduled message %d: its message %d is %s", id, msg.ID, msg.Status))
 	}
-	if err := s.store.ScheduleHandedOff(ctx, id); err != nil {
+	requeued, err := s.store.ResendScheduled(ctx, m, time.Now())
+	if err != nil {
 		return fail(err)
 	}
-	s.log.Error("a scheduled message's send was interrupted with no evidence the carrier took it: abandoned, uncharged, not sent again (a late delivery receipt still charges it)",
+	if !requeued {
+		return waitUntil(time.Now()) // a receipt came meanwhile, or another node moved it: read it again
+	}
+	s.log.Warn("a scheduled message's send was interrupted with no evidence the carrier took it: its message is abandoned, uncharged (a late delivery receipt still charges it), and the schedule is sent anew",
 		"scheduled_id", id, "message_id", msg.ID)
-	return Dispatched{ID: id, Outcome: DispatchAbandoned}
+	return Dispatched{ID: id, Outcome: DispatchResent}
 }
 
 // backoff is the wait after attempt attempts+1 failed.

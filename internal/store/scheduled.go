@@ -299,6 +299,54 @@ func (s *Store) RequeueScheduled(ctx context.Context, id, msgID int64, sendAt, n
 	return requeued, err
 }
 
+// ResendScheduled puts schedule m, left sending by an interrupted send whose
+// message was then abandoned (no evidence the carrier took it; uncharged),
+// back in the queue, due at due, with a new placeholder in its thread. The
+// abandoned message stays as it is, so that a delivery receipt that still
+// comes for it marks it sent and charges it. It reports false, changing
+// nothing, when m is no longer sending that message or the message is no
+// longer abandoned.
+func (s *Store) ResendScheduled(ctx context.Context, m domain.ScheduledMessage, due time.Time) (bool, error) {
+	to, err := json.Marshal(m.Recipients)
+	if err != nil {
+		return false, err
+	}
+	media, err := json.Marshal(nonNilStrings(m.Media))
+	if err != nil {
+		return false, err
+	}
+	var by any
+	if m.CreatedBy != 0 {
+		by = m.CreatedBy
+	}
+	err = s.writeData(ctx, func(tx *Tx) error {
+		convID, err := upsertConversation(ctx, tx, m.AccountID, m.LineID, participantsOf(m.Recipients))
+		if err != nil {
+			return err
+		}
+		placeholder, err := tx.insert(ctx, `INSERT INTO messages (account_id, conversation_id, line_id, direction, from_number, to_numbers, body, media, type, status, units, unit_price, price, sent_by, scheduled, scheduled_at, created_at)
+			VALUES (?, ?, ?, 'out', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, TRUE, ?, ?)`,
+			m.AccountID, convID, m.LineID, m.Line, string(to), m.Text, string(media), m.Type, domain.StatusScheduled, m.Units, int64(maxPrice(m.UnitPrices)), int64(m.Price), by, micros(m.SendAt), tx.now)
+		if err != nil {
+			return fmt.Errorf("store: scheduled placeholder: %w", err)
+		}
+		res, err := tx.exec(ctx, `UPDATE scheduled_messages SET state = ?, message_id = ?, attempts = attempts + 1, due_at = ?, lease_owner = NULL, lease_until = NULL
+			WHERE id = ? AND state = ? AND message_id = ? AND EXISTS (SELECT 1 FROM messages WHERE id = ? AND status = ?)`,
+			domain.ScheduleQueued, placeholder, micros(due), m.ID, domain.ScheduleSending, m.MessageID, m.MessageID, domain.StatusAbandoned)
+		if err != nil {
+			return fmt.Errorf("store: resend scheduled: %w", err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return errNotQueued // rolls the placeholder back
+		}
+		return nil
+	})
+	if errors.Is(err, errNotQueued) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
 // HasDueScheduled reports whether a scheduled message is due and free to
 // claim: a cheap read, so an idle dispatcher polls without writing.
 func (s *Store) HasDueScheduled(ctx context.Context) (bool, error) {
