@@ -402,7 +402,7 @@ func tuneRuntime() {
 	})
 }
 
-// registerStoreMetrics exports the SQLite committer's counters: the average
+// registerStoreMetrics exports the committers' counters: the average
 // group size (writes ÷ batches) and the time per commit are what an operator
 // tunes disk and load against.
 func registerStoreMetrics(reg prometheus.Registerer, st *store.Store) {
@@ -414,13 +414,13 @@ func registerStoreMetrics(reg prometheus.Registerer, st *store.Store) {
 			func() float64 { return v(st.CommitStats()) })
 	}
 	reg.MustRegister(
-		counter("switchboard_store_commits_total", "SQLite group commits.",
+		counter("switchboard_store_commits_total", "Group commits (SQLite's single writer; PostgreSQL's committers).",
 			func(c store.CommitStats) float64 { return float64(c.Batches) }),
-		counter("switchboard_store_writes_total", "Writes committed in SQLite group commits.",
+		counter("switchboard_store_writes_total", "Writes committed in group commits.",
 			func(c store.CommitStats) float64 { return float64(c.Writes) }),
-		counter("switchboard_store_exec_seconds_total", "Time the SQLite committer spent running writes.",
+		counter("switchboard_store_exec_seconds_total", "Time the committers spent running writes (summed over PostgreSQL's parallel committers).",
 			func(c store.CommitStats) float64 { return c.Exec.Seconds() }),
-		counter("switchboard_store_commit_seconds_total", "Time the SQLite committer spent in COMMIT (WAL write and fsync).",
+		counter("switchboard_store_commit_seconds_total", "Time the committers spent in COMMIT (WAL write and fsync).",
 			func(c store.CommitStats) float64 { return c.Commit.Seconds() }),
 	)
 }
