@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -130,4 +131,49 @@ func TestConcurrentWritesShareCommits(t *testing.T) {
 			t.Errorf("%d writes committed, want %d", got, n+held-3*n/10)
 		}
 	})
+}
+
+// TestDeadlockedWriteRunsAgain checks, on PostgreSQL, that a write that
+// PostgreSQL picks as a deadlock's victim (two groups locking two rows in
+// opposite orders) is run again once the other group has committed, and that
+// both callers get success.
+func TestDeadlockedWriteRunsAgain(t *testing.T) {
+	if storetest.PostgresURL(t) == "" {
+		t.Skip("PostgreSQL only: SQLite has a single writer")
+	}
+	s := storetest.Open(t, store.Postgres)
+	a, b := mustAccount(t, s, "a"), mustAccount(t, s, "b")
+	// Each write locks its first row, waits until the other has locked its
+	// own, then locks the other's. The signals are closed once, so a write
+	// run again goes straight through.
+	lockedA, lockedB := make(chan struct{}), make(chan struct{})
+	var onceA, onceB sync.Once
+	write := func(first, second int64, mine *sync.Once, signal, other chan struct{}) error {
+		return s.Write(ctx, func(tx *store.Tx) error {
+			if err := tx.Exec(`UPDATE accounts SET name = name || '+' WHERE id = ?`, first); err != nil {
+				return err
+			}
+			mine.Do(func() { close(signal) })
+			<-other
+			return tx.Exec(`UPDATE accounts SET name = name || '+' WHERE id = ?`, second)
+		})
+	}
+	errs := make(chan error, 2)
+	go func() { errs <- write(a.ID, b.ID, &onceA, lockedA, lockedB) }()
+	go func() { errs <- write(b.ID, a.ID, &onceB, lockedB, lockedA) }()
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Errorf("write: %v, want both to succeed", err)
+		}
+	}
+	// Each write committed once: both rows carry both writes' marks.
+	for _, id := range []int64{a.ID, b.ID} {
+		acc, err := s.Account(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasSuffix(acc.Name, "++") || strings.HasSuffix(acc.Name, "+++") {
+			t.Errorf("account %d is %q, want its name and one mark per write", id, acc.Name)
+		}
+	}
 }
