@@ -202,7 +202,7 @@ func (s *Store) BeginScheduledSend(ctx context.Context, m domain.ScheduledMessag
 		return 0, false, err
 	}
 	var id int64
-	err = s.writeData(ctx, func(tx *Tx) error {
+	err = s.writeAlone(ctx, func(tx *Tx) error {
 		if err := deletePlaceholder(ctx, tx, m.MessageID); err != nil {
 			return err
 		}

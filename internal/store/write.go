@@ -123,8 +123,8 @@ type writeReq struct {
 	// tries counts the times fn lost a deadlock or serialization conflict
 	// (PostgreSQL); see maxTries.
 	tries int
-	// contended: see writeContended.
-	contended bool
+	// contended: see writeContended; alone: see writeAlone.
+	contended, alone bool
 }
 
 // maxBatch bounds how many write functions share one commit.
@@ -201,6 +201,17 @@ func (s *Store) writeContended(ctx context.Context, fn func(*Tx) error) error {
 	return s.enqueue(&writeReq{ctx: ctx, fn: fn, done: make(chan error, 1), contended: true})
 }
 
+// writeAlone is writeData for a write whose lost acknowledgement nobody
+// retries: a scheduled message's intent. A process killed during a group's
+// COMMIT (or just after it, before its callers ran on) leaves every write of
+// the group committed with no one acting on it; an intent left so is
+// abandoned, not sent, since the carrier might have it. Alone in its
+// transaction (on PostgreSQL; SQLite's committer is unchanged), a crash
+// strands one intent, as before group commit, not a group's worth.
+func (s *Store) writeAlone(ctx context.Context, fn func(*Tx) error) error {
+	return s.enqueue(&writeReq{ctx: ctx, fn: fn, done: make(chan error, 1), alone: true})
+}
+
 func (s *Store) enqueue(req *writeReq) error {
 	ctx := req.ctx
 	// Read-locked while queueing, so that Close can stop admitting writes
@@ -270,12 +281,23 @@ func (s *Store) committer() {
 			}
 		}
 		if s.engine == Postgres {
-			// See writeContended.
+			// See writeAlone and writeContended.
+			group := reqs[:0]
+			for _, r := range reqs {
+				if r.alone {
+					s.commitBatch([]*writeReq{r})
+				} else {
+					group = append(group, r)
+				}
+			}
+			reqs = group
 			slices.SortStableFunc(reqs, func(a, b *writeReq) int {
 				return cmp.Compare(b2i(a.contended), b2i(b.contended))
 			})
 		}
-		s.commitBatch(reqs)
+		if len(reqs) > 0 {
+			s.commitBatch(reqs)
+		}
 	}
 }
 
