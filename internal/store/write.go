@@ -201,13 +201,14 @@ func (s *Store) writeContended(ctx context.Context, fn func(*Tx) error) error {
 	return s.enqueue(&writeReq{ctx: ctx, fn: fn, done: make(chan error, 1), contended: true})
 }
 
-// writeAlone is writeData for a write whose lost acknowledgement nobody
+// writeAlone is writeData for a write whose lost acknowledgement no client
 // retries: a scheduled message's intent. A process killed during a group's
 // COMMIT (or just after it, before its callers ran on) leaves every write of
-// the group committed with no one acting on it; an intent left so is
-// abandoned, not sent, since the carrier might have it. Alone in its
-// transaction (on PostgreSQL; SQLite's committer is unchanged), a crash
-// strands one intent, as before group commit, not a group's worth.
+// the group committed with no one acting on it; an intent left so waits for
+// the reconciler's age before it is abandoned and its schedule sent anew.
+// Alone in its transaction (on PostgreSQL; SQLite's committer is unchanged),
+// a crash holds back one scheduled message, as before group commit, not a
+// group's worth.
 func (s *Store) writeAlone(ctx context.Context, fn func(*Tx) error) error {
 	return s.enqueue(&writeReq{ctx: ctx, fn: fn, done: make(chan error, 1), alone: true})
 }
