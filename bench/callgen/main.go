@@ -10,6 +10,7 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"flag"
 	"fmt"
 	"math/rand/v2"
@@ -19,6 +20,8 @@ import (
 
 	"switchboard/internal/domain"
 	"switchboard/internal/store"
+
+	_ "github.com/jackc/pgx/v5/stdlib"
 )
 
 func main() {
@@ -130,6 +133,19 @@ func run(dsn string, n int64, endS string, days int, onlyFromS, onlyToS string, 
 	}
 	if err := flush(); err != nil {
 		return err
+	}
+	if st.Engine() == store.Postgres {
+		// A bulk load outruns autovacuum: without statistics the planner
+		// may walk a filtered search the slow way. A database that grew by
+		// traffic has them.
+		db, err := sql.Open("pgx", dsn)
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		if _, err := db.ExecContext(ctx, `ANALYZE calls, call_counts, call_tags, call_legs`); err != nil {
+			return fmt.Errorf("analyze: %w", err)
+		}
 	}
 	fmt.Printf(`{"account":%d,"calls":%d,"seconds":%.1f}`+"\n", acct.ID, stored, time.Since(began).Seconds())
 	return nil
