@@ -166,14 +166,6 @@ func (l *cacheListener) listen(ctx context.Context) error {
 	}
 }
 
-// listenerPID returns the listening backend's process id, 0 before the
-// first connection.
-func (l *cacheListener) listenerPID() uint32 {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.pid
-}
-
 func (l *cacheListener) firstRetry() time.Duration {
 	l.mu.Lock()
 	defer l.mu.Unlock()
