@@ -270,20 +270,7 @@ func TestCacheSeesOtherProcesses(t *testing.T) {
 	for _, e := range storetest.Engines(t) {
 		t.Run(string(e), func(t *testing.T) {
 			dsn := storetest.DSN(t, e)
-			server, err := store.Open(ctx, dsn)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer server.Close()
-			if err := server.Migrate(ctx); err != nil {
-				t.Fatal(err)
-			}
-			cli, err := store.Open(ctx, dsn)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer cli.Close()
-			waitFor(t, "the server's cache to serve", server.CacheServing)
+			server, cli := serverAndCLI(t, dsn)
 
 			a := mustAccount(t, cli, "Acme")
 			for round := range 5 {
@@ -332,20 +319,7 @@ func TestPostgresCacheOffWhileNotListening(t *testing.T) {
 		t.Skip("PostgreSQL only")
 	}
 	dsn := storetest.DSN(t, store.Postgres)
-	server, err := store.Open(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer server.Close()
-	if err := server.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	cli, err := store.Open(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli.Close()
-	waitFor(t, "the server's cache to serve", server.CacheServing)
+	server, cli := serverAndCLI(t, dsn)
 
 	a := mustAccount(t, cli, "Acme")
 	keys := make([]domain.APIKey, 2)
@@ -388,6 +362,25 @@ func TestPostgresCacheOffWhileNotListening(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "a revocation after reconnecting", func() bool { return revoked(keys[1]) })
+}
+
+// serverAndCLI opens two stores on dsn, as a running server and the CLI
+// beside it, and returns once the server's read cache is serving.
+func serverAndCLI(t *testing.T, dsn string) (server, cli *store.Store) {
+	t.Helper()
+	for _, s := range []**store.Store{&server, &cli} {
+		st, err := store.Open(ctx, dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		if err := st.Migrate(ctx); err != nil {
+			t.Fatal(err)
+		}
+		*s = st
+	}
+	waitFor(t, "the server's cache to serve", server.CacheServing)
+	return server, cli
 }
 
 // waitFor polls cond until it holds, failing the test after 5 s.
