@@ -149,13 +149,6 @@ func toCallJSON(c domain.Call) callJSON {
 	}
 }
 
-type callSearchJSON struct {
-	Total  int64      `json:"total"`
-	Limit  int        `json:"limit"`
-	Offset int        `json:"offset"`
-	Calls  []callJSON `json:"calls"`
-}
-
 // callLegJSON is a leg in the call detail.
 type callLegJSON struct {
 	UniqueID          string `json:"uniqueId"`
@@ -202,11 +195,7 @@ func (s *Server) searchCalls(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := callSearchJSON{Total: res.Total, Limit: res.Limit, Offset: res.Offset, Calls: make([]callJSON, len(res.Calls))}
-	for i, c := range res.Calls {
-		out.Calls[i] = toCallJSON(c)
-	}
-	writeData(w, http.StatusOK, out)
+	writeEncoded(w, http.StatusOK, appendCallSearch(make([]byte, 0, 512+640*len(res.Calls)), res.Total, res.Limit, res.Offset, res.Calls))
 	return nil
 }
 
