@@ -346,11 +346,15 @@ func (s *Store) groupConcat(col string) string {
 	return "group_concat(" + col + ", ',')"
 }
 
-// callColumns are the columns scanCall reads, in order.
-const callColumns = `calls.id, calls.account_id, call_id, direction, status, status_code, caller_type, called_type,
+// callPageColumns are the columns of what the public API shows of a call, in
+// the order callPage scans them: all a search page reads, since each column
+// stepped through costs (a page is the hot path of call search).
+const callPageColumns = `call_id, direction, status, status_code, caller_type, called_type,
 	caller_name, caller_number, called_name, called_number, dialled_number, caller_id_internal, caller_id_external,
-	start_time, end_time, duration_seconds, talk_time_seconds, wait_time_seconds, transferred, abandoned, recorded,
-	repeated, called_back, call_purpose, call_sentiment, link_gen`
+	start_time, end_time, duration_seconds, talk_time_seconds, transferred, abandoned, recorded, repeated, called_back`
+
+// callColumns are the columns scanCall reads, in order.
+const callColumns = `calls.id, calls.account_id, ` + callPageColumns + `, wait_time_seconds, call_purpose, call_sentiment, link_gen`
 
 // StoredCall is a call with the store's handles on it.
 type StoredCall struct {
@@ -359,26 +363,39 @@ type StoredCall struct {
 	LinkGen int64 // the generation of its recording links
 }
 
-func scanCall(sc interface{ Scan(...any) error }) (StoredCall, error) {
-	var c StoredCall
-	var start int64
-	var end sql.NullInt64
-	var calledBack sql.NullString
-	var abandoned, recorded int64
-	err := sc.Scan(&c.pk, &c.AccountID, &c.ID, &c.Direction, &c.Status, &c.StatusCode, &c.CallerType, &c.CalledType,
+// callPage scans callPageColumns into a Call: dest, then finish once Scan
+// has filled them.
+type callPage struct {
+	start               int64
+	end                 sql.NullInt64
+	calledBack          sql.NullString
+	abandoned, recorded int64
+}
+
+func (p *callPage) dest(c *domain.Call) []any {
+	return []any{&c.ID, &c.Direction, &c.Status, &c.StatusCode, &c.CallerType, &c.CalledType,
 		&c.CallerName, &c.CallerNumber, &c.CalledName, &c.CalledNumber, &c.DialledNumber, &c.CallerIDInternal, &c.CallerIDExternal,
-		&start, &end, &c.DurationSeconds, &c.TalkTimeSeconds, &c.WaitTimeSeconds, &c.Transferred, &abandoned, &recorded,
-		&c.Repeated, &calledBack, &c.CallPurpose, &c.CallSentiment, &c.LinkGen)
-	if err != nil {
-		return c, err
-	}
-	c.StartTime = fromMicros(start)
-	if end.Valid {
-		t := fromMicros(end.Int64)
+		&p.start, &p.end, &c.DurationSeconds, &c.TalkTimeSeconds, &c.Transferred, &p.abandoned, &p.recorded, &c.Repeated, &p.calledBack}
+}
+
+func (p *callPage) finish(c *domain.Call) {
+	c.StartTime = fromMicros(p.start)
+	if p.end.Valid {
+		t := fromMicros(p.end.Int64)
 		c.EndTime = &t
 	}
-	c.Abandoned, c.Recorded = abandoned != 0, recorded != 0
-	c.CalledBack = calledBack.String
+	c.Abandoned, c.Recorded = p.abandoned != 0, p.recorded != 0
+	c.CalledBack = p.calledBack.String
+}
+
+func scanCall(sc interface{ Scan(...any) error }) (StoredCall, error) {
+	var c StoredCall
+	var p callPage
+	dest := append([]any{&c.pk, &c.AccountID}, p.dest(&c.Call)...)
+	if err := sc.Scan(append(dest, &c.WaitTimeSeconds, &c.CallPurpose, &c.CallSentiment, &c.LinkGen)...); err != nil {
+		return c, err
+	}
+	p.finish(&c.Call)
 	return c, nil
 }
 
@@ -669,7 +686,8 @@ func placeholders(n int) string {
 }
 
 // SearchCalls returns one page of the calls matching q and the exact number
-// of matches. A search that filters only on direction and status takes its
+// of matches; the page's calls hold what the public API shows of a call
+// (callPageColumns). A search that filters only on direction and status takes its
 // total from the hourly counts and seeks a deep page through them, so its
 // cost depends on the window and the page, not on the account's history.
 func (s *Store) SearchCalls(ctx context.Context, q CallQuery) (int64, []domain.Call, error) {
@@ -727,17 +745,19 @@ func (s *Store) SearchCalls(ctx context.Context, q CallQuery) (int64, []domain.C
 		}
 	}
 	args = append(args, q.Limit, offset)
-	rows, err := s.searchQuery(ctx, &q, `SELECT `+callColumns+` FROM calls WHERE `+where+` ORDER BY `+order+` LIMIT ? OFFSET ?`, args...)
+	rows, err := s.searchQuery(ctx, &q, `SELECT `+callPageColumns+` FROM calls WHERE `+where+` ORDER BY `+order+` LIMIT ? OFFSET ?`, args...)
 	if err != nil {
 		return 0, nil, fmt.Errorf("store: search calls: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
-		c, err := scanCall(rows)
-		if err != nil {
+		c := domain.Call{AccountID: q.AccountID}
+		var p callPage
+		if err := rows.Scan(p.dest(&c)...); err != nil {
 			return 0, nil, err
 		}
-		calls = append(calls, c.Call)
+		p.finish(&c)
+		calls = append(calls, c)
 	}
 	return total, calls, rows.Err()
 }
