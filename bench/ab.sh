@@ -2,14 +2,16 @@
 # Two server binaries driven alternately by the same loadgen, on fresh databases
 # provisioned as bench/users.sh and bench/send.sh do, or (inbox) on the database
 # bench/inbox.sh generated ($INBOX_DB) with GET $INBOX_PATH as its first user:
+# or (calls) on a database bench/callgen filled ($CALLS_DB, a sqlite:// or
+# postgres:// URL) with POST /calls/search of $CALLS_BODY at 16 clients:
 # what a server change is worth, without the load generator's own changes in
 # the figure.
-#   bash bench/ab.sh users|send|inbox OLD_BINARY NEW_BINARY [rounds] [duration]
+#   bash bench/ab.sh users|send|inbox|calls OLD_BINARY NEW_BINARY [rounds] [duration]
 # Build an old binary with: git worktree add /tmp/old REV && (cd /tmp/old && go build -o /tmp/sb-old ./cmd/switchboard)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what=$1 old=$2 new=$3 rounds=${4:-3} dur=${5:-8s}
-case "$what" in users|send|inbox) ;; *) echo "usage: bash bench/ab.sh users|send|inbox OLD NEW [rounds] [duration]" >&2; exit 2;; esac
+case "$what" in users|send|inbox|calls) ;; *) echo "usage: bash bench/ab.sh users|send|inbox|calls OLD NEW [rounds] [duration]" >&2; exit 2;; esac
 source bench/lib.sh
 bench_setup
 build loadgen oauthtoken
@@ -24,9 +26,19 @@ run_inbox() {
   kill "$pid"; wait "$pid" 2>/dev/null || true; pid=
 }
 
+run_calls() {
+  local bin=$1 key
+  key=$("$bin" --db "$CALLS_DB" key create --account 1 --name ab --scopes reports:read --json | json_field key)
+  start_server "$bin" "$CALLS_DB" "$work/serve.log"
+  "$work/loadgen" -url "http://$addr/api/public/v1/calls/search" -method POST -body "$CALLS_BODY" -expect 200 \
+    -H "Authorization: Bearer $key" -H "Content-Type: application/json" -c 16 -d "$dur" -ceiling=false | grep "target "
+  kill "$pid"; wait "$pid" 2>/dev/null || true; pid=
+}
+
 run() {
   local bin=$1 dir
   [ "$what" = inbox ] && { run_inbox "$bin"; return; }
+  [ "$what" = calls ] && { run_calls "$bin"; return; }
   dir=$(mktemp -d -p "$work")
   "provision_$what" "$bin" "$dir/bench.db"
   start_server "$bin" "$dir/bench.db" "$dir/serve.log" --media "file://$dir/media"
