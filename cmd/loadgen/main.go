@@ -66,7 +66,9 @@ Flags:
   -warmup DURATION   unmeasured warmup before each measurement (default 1s)
   -method METHOD     HTTP method (default GET)
   -H "Name: value"   request header; repeatable (-H "Host: x" sets the Host)
-  -body STRING       request body
+  -body STRING       request body; {{client}} in it becomes each client's
+                     number (0 to c-1, zero-padded: 00 to 63 at -c 64), so
+                     that clients send different bodies
   -body-file PATH    request body read from a file
   -expect CODE       expected status; anything else is an error (default: any 2xx)
   -timeout DURATION  per-request timeout including the body (default 10s)

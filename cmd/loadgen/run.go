@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -59,18 +60,35 @@ type ErrorSample struct {
 // changing port number cannot grow memory without bound.
 const maxErrorSamples = 5
 
+// clientMark in a body is replaced by each worker's number (0, 1, …, zero-padded
+// to the width of the largest, so that every body has one length), so that the
+// workers' requests differ: e.g. a send per worker to a recipient of its own,
+// instead of every send to one conversation.
+const clientMark = "{{client}}"
+
+// forClient is cfg with worker i's body (see clientMark).
+func (cfg *Config) forClient(i int) *Config {
+	if !bytes.Contains(cfg.Body, []byte(clientMark)) {
+		return cfg
+	}
+	c := *cfg
+	n := fmt.Sprintf("%0*d", len(strconv.Itoa(cfg.Concurrency-1)), i)
+	c.Body = bytes.ReplaceAll(cfg.Body, []byte(clientMark), []byte(n))
+	return &c
+}
+
 // Run warms up, then measures cfg.URL. It returns an error only if requests
 // cannot be built at all; failed requests are counted in the Result.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.Concurrency < 1 {
 		return nil, fmt.Errorf("concurrency %d: want at least 1", cfg.Concurrency)
 	}
-	req, err := newWireRequest(&cfg)
-	if err != nil {
-		return nil, err
-	}
 	clients := make([]*client, cfg.Concurrency)
 	for i := range clients {
+		req, err := newWireRequest(cfg.forClient(i))
+		if err != nil {
+			return nil, err
+		}
 		clients[i] = &client{req: req, timeout: cfg.Timeout}
 	}
 	stop := interruptOnDone(ctx, clients)

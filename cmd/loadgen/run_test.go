@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -165,5 +167,36 @@ func TestErrorLogBounded(t *testing.T) {
 	}
 	if kept+other != 20 {
 		t.Errorf("kept %d + other %d, want 20 in total", kept, other)
+	}
+}
+
+// {{client}} in the body gives each worker a body of its own, the same on
+// every request it sends: its number, zero-padded to the width of the
+// largest (at -c 12, two digits).
+func TestRunBodyPerClient(t *testing.T) {
+	var mu sync.Mutex
+	seen := map[string]int{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		seen[string(b)]++
+		mu.Unlock()
+	}))
+	defer srv.Close()
+
+	cfg := testConfig(srv.URL, 400)
+	cfg.Method = http.MethodPost
+	cfg.Concurrency = 12
+	cfg.Body = []byte(`{"to":"+1212555{{client}}"}`)
+	if _, err := Run(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) != cfg.Concurrency {
+		t.Fatalf("distinct bodies = %d (%v), want one per client (%d)", len(seen), seen, cfg.Concurrency)
+	}
+	for i := range cfg.Concurrency {
+		if body := fmt.Sprintf(`{"to":"+1212555%02d"}`, i); seen[body] == 0 {
+			t.Errorf("no request with body %s", body)
+		}
 	}
 }

@@ -42,19 +42,7 @@ func (s *Store) FanOutEvents(ctx context.Context, limit int) (events, deliveries
 	err = s.writeData(ctx, func(tx *Tx) error {
 		events, deliveries = 0, 0
 		if s.engine == Postgres {
-			// Marked rather than read past a cursor: ids commit out of order.
-			// SKIP LOCKED lets several nodes fan out disjoint events.
-			return tx.queryRow(ctx, `WITH batch AS (
-				UPDATE events SET fanned_out = TRUE WHERE id IN (
-					SELECT id FROM events WHERE fanned_out = FALSE ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED)
-				RETURNING id, account_id, type),
-			ins AS (
-				INSERT INTO webhook_deliveries (account_id, webhook_id, event_id, state, created_at, updated_at, due_at)
-				SELECT b.account_id, w.id, b.id, 'pending', ?, ?, CASE WHEN w.backoff_until > ? THEN w.backoff_until ELSE ? END
-				FROM batch b JOIN webhooks w ON w.account_id = b.account_id AND w.type = b.type AND w.enabled = TRUE
-				RETURNING 1)
-			SELECT (SELECT COUNT(*) FROM batch), (SELECT COUNT(*) FROM ins)`,
-				limit, tx.now, tx.now, tx.now, tx.now).Scan(&events, &deliveries)
+			return fanOutPG(ctx, tx, limit, &events, &deliveries)
 		}
 		// SQLite: the single writer sees every committed event in id order.
 		var hi sql.NullInt64
@@ -82,11 +70,59 @@ func (s *Store) FanOutEvents(ctx context.Context, limit int) (events, deliveries
 	return events, deliveries, err
 }
 
+// fanOutHorizon (PostgreSQL) is the id of the oldest transaction still
+// running, in the statement's snapshot: every transaction with a lower id has
+// ended, so its events are all visible or gone for good, and no event can
+// later appear with a lower xid (migration 0022).
+const fanOutHorizon = `pg_snapshot_xmin(pg_current_snapshot())::text::bigint`
+
+// fanOutPG is FanOutEvents on PostgreSQL: the events past the cursor whose
+// transactions have ended, in (xid, id) order, and the cursor moved past
+// them, in the group's transaction. Several nodes take turns: a fan-out that
+// finds the cursor locked by another takes nothing (the other is at work, and
+// the dispatcher polls again).
+func fanOutPG(ctx context.Context, tx *Tx, limit int, events, deliveries *int) error {
+	var curXid, curID int64
+	err := tx.queryRow(ctx, `SELECT xid, event_id FROM event_fanout WHERE id = 1 FOR UPDATE SKIP LOCKED`).Scan(&curXid, &curID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("store: fan out: %w", err)
+	}
+	// One statement, one snapshot: the events it takes are the ones it saw
+	// below the horizon, and the cursor moves to the last of them.
+	err = tx.queryRow(ctx, `WITH batch AS (
+			SELECT id, account_id, type, xid FROM events
+			WHERE xid IS NOT NULL AND (xid, id) > (?, ?) AND xid < `+fanOutHorizon+`
+			ORDER BY xid, id LIMIT ?),
+		ins AS (
+			INSERT INTO webhook_deliveries (account_id, webhook_id, event_id, state, created_at, updated_at, due_at)
+			SELECT b.account_id, w.id, b.id, 'pending', ?, ?, CASE WHEN w.backoff_until > ? THEN w.backoff_until ELSE ? END
+			FROM batch b JOIN webhooks w ON w.account_id = b.account_id AND w.type = b.type AND w.enabled = TRUE
+			RETURNING 1),
+		last AS (SELECT xid, id FROM batch ORDER BY xid DESC, id DESC LIMIT 1),
+		moved AS (UPDATE event_fanout f SET xid = last.xid, event_id = last.id FROM last WHERE f.id = 1 RETURNING 1)
+		SELECT (SELECT COUNT(*) FROM batch), (SELECT COUNT(*) FROM ins), (SELECT COUNT(*) FROM moved)`,
+		curXid, curID, limit, tx.now, tx.now, tx.now, tx.now).Scan(events, deliveries, new(int))
+	if err != nil {
+		return fmt.Errorf("store: fan out: %w", err)
+	}
+	return nil
+}
+
 // HasUnfannedEvents reports whether an event waits to be fanned out: a cheap
-// read, so an idle dispatcher polls without writing.
+// read, so an idle dispatcher polls without writing. On PostgreSQL that
+// includes an event that a transaction still running holds back (see
+// fanOutPG): a fan-out takes it once that transaction ends.
 func (s *Store) HasUnfannedEvents(ctx context.Context) (bool, error) {
 	var id int64
-	err := s.queryRow(ctx, `SELECT id FROM events WHERE fanned_out = FALSE LIMIT 1`).Scan(&id)
+	query := `SELECT id FROM events WHERE fanned_out = FALSE LIMIT 1`
+	if s.engine == Postgres {
+		query = `SELECT e.id FROM event_fanout f JOIN events e ON e.xid IS NOT NULL AND (e.xid, e.id) > (f.xid, f.event_id)
+			WHERE f.id = 1 LIMIT 1`
+	}
+	err := s.queryRow(ctx, query).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}
@@ -307,7 +343,12 @@ func (s *Store) AddTestDelivery(ctx context.Context, accountID, webhookID int64,
 		if err := tx.queryRow(ctx, `SELECT type FROM webhooks WHERE id = ? AND account_id = ?`, webhookID, accountID).Scan(&typ); err != nil {
 			return notFound(err, "webhook")
 		}
-		eventID, err := tx.insert(ctx, `INSERT INTO events (account_id, type, payload, created_at, fanned_out) VALUES (?, ?, ?, ?, TRUE)`, accountID, typ, string(payload), tx.now)
+		// Never fanned out: marked so on SQLite, without an xid on PostgreSQL.
+		insert := `INSERT INTO events (account_id, type, payload, created_at, fanned_out) VALUES (?, ?, ?, ?, TRUE)`
+		if tx.s.engine == Postgres {
+			insert = `INSERT INTO events (account_id, type, payload, created_at, xid) VALUES (?, ?, ?, ?, NULL)`
+		}
+		eventID, err := tx.insert(ctx, insert, accountID, typ, string(payload), tx.now)
 		if err != nil {
 			return fmt.Errorf("store: test event: %w", err)
 		}
@@ -349,8 +390,12 @@ func (s *Store) PruneWebhookHistory(ctx context.Context, retention time.Duration
 			return fmt.Errorf("store: prune deliveries: %w", err)
 		}
 		d, _ := res.RowsAffected()
+		fannedOut := `e.fanned_out = TRUE`
+		if tx.s.engine == Postgres {
+			fannedOut = `(e.xid IS NULL OR (e.xid, e.id) <= (SELECT xid, event_id FROM event_fanout WHERE id = 1))`
+		}
 		res, err = tx.exec(ctx, `DELETE FROM events WHERE id IN (
-			SELECT e.id FROM events e WHERE e.created_at < ? AND e.fanned_out = TRUE
+			SELECT e.id FROM events e WHERE e.created_at < ? AND `+fannedOut+`
 			AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id)
 			ORDER BY e.created_at LIMIT ?)`, cutoff, batch)
 		if err != nil {

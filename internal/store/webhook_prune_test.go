@@ -29,9 +29,7 @@ func TestPruneWebhookHistory(t *testing.T) {
 		// except that keepPending are released pending, due beyond the test.
 		settle := func(keepPending int) {
 			t.Helper()
-			if _, _, err := st.FanOutEvents(ctx, 100); err != nil {
-				t.Fatal(err)
-			}
+			storetest.FanOut(t, st)
 			ids, err := st.Claim(ctx, store.ClaimWebhookDeliveries, "test", 100, time.Minute)
 			noErr(t, err)
 			var outs []store.DeliveryOutcome
@@ -110,8 +108,8 @@ func TestClaimDeliveriesSkips(t *testing.T) {
 			noErr(t, st.CreateWebhook(ctx, &hooks[i]))
 		}
 		noErr(t, st.AddEvents(ctx, acct.ID, []domain.Event{{Type: domain.EventAccountSMS, Payload: []byte(`{}`)}, {Type: domain.EventAccountSMS, Payload: []byte(`{}`)}}))
-		if _, n, err := st.FanOutEvents(ctx, 10); err != nil || n != 4 {
-			t.Fatalf("fan out: %d deliveries, %v; want 4", n, err)
+		if _, n := storetest.FanOut(t, st); n != 4 {
+			t.Fatalf("fan out: %d deliveries, want 4", n)
 		}
 		ids, err := st.ClaimDeliveries(ctx, "o", 10, time.Minute, []int64{hooks[0].ID})
 		noErr(t, err)

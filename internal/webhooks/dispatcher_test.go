@@ -410,9 +410,7 @@ func TestDisabledBeforeDueIsSkipped(t *testing.T) {
 	h := e.hook(t, e.account, r.srv.URL, domain.EventAccountSMS, true)
 	e.event(t, e.account, domain.EventAccountSMS, map[string]any{})
 	// Fanned out while enabled, then disabled before the attempt.
-	if _, _, err := e.st.FanOutEvents(ctx, 10); err != nil {
-		t.Fatal(err)
-	}
+	storetest.FanOut(t, e.st)
 	off := false
 	_, err := e.st.UpdateWebhook(ctx, e.account, h.ID, domain.WebhookPatch{Enabled: &off})
 	must(t, err)

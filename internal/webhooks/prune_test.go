@@ -21,8 +21,7 @@ func TestPrunerDeletesInBatchesUntilDone(t *testing.T) {
 		for range 5 {
 			e.event(t, e.account, domain.EventAccountSMS, map[string]any{})
 		}
-		_, _, err := st.FanOutEvents(ctx, 10)
-		must(t, err)
+		storetest.FanOut(t, st)
 		ids, err := st.Claim(ctx, store.ClaimWebhookDeliveries, "t", 10, time.Minute)
 		must(t, err)
 		var outs []store.DeliveryOutcome

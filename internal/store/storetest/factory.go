@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"golang.org/x/crypto/bcrypt"
 
@@ -235,4 +236,33 @@ func Message(t testing.TB, st *store.Store, line domain.Line, o *MessageOpts) do
 		t.Fatalf("storetest: read message %d: %v", id, err)
 	}
 	return m
+}
+
+// FanOut fans out every event committed so far, as the webhook dispatcher's
+// next passes would, and returns how many events and deliveries that made.
+// One store.FanOutEvents may not be enough on PostgreSQL: it leaves an event
+// for a later fan-out while an older transaction anywhere on the server (a
+// test running beside) is still open.
+func FanOut(t testing.TB, st *store.Store) (events, deliveries int) {
+	t.Helper()
+	ctx := context.Background()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		e, d, err := st.FanOutEvents(ctx, 1000)
+		if err != nil {
+			t.Fatalf("fan out: %v", err)
+		}
+		events, deliveries = events+e, deliveries+d
+		left, err := st.HasUnfannedEvents(ctx)
+		if err != nil {
+			t.Fatalf("fan out: %v", err)
+		}
+		if !left {
+			return events, deliveries
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("fan out: events still waiting after 10 s")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
