@@ -203,18 +203,52 @@ func markSent(ctx context.Context, tx *Tx, id int64, ref string, known *sentFact
 		f.account, id, f.price, f.typ+" from "+f.from, tx.now); err != nil {
 		return fmt.Errorf("store: charge: %w", err)
 	}
-	// The conversation leads its lists again (unless a newer message already
-	// does: a late receipt can accept an old send), and so do the rows of its
-	// users who have it unread (if it does lead).
-	if err := tx.execLater(ctx, `UPDATE conversations SET last_message_id = ?, last_message_at = ? WHERE id = ? AND (last_message_id IS NULL OR last_message_id < ?)`, id, tx.now, f.conv, id); err != nil {
-		return fmt.Errorf("store: conversation: %w", err)
-	}
-	if err := tx.execLater(ctx, `UPDATE inbox_reads SET last_message_at = ? WHERE conversation_id = ? AND unread > 0
-		AND EXISTS (SELECT 1 FROM conversations WHERE id = ? AND last_message_id = ?)`, tx.now, f.conv, f.conv, id); err != nil {
-		return fmt.Errorf("store: conversation: %w", err)
+	if err := leadConversation(ctx, tx, f.conv, id); err != nil {
+		return err
 	}
 	return addEvent(ctx, tx, f.account, f.event.Type, f.event.Payload)
 }
+
+// leadConversation makes sent message id its conversation's newest, so that
+// the conversation leads its lists again (unless a newer message already
+// does: a late receipt can accept an old send), and so do the rows of its
+// users who have it unread (if it does lead). In a write of a PostgreSQL
+// group that defers it (Tx.deferLead), it is merged with the group's other
+// sends in the conversation and made once, at the group's end.
+func leadConversation(ctx context.Context, tx *Tx, conv, id int64) error {
+	if tx.deferLead {
+		if tx.leads == nil {
+			tx.leads = map[int64]int64{}
+		}
+		tx.leads[conv] = max(tx.leads[conv], id)
+		return nil
+	}
+	if tx.s.engine == Postgres {
+		if err := tx.execLater(ctx, leadConversationPG, id, tx.now, conv); err != nil {
+			return fmt.Errorf("store: conversation: %w", err)
+		}
+		return nil
+	}
+	if err := tx.execLater(ctx, `UPDATE conversations SET last_message_id = ?, last_message_at = ? WHERE id = ? AND (last_message_id IS NULL OR last_message_id < ?)`, id, tx.now, conv, id); err != nil {
+		return fmt.Errorf("store: conversation: %w", err)
+	}
+	if err := tx.execLater(ctx, `UPDATE inbox_reads SET last_message_at = ? WHERE conversation_id = ? AND unread > 0
+		AND EXISTS (SELECT 1 FROM conversations WHERE id = ? AND last_message_id = ?)`, tx.now, conv, conv, id); err != nil {
+		return fmt.Errorf("store: conversation: %w", err)
+	}
+	return nil
+}
+
+// leadConversationPG is leadConversation's two updates in one statement
+// (arguments $1 message id, $2 now, $3 conversation id; written with
+// PostgreSQL's placeholders, Store.q leaves them): the users' rows follow only
+// if the conversation's update matched. One lookup of the conversation row
+// instead of two: on PostgreSQL every send's update of it is a new row
+// version with entries in its list indexes (last_message_at is their key, so
+// the update is never HOT), and a lookup walks the versions not yet vacuumed.
+const leadConversationPG = `WITH c AS (
+	UPDATE conversations SET last_message_id = $1, last_message_at = $2 WHERE id = $3 AND (last_message_id IS NULL OR last_message_id < $1) RETURNING id)
+	UPDATE inbox_reads SET last_message_at = $2 WHERE conversation_id IN (SELECT id FROM c) AND unread > 0`
 
 // MarkUnsent records that message id was not accepted: failed when the
 // carrier refused (the client was told nothing was sent), abandoned when the

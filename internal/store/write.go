@@ -7,6 +7,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -30,6 +31,16 @@ type Tx struct {
 	// pending holds the statements the running write function queued with
 	// execLater (PostgreSQL).
 	pending []pendingStmt
+	// deferLead: the running write function is a contended one in a
+	// PostgreSQL group that runs without savepoints, so leadConversation
+	// records its conversation in leads (conversation id: newest sent message
+	// id) instead of updating it; the group makes those updates after its last
+	// write (leadConversations). Contended writes run last in their group (see
+	// writeContended), so no other write of the group reads a conversation
+	// between the send and the update, and a conversation that several of
+	// the group's sends lead is updated once, with the newest of them.
+	deferLead bool
+	leads     map[int64]int64
 }
 
 type pendingStmt struct {
@@ -498,6 +509,7 @@ writes:
 			continue
 		}
 		if !isolate {
+			t.deferLead = t.tx != nil && r.contended
 			if err := runFn(t, r.fn); err != nil {
 				rollback()
 				if len(reqs) == 1 {
@@ -532,6 +544,11 @@ writes:
 		rollback()
 		return reqs, results, true, broken
 	}
+	if err := t.leadConversations(); err != nil {
+		// Run again with each write in its savepoint, none deferred.
+		rollback()
+		return reqs, nil, false, broken
+	}
 	committing := time.Now()
 	s.stats.execNanos.Add(int64(committing.Sub(started)))
 	var err error
@@ -549,6 +566,25 @@ writes:
 	s.stats.writes.Add(int64(applied))
 	s.eventsCommitted(t)
 	return reqs, results, true, false
+}
+
+// leadConversations makes the conversation updates the group's writes
+// deferred (see Tx.deferLead), in conversation id order, so that groups of
+// other committers and nodes lock shared conversations in one order, and in
+// one pipeline.
+func (t *Tx) leadConversations() error {
+	if len(t.leads) == 0 {
+		return nil
+	}
+	convs := slices.Sorted(maps.Keys(t.leads))
+	t.deferLead = false
+	for _, conv := range convs {
+		if err := leadConversation(groupCtx, t, conv, t.leads[conv]); err != nil {
+			return err
+		}
+	}
+	t.leads = nil
+	return t.flush()
 }
 
 // wrecover replaces the committer's connection after a failed ROLLBACK left

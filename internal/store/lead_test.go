@@ -1,0 +1,76 @@
+package store_test
+
+import (
+	"sync"
+	"testing"
+
+	"switchboard/internal/domain"
+	"switchboard/internal/store"
+	"switchboard/internal/store/storetest"
+)
+
+// Sends that share a group commit (on PostgreSQL their conversation updates
+// are merged and made at the group's end) leave each conversation led by its
+// newest message, for the team's lists and for a user who has it unread.
+func TestConcurrentSendsLeadTheirConversations(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		acct := storetest.Account(t, st, nil).ID
+		user := storetest.User(t, st, acct, nil).ID
+		line := storetest.Line(t, st, acct, nil)
+		peers := []string{"12125550101", "12125550102"}
+		for _, p := range peers {
+			_, err := st.StoreInbound(ctx, store.Inbound{Line: line, From: p, Participants: []string{p}, Body: "hi", Readers: []int64{user}})
+			noErr(t, err)
+		}
+		send := func(peer string) int64 {
+			o := &store.Outbound{AccountID: acct, LineID: line.ID, From: line.Number, To: []string{peer}, Participants: peer,
+				Body: "x", Type: domain.BillingSMS, Units: 1, UnitPrice: 7900, Price: 7900}
+			id, err := st.CreateOutbound(ctx, o)
+			if err == nil {
+				err = st.MarkOutboundSent(ctx, o, "ref")
+			}
+			if err != nil {
+				t.Error(err)
+			}
+			return id
+		}
+		var mu sync.Mutex
+		newest := map[string]int64{}
+		var wg sync.WaitGroup
+		for i := range 40 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				peer := peers[i%2]
+				id := send(peer)
+				mu.Lock()
+				newest[peer] = max(newest[peer], id)
+				mu.Unlock()
+			}()
+		}
+		wg.Wait()
+		lead := func(f store.ConversationFilter) map[string]int64 {
+			t.Helper()
+			f.AccountID, f.Limit = acct, 10
+			list, err := st.ListConversations(ctx, f)
+			noErr(t, err)
+			got := map[string]int64{}
+			for _, c := range list {
+				got[c.Key.Joined()] = c.LastMessageID
+			}
+			return got
+		}
+		if got := lead(store.ConversationFilter{}); got[peers[0]] != newest[peers[0]] || got[peers[1]] != newest[peers[1]] {
+			t.Errorf("newest message per conversation = %v, want %v", got, newest)
+		}
+		// The user's unread list follows: the conversation sent to last leads it.
+		for _, p := range []string{peers[1], peers[0], peers[1]} {
+			send(p)
+			list, err := st.ListConversations(ctx, store.ConversationFilter{AccountID: acct, UserID: user, Unread: true, Limit: 10})
+			noErr(t, err)
+			if len(list) != 2 || list[0].Key.Joined() != p {
+				t.Fatalf("after a send to %s the user's unread list is %v, want it first of 2", p, list)
+			}
+		}
+	})
+}
