@@ -119,8 +119,11 @@ func (s *Store) HasUnfannedEvents(ctx context.Context) (bool, error) {
 	var id int64
 	query := `SELECT id FROM events WHERE fanned_out = FALSE LIMIT 1`
 	if s.engine == Postgres {
-		query = `SELECT e.id FROM event_fanout f JOIN events e ON e.xid IS NOT NULL AND (e.xid, e.id) > (f.xid, f.event_id)
-			WHERE f.id = 1 LIMIT 1`
+		// Ordered, so that the plan walks events_fanout from the cursor: a
+		// bare LIMIT 1 gets a sequential scan over the fanned-out events.
+		query = `SELECT id FROM events WHERE xid IS NOT NULL
+			AND (xid, id) > ((SELECT xid FROM event_fanout WHERE id = 1), (SELECT event_id FROM event_fanout WHERE id = 1))
+			ORDER BY xid, id LIMIT 1`
 	}
 	err := s.queryRow(ctx, query).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
