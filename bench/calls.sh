@@ -7,9 +7,12 @@
 # on a database holding CALLS calls over one year, and again on a database
 # holding only that month's calls (generated alone from the same seed).
 #   bash bench/calls.sh [calls] [sqlite|postgres] [duration]
-# PostgreSQL uses $SWITCHBOARD_TEST_POSTGRES (two fresh schemas).
+# PostgreSQL uses $SWITCHBOARD_TEST_POSTGRES (two fresh schemas, dropped at
+# the end).
 # CALLS_DIR=DIR keeps the two SQLite databases there and reuses them in later
 # runs with the same calls count (generating 10,000,000 takes half an hour).
+# CALLS_SCHEMA=NAME does the same on PostgreSQL: schemas NAME_year_CALLS and
+# NAME_month_CALLS, kept, and reused once their generation has finished.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 calls=${1:-10000000}
@@ -28,10 +31,11 @@ go build -o "$work/loadgen" ./cmd/loadgen
 go build -o "$work/callgen" ./bench/callgen
 source bench/lib.sh
 
+schema() { [ -n "${CALLS_SCHEMA:-}" ] && echo "${CALLS_SCHEMA}_$1_$calls" || echo "bench_calls_$1_$$"; }
 dsn() { # dsn NAME
   if [ "$engine" = postgres ]; then
-    local schema="bench_calls_$1_$$"
-    psql -q "$SWITCHBOARD_TEST_POSTGRES" -c "CREATE SCHEMA $schema" >/dev/null
+    local schema; schema=$(schema "$1")
+    psql -q "$SWITCHBOARD_TEST_POSTGRES" -c "CREATE SCHEMA IF NOT EXISTS $schema" >/dev/null
     case $SWITCHBOARD_TEST_POSTGRES in
       *\?*) echo "$SWITCHBOARD_TEST_POSTGRES&search_path=$schema" ;;
       *) echo "$SWITCHBOARD_TEST_POSTGRES?search_path=$schema" ;;
@@ -40,21 +44,48 @@ dsn() { # dsn NAME
     echo "sqlite://${CALLS_DIR:-$work}/$1-$calls.db"
   fi
 }
-cleanup_pg() { [ "$engine" = postgres ] && psql -q "$SWITCHBOARD_TEST_POSTGRES" -c "DROP SCHEMA IF EXISTS bench_calls_$1_$$ CASCADE" >/dev/null || true; }
+cleanup_pg() { [ "$engine" = postgres ] && [ -z "${CALLS_SCHEMA:-}" ] && psql -q "$SWITCHBOARD_TEST_POSTGRES" -c "DROP SCHEMA IF EXISTS $(schema "$1") CASCADE" >/dev/null || true; }
+# generated NAME: whether NAME's database was filled by an earlier run (the
+# generator's summary kept beside it: a file, or the schema's comment).
+generated() {
+  if [ "$engine" = postgres ]; then
+    [ -n "$(psql -Atq "$SWITCHBOARD_TEST_POSTGRES" -c "SELECT obj_description('$(schema "$1")'::regnamespace, 'pg_namespace')")" ]
+  else
+    local db; [ "$1" = year ] && db=$year || db=$month
+    [ -s "${db#sqlite://}.done" ]
+  fi
+}
+mark_generated() { # mark_generated NAME SUMMARY_FILE
+  if [ "$engine" = postgres ]; then
+    psql -q "$SWITCHBOARD_TEST_POSTGRES" -c "COMMENT ON SCHEMA $(schema "$1") IS '$(cat "$2")'" >/dev/null
+  else
+    local db; [ "$1" = year ] && db=$year || db=$month
+    cp "$2" "${db#sqlite://}.done"
+  fi
+}
 
 echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), load $(cut -d' ' -f1-3 /proc/loadavg)"
 year=$(dsn year)
 month=$(dsn month)
 echo "generating $calls calls over 365 days ($engine)…"
-if [ "$engine" = postgres ] || [ ! -s "${year#sqlite://}.done" ]; then
-  [ "$engine" = postgres ] || rm -f "${year#sqlite://}" "${year#sqlite://}-wal" "${year#sqlite://}-shm"
+# fresh NAME: empties a database that an interrupted generation left.
+fresh() {
+  if [ "$engine" = postgres ]; then
+    psql -q "$SWITCHBOARD_TEST_POSTGRES" -c "DROP SCHEMA $(schema "$1") CASCADE; CREATE SCHEMA $(schema "$1")" 2>/dev/null
+  else
+    local db; [ "$1" = year ] && db=$year || db=$month
+    rm -f "${db#sqlite://}" "${db#sqlite://}-wal" "${db#sqlite://}-shm"
+  fi
+}
+if generated year; then echo "year database: reused"; else
+  fresh year
   "$work/callgen" -db "$year" -calls "$calls" -end "$end" -days 365 | tee "$work/gen-year.json"
-  [ "$engine" = postgres ] || cp "$work/gen-year.json" "${year#sqlite://}.done"
+  mark_generated year "$work/gen-year.json"
 fi
-if [ "$engine" = postgres ] || [ ! -s "${month#sqlite://}.done" ]; then
-  [ "$engine" = postgres ] || rm -f "${month#sqlite://}" "${month#sqlite://}-wal" "${month#sqlite://}-shm"
+if generated month; then echo "month-only database: reused"; else
+  fresh month
   "$work/callgen" -db "$month" -calls "$calls" -end "$end" -days 365 -only-from "$month_from" -only-to "$end" | tee "$work/gen-month.json"
-  [ "$engine" = postgres ] || cp "$work/gen-month.json" "${month#sqlite://}.done"
+  mark_generated month "$work/gen-month.json"
 fi
 
 window="\"start\":$from_unix,\"end\":$end_unix"

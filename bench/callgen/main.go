@@ -6,11 +6,16 @@
 // window's calls.
 //
 //	go run ./bench/callgen -db bench.db -calls 10000000 -end 2026-11-01T00:00:00Z -days 365
+//
+// How the calls are stored (-via): on SQLite through store.BulkInsertCalls
+// (batched inserts; repeated and calledBack stay zero). On PostgreSQL with
+// COPY and set-based SQL (pgload.go), which leaves exactly what ingesting each
+// call with store.SaveCall would (-via ingest, far slower; the test compares
+// the two), derived fields included.
 package main
 
 import (
 	"context"
-	"database/sql"
 	"flag"
 	"fmt"
 	"math/rand/v2"
@@ -20,20 +25,40 @@ import (
 
 	"switchboard/internal/domain"
 	"switchboard/internal/store"
-
-	_ "github.com/jackc/pgx/v5/stdlib"
 )
 
+type options struct {
+	dsn              string
+	calls            int64
+	end              time.Time
+	days             int
+	onlyFrom, onlyTo string
+	batch            int
+	callers          int
+	via              string
+}
+
 func main() {
-	db := flag.String("db", "callgen.db", "database: file path, sqlite://PATH or postgres://…")
-	n := flag.Int64("calls", 1_000_000, "calls to generate over the period")
+	var o options
+	flag.StringVar(&o.dsn, "db", "callgen.db", "database: file path, sqlite://PATH or postgres://…")
+	flag.Int64Var(&o.calls, "calls", 1_000_000, "calls to generate over the period")
 	endS := flag.String("end", "2026-11-01T00:00:00Z", "end of the period (RFC 3339)")
-	days := flag.Int("days", 365, "length of the period in days")
-	onlyFrom := flag.String("only-from", "", "store only calls starting at or after this time (RFC 3339)")
-	onlyTo := flag.String("only-to", "", "store only calls starting before this time (RFC 3339)")
-	batch := flag.Int("batch", 5000, "calls per transaction")
+	flag.IntVar(&o.days, "days", 365, "length of the period in days")
+	flag.StringVar(&o.onlyFrom, "only-from", "", "store only calls starting at or after this time (RFC 3339)")
+	flag.StringVar(&o.onlyTo, "only-to", "", "store only calls starting before this time (RFC 3339)")
+	flag.IntVar(&o.batch, "batch", 5000, "calls per transaction (bulk)")
+	flag.IntVar(&o.callers, "callers", 200_000, "distinct outside numbers")
+	flag.StringVar(&o.via, "via", "", "bulk, copy (PostgreSQL) or ingest (store.SaveCall per call); default copy on PostgreSQL, bulk on SQLite")
 	flag.Parse()
-	if err := run(*db, *n, *endS, *days, *onlyFrom, *onlyTo, *batch); err != nil {
+	var err error
+	if o.end, err = time.Parse(time.RFC3339, *endS); err == nil {
+		var res result
+		res, err = run(context.Background(), o)
+		if err == nil {
+			fmt.Printf(`{"account":%d,"calls":%d,"seconds":%.1f}`+"\n", res.account, res.stored, res.seconds)
+		}
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "callgen:", err)
 		os.Exit(1)
 	}
@@ -46,60 +71,86 @@ func parseOpt(s string, def time.Time) (time.Time, error) {
 	return time.Parse(time.RFC3339, s)
 }
 
-func run(dsn string, n int64, endS string, days int, onlyFromS, onlyToS string, batch int) error {
-	ctx := context.Background()
-	end, err := time.Parse(time.RFC3339, endS)
+type result struct {
+	account, stored int64
+	seconds         float64
+}
+
+// sink stores the generated calls of one account, in start order.
+type sink interface {
+	add(ctx context.Context, c domain.Call) error
+	finish(ctx context.Context) error
+}
+
+func run(ctx context.Context, o options) (result, error) {
+	start := o.end.Add(-time.Duration(o.days) * 24 * time.Hour)
+	onlyFrom, err := parseOpt(o.onlyFrom, start)
 	if err != nil {
-		return err
+		return result{}, err
 	}
-	start := end.Add(-time.Duration(days) * 24 * time.Hour)
-	onlyFrom, err := parseOpt(onlyFromS, start)
+	onlyTo, err := parseOpt(o.onlyTo, o.end)
 	if err != nil {
-		return err
+		return result{}, err
 	}
-	onlyTo, err := parseOpt(onlyToS, end)
+	st, err := store.Open(ctx, o.dsn)
 	if err != nil {
-		return err
-	}
-	st, err := store.Open(ctx, dsn)
-	if err != nil {
-		return err
+		return result{}, err
 	}
 	defer st.Close()
 	if err := st.Migrate(ctx); err != nil {
-		return err
+		return result{}, err
 	}
 	acct := domain.Account{Name: "Bench Calls"}
 	if err := st.CreateAccount(ctx, &acct); err != nil {
-		return err
+		return result{}, err
 	}
 	began := time.Now()
-	rng := rand.New(rand.NewPCG(2026, 11))
-	step := float64(end.Sub(start)) / float64(n)
-	dids := []string{"14155550100", "14155550101", "14155550102", "14155550103"}
-	var buf []domain.Call
-	var stored int64
-	flush := func() error {
-		if len(buf) == 0 {
-			return nil
+	var out sink
+	switch via := o.via; {
+	case via == "ingest":
+		out = &ingestSink{st: st}
+	case via == "copy" || via == "" && st.Engine() == store.Postgres:
+		if st.Engine() != store.Postgres {
+			return result{}, fmt.Errorf("-via copy needs PostgreSQL")
 		}
-		if err := st.BulkInsertCalls(ctx, acct.ID, buf); err != nil {
-			return err
+		pl, err := newPGLoader(ctx, o.dsn, acct.ID)
+		if err != nil {
+			return result{}, err
 		}
-		stored += int64(len(buf))
-		buf = buf[:0]
-		return nil
+		defer pl.close()
+		out = pl
+	case via == "bulk" || via == "":
+		out = &bulkSink{st: st, batch: o.batch}
+	default:
+		return result{}, fmt.Errorf("-via %q: want bulk, copy or ingest", via)
 	}
-	for i := int64(0); i < n; i++ {
+	stored, err := generate(ctx, o, start, onlyFrom, onlyTo, acct.ID, out, began)
+	if err != nil {
+		return result{}, err
+	}
+	if err := out.finish(ctx); err != nil {
+		return result{}, err
+	}
+	return result{acct.ID, stored, time.Since(began).Seconds()}, nil
+}
+
+// generate makes o.calls calls over [start, o.end) and hands those starting
+// in [onlyFrom, onlyTo) to out.
+func generate(ctx context.Context, o options, start, onlyFrom, onlyTo time.Time, account int64, out sink, began time.Time) (int64, error) {
+	rng := rand.New(rand.NewPCG(2026, 11))
+	step := float64(o.end.Sub(start)) / float64(o.calls)
+	dids := []string{"14155550100", "14155550101", "14155550102", "14155550103"}
+	var stored int64
+	for i := int64(0); i < o.calls; i++ {
 		// Evenly spread with jitter; every random draw happens whether or not
 		// the call is kept, so a window generated alone has the same calls.
 		at := start.Add(time.Duration(float64(i)*step + rng.Float64()*step)).Truncate(time.Second)
-		dirRoll, statRoll, caller, ext, did := rng.IntN(100), rng.IntN(100), rng.IntN(200_000), 100+rng.IntN(60), dids[rng.IntN(len(dids))]
+		dirRoll, statRoll, caller, ext, did := rng.IntN(100), rng.IntN(100), rng.IntN(o.callers), 100+rng.IntN(60), dids[rng.IntN(len(dids))]
 		wait, talk := int64(rng.IntN(60)), int64(rng.IntN(900))
 		if at.Before(onlyFrom) || !at.Before(onlyTo) {
 			continue
 		}
-		c := domain.Call{ID: strconv.FormatInt(at.Unix(), 10) + "." + strconv.FormatInt(i, 10), StartTime: at,
+		c := domain.Call{AccountID: account, ID: strconv.FormatInt(at.Unix(), 10) + "." + strconv.FormatInt(i, 10), StartTime: at,
 			WaitTimeSeconds: wait, Numbers: []string{did}}
 		outside := fmt.Sprintf("1%010d", 2000000000+caller)
 		extension := strconv.Itoa(ext)
@@ -121,32 +172,50 @@ func run(dsn string, n int64, endS string, days int, onlyFromS, onlyToS string, 
 		c.DurationSeconds = wait + c.TalkTimeSeconds
 		e := at.Add(time.Duration(c.DurationSeconds) * time.Second)
 		c.EndTime = &e
-		buf = append(buf, c)
-		if len(buf) >= batch {
-			if err := flush(); err != nil {
-				return err
-			}
-			if stored%int64(batch*100) == 0 {
-				fmt.Fprintf(os.Stderr, "callgen: %d calls stored (%s)\n", stored, time.Since(began).Round(time.Second))
-			}
+		if err := out.add(ctx, c); err != nil {
+			return stored, err
+		}
+		stored++
+		if stored%500_000 == 0 {
+			fmt.Fprintf(os.Stderr, "callgen: %d calls generated (%s)\n", stored, time.Since(began).Round(time.Second))
 		}
 	}
-	if err := flush(); err != nil {
-		return err
+	return stored, nil
+}
+
+// bulkSink stores calls with store.BulkInsertCalls, batch calls per
+// transaction.
+type bulkSink struct {
+	st    *store.Store
+	batch int
+	buf   []domain.Call
+}
+
+func (b *bulkSink) add(ctx context.Context, c domain.Call) error {
+	b.buf = append(b.buf, c)
+	if len(b.buf) >= b.batch {
+		return b.flush(ctx)
 	}
-	if st.Engine() == store.Postgres {
-		// A bulk load outruns autovacuum: without statistics the planner
-		// may walk a filtered search the slow way. A database that grew by
-		// traffic has them.
-		db, err := sql.Open("pgx", dsn)
-		if err != nil {
-			return err
-		}
-		defer db.Close()
-		if _, err := db.ExecContext(ctx, `ANALYZE calls, call_counts, call_tags, call_legs`); err != nil {
-			return fmt.Errorf("analyze: %w", err)
-		}
-	}
-	fmt.Printf(`{"account":%d,"calls":%d,"seconds":%.1f}`+"\n", acct.ID, stored, time.Since(began).Seconds())
 	return nil
 }
+
+func (b *bulkSink) flush(ctx context.Context) error {
+	if len(b.buf) == 0 {
+		return nil
+	}
+	err := b.st.BulkInsertCalls(ctx, b.buf[0].AccountID, b.buf)
+	b.buf = b.buf[:0]
+	return err
+}
+
+func (b *bulkSink) finish(ctx context.Context) error { return b.flush(ctx) }
+
+// ingestSink stores each call as the ingest paths do.
+type ingestSink struct{ st *store.Store }
+
+func (s *ingestSink) add(ctx context.Context, c domain.Call) error {
+	_, err := s.st.SaveCall(ctx, &domain.CallRecord{Call: c}, nil)
+	return err
+}
+
+func (s *ingestSink) finish(context.Context) error { return nil }
