@@ -13,6 +13,8 @@
 # runs with the same calls count (generating 10,000,000 takes half an hour).
 # CALLS_SCHEMA=NAME does the same on PostgreSQL: schemas NAME_year_CALLS and
 # NAME_month_CALLS, kept, and reused once their generation has finished.
+# CALLS_PPROF=DIR saves a CPU profile of the server during each search run
+# there (from the private --metrics-addr listener).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 calls=${1:-10000000}
@@ -103,6 +105,12 @@ for db in year month; do
     total=$(curl -s -H "Authorization: Bearer $key" -d "$body" "http://$addr/api/public/v1/calls/search" | sed 's/.*"total":\([0-9]*\).*/\1/')
     bytes=$(curl -s -H "Authorization: Bearer $key" -d "$body" "http://$addr/api/public/v1/calls/search" | wc -c)
     echo "== $db database: $label (total $total, $bytes bytes)"
+    if [ -n "${CALLS_PPROF:-}" ] && [ -n "$maddr" ]; then
+      # loadgen measures the ceiling first (warmup 1 s, then dur), then this.
+      secs=${dur%s}
+      (sleep $((secs + 3)); curl -s -o "$CALLS_PPROF/$engine-$db-${label// /_}.pprof" \
+        "http://$maddr/debug/pprof/profile?seconds=$((secs - 2))") &
+    fi
     "$work/loadgen" -url "http://$addr/api/public/v1/calls/search" -method POST -body "$body" \
       -H "Authorization: Bearer $key" -H "Content-Type: application/json" -expect 200 \
       -c "$conc" -d "$dur" -ceiling-bytes "$bytes" -label "$engine $db: $label" -json | tee -a "$work/results.jsonl"
