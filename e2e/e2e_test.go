@@ -669,6 +669,7 @@ func TestCLIConfiguration(t *testing.T) {
 		want string // the one account's name
 	}{
 		{"flags before the command", childEnv(), []string{"--db", flagDB, "--json", "account", "list"}, "From Flag"},
+		{"a flag without a value first", childEnv(), []string{"--db-pgbouncer", "--db", flagDB, "--json", "account", "list"}, "From Flag"},
 		{"variables", env, []string{"account", "create", "--name", "From Env"}, "From Env"},
 		{"variables, listed", env, []string{"account", "list"}, "From Env"},
 		{"flag overrides variable", env, []string{"account", "list", "--db", flagDB}, "From Flag"},

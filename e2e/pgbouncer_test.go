@@ -49,6 +49,12 @@ func TestBehindPgBouncer(t *testing.T) {
 		t.Fatalf("key create through PgBouncer: exit %d, stdout %s, stderr %s", exit, stdout, stderr)
 	}
 
+	// Without --db-pgbouncer a node cannot start there (PgBouncer refuses
+	// the statement_timeout startup parameter), and it says what to add.
+	if _, stderr, exit := run(t, "serve", "--db", bouncer, "--listen", "127.0.0.1:0"); exit == 0 || !strings.Contains(stderr, "add --db-pgbouncer") {
+		t.Errorf("serve through PgBouncer without --db-pgbouncer: exit %d, stderr %q; want a failure that names --db-pgbouncer", exit, stderr)
+	}
+
 	// Three nodes through it, as deployed (docs/operations.md).
 	c.db = bouncer
 	c.extra = []string{"--db-pgbouncer", "--database-listen-url", direct, "--db-pool", "16"}

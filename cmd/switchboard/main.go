@@ -110,7 +110,7 @@ func leadingFlags(args []string) (flags, rest []string) {
 	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
 		n := 1
 		name := strings.TrimLeft(args[0], "-")
-		if !strings.Contains(name, "=") && name != "json" && len(args) > 1 {
+		if !strings.Contains(name, "=") && !boolFlags[name] && len(args) > 1 {
 			n = 2 // the flag's value follows it
 		}
 		flags, args = append(flags, args[:n]...), args[n:]

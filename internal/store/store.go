@@ -39,10 +39,11 @@ const (
 
 // Store is the database. It is safe for concurrent use.
 type Store struct {
-	engine Engine
-	w      *sql.DB // the one writer on SQLite; the pool on PostgreSQL
-	r      *sql.DB // readers; the same pool as w on PostgreSQL
-	now    func() time.Time
+	engine    Engine
+	pgBouncer bool    // Options.PgBouncer
+	w         *sql.DB // the one writer on SQLite; the pool on PostgreSQL
+	r         *sql.DB // readers; the same pool as w on PostgreSQL
+	now       func() time.Time
 
 	cache    *readCache     // see cache.go
 	listener *cacheListener // PostgreSQL: the cache's notifications (cachepg.go)
@@ -118,7 +119,7 @@ func OpenWith(ctx context.Context, dsn string, opt Options) (*Store, error) {
 		if err != nil {
 			return nil, err
 		}
-		s.engine, s.w, s.r = Postgres, db, db
+		s.engine, s.w, s.r, s.pgBouncer = Postgres, db, db, opt.PgBouncer
 		if opt.ListenURL == "" && !opt.PgBouncer {
 			opt.ListenURL = dsn
 		}
@@ -184,9 +185,27 @@ func OpenWith(ctx context.Context, dsn string, opt Options) (*Store, error) {
 	}
 	if err := s.w.PingContext(ctx); err != nil {
 		s.Close()
-		return nil, fmt.Errorf("store: connect: %w", err)
+		return nil, fmt.Errorf("store: connect: %w", s.pgBouncerHint(err))
 	}
 	return s, nil
+}
+
+// pgBouncerHint adds to err, when it is what PgBouncer in transaction pooling
+// mode answers a client that was not told it is there, how to tell it: the
+// bare errors (a startup parameter refused, a prepared statement missing or
+// already there) do not say where they come from.
+func (s *Store) pgBouncerHint(err error) error {
+	var pgErr *pgconn.PgError
+	if s.engine != Postgres || s.pgBouncer || !errors.As(err, &pgErr) {
+		return err
+	}
+	switch {
+	case pgErr.Code == "08P01" && strings.Contains(pgErr.Message, "unsupported startup parameter"),
+		pgErr.Code == "42P05", // duplicate_prepared_statement
+		pgErr.Code == "26000": // invalid_sql_statement_name
+		return fmt.Errorf("%w (if the database URL leads to PgBouncer in transaction pooling mode, add --db-pgbouncer: docs/operations.md)", err)
+	}
+	return err
 }
 
 func sqliteDSN(path string, readOnly bool) string {
@@ -361,7 +380,7 @@ func (s *Store) Migrate(ctx context.Context) error {
 			return err
 		}
 		if err := s.migrateOne(ctx, name, string(body)); err != nil {
-			return fmt.Errorf("store: migration %s: %w", name, err)
+			return fmt.Errorf("store: migration %s: %w", name, s.pgBouncerHint(err))
 		}
 	}
 	return nil
