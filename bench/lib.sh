@@ -54,6 +54,9 @@ provision_send() {
 
 # The one-recipient send every send benchmark posts.
 send_body='{"from":"14155550100","to":["+1 (212) 555-0100"],"message":"Your appointment is tomorrow at 9:00. Reply STOP to opt out."}'
+# The same with a recipient per loadgen client ({{client}}: 00 to 63 at -c 64),
+# so that concurrent sends go to as many conversations instead of one.
+send_body_spread='{"from":"14155550100","to":["+1 (212) 555-01{{client}}"],"message":"Your appointment is tomorrow at 9:00. Reply STOP to opt out."}'
 
 # start_server BIN DB LOG [serve flags…]: serves on a free port with $SERVE_ENV
 # in its environment and waits until it is ready. Sets addr and pid (the

@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # Issue 16: do several nodes on one PostgreSQL database contend? POST
-# /sms/messages (one recipient, sim carrier) at 64 clients through the
+# /sms/messages (sim carrier) at 64 clients through the
 # round-robin proxy of the e2e tests (bench/rrproxy), in front of one node and
 # then of three nodes on the same database, alternating for several rounds in
 # one run (the machine is noisy: compare medians). Both configurations pay the
 # same proxy hop.
-#   THREE_POOL=n  the three nodes' --db-pool (default: each node's default) On one machine the nodes share its cores, so the figure
-# shows that nodes do not slow each other down, not that they add cores.
+# On one machine the nodes share its cores, so the figure shows that nodes do
+# not slow each other down, not that they add cores.
+#   THREE_POOL=n  the three nodes' --db-pool (default: each node's default)
+#   RECIPIENTS=spread (default): each client sends to a recipient of its own
+#     (64 conversations); RECIPIENTS=one: every send to one recipient, so every
+#     send updates one conversation row and the nodes queue for its lock.
 #   bash bench/pg-nodes.sh [duration] [concurrency] [rounds]
 #   PG=postgres://… (default $SWITCHBOARD_TEST_POSTGRES); a fresh schema is
 #   used and dropped.
@@ -18,6 +22,11 @@ rounds=${3:-3}
 pg=${PG:-${SWITCHBOARD_TEST_POSTGRES:?set PG or SWITCHBOARD_TEST_POSTGRES}}
 source bench/lib.sh
 bench_setup
+case ${RECIPIENTS:=spread} in
+  spread) body=$send_body_spread ;;
+  one) body=$send_body ;;
+  *) echo "RECIPIENTS=$RECIPIENTS: want spread or one" >&2; exit 2 ;;
+esac
 build switchboard loadgen rrproxy
 bin=$work/switchboard
 schema=bench_$RANDOM$RANDOM
@@ -51,13 +60,13 @@ proxy() {
 }
 # run LABEL: loadgen through the proxy at $paddr; prints and records requests/s and p99.
 run() {
-  "$work/loadgen" -url "http://$paddr/api/public/v1/sms/messages" -method POST -body "$send_body" -expect 201 \
+  "$work/loadgen" -url "http://$paddr/api/public/v1/sms/messages" -method POST -body "$body" -expect 201 \
     -H "Authorization: Bearer $key" -H "Content-Type: application/json" \
     -c "$conc" -d "$dur" -ceiling=false -json -label "$1" |
     python3 -c 'import json,sys; r=json.load(sys.stdin); t=r["target"]; print("%s\t%.0f\t%.1f\t%d" % (r["label"], t["requests_per_sec"], t["p99_ms"], t["errors"]))' | tee -a "$work/results"
 }
 uptime
-echo "three nodes' --db-pool: ${THREE_POOL:-0} (0: 4 per core)"
+echo "three nodes' --db-pool: ${THREE_POOL:-0} (0: 4 per core); recipients: $RECIPIENTS"
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); PostgreSQL $(psql -qtA "$pg" -c 'SHOW server_version')"
 printf 'config\tsends/s\tp99 ms\terrors\n'
 for r in $(seq 1 "$rounds"); do

@@ -10,7 +10,9 @@
 # own. Uses the PostgreSQL server of $SWITCHBOARD_TEST_POSTGRES (host, port,
 # user) with databases of its own: pgbench_sb (pgbench -i, scale 10, kept) and
 # fresh sb_pgsend_PID_* (dropped on exit). SERVE_FLAGS go to the servers;
-# PGCOUNT_QUERIES=1 lists the statements per send.
+# PGCOUNT_QUERIES=1 lists the statements per send. RECIPIENTS=one (default):
+# every send to one recipient, so every send updates one conversation row;
+# RECIPIENTS=spread: each loadgen client to a recipient of its own.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dur=${1:-10s}
@@ -27,6 +29,11 @@ dsn() { echo "postgres://$PGUSER@$1/$2?sslmode=disable"; } # dsn HOST:PORT DATAB
 
 source bench/lib.sh
 bench_setup
+case ${RECIPIENTS:=one} in
+  spread) body=$send_body_spread ;;
+  one) body=$send_body ;;
+  *) echo "RECIPIENTS=$RECIPIENTS: want spread or one" >&2; exit 2 ;;
+esac
 pids=() dbs=()
 trap 'set +e; for p in "${pids[@]}" $pid; do kill "$p" 2>/dev/null; done; wait 2>/dev/null
   grep -s -m3 "level=ERROR" "$work"/serve-*.log; for d in "${dbs[@]}"; do dropdb --if-exists "$d"; done; rm -rf "$work"' EXIT INT TERM
@@ -38,7 +45,7 @@ if [ -n "${SWITCHBOARD_BEFORE:-}" ]; then
   cp "$SWITCHBOARD_BEFORE" "$work/switchboard-before"
 fi
 echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), load $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "postgres: $(psql -Atc 'SHOW server_version') synchronous_commit=$(psql -Atc 'SHOW synchronous_commit')"
+echo "postgres: $(psql -Atc 'SHOW server_version') synchronous_commit=$(psql -Atc 'SHOW synchronous_commit'); recipients: $RECIPIENTS"
 createdb pgbench_sb 2>/dev/null || true
 pgbench -i -s 10 -q pgbench_sb >/dev/null 2>&1
 
@@ -76,7 +83,7 @@ for b in "${builds[@]}"; do
   curl -sf -o /dev/null -H "Authorization: Bearer $key" -d "$send_body" "http://$addr/api/public/v1/sms/messages"
   c0=$(curl -s "$ctl/") q0=$(curl -s "$ctl/queries")
   x0=$(psql -Atc "SELECT xact_commit FROM pg_stat_database WHERE datname = '$db'")
-  "$work/loadgen" -url "http://$addr/api/public/v1/sms/messages" -method POST -body "$send_body" -expect 201 \
+  "$work/loadgen" -url "http://$addr/api/public/v1/sms/messages" -method POST -body "$body" -expect 201 \
     -H "Authorization: Bearer $key" -H "Content-Type: application/json" -c "$conc" -n "$n" -warmup 0 -ceiling=false >/dev/null
   # The sim carrier's receipts come 2 s later: their writes are the send's too.
   for _ in $(seq 1 150); do
@@ -113,7 +120,7 @@ bytes=$(curl -s -H "Authorization: Bearer ${keys[after]}" -d "$send_body" "http:
 for r in $(seq 1 "$rounds"); do
   n_tps=$(tps -N)
   for b in "${builds[@]}"; do
-    "$work/loadgen" -url "http://${addrs[$b]}/api/public/v1/sms/messages" -method POST -body "$send_body" -expect 201 \
+    "$work/loadgen" -url "http://${addrs[$b]}/api/public/v1/sms/messages" -method POST -body "$body" -expect 201 \
       -H "Authorization: Bearer ${keys[$b]}" -H "Content-Type: application/json" -c "$conc" -d "$dur" -ceiling-bytes "$bytes" -json >"$work/send-$b.json"
   done
   s_tps=$(tps -S)
