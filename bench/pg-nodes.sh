@@ -40,12 +40,14 @@ provision_send "$bin" "$db"
 # The single node, and three more for the three-node runs, all serving
 # throughout; THREE_POOL sets the three nodes' --db-pool (default 0: 4 per
 # core each, so three times the single node's connections to PostgreSQL).
-start_server "$bin" "$db" "$work/serve0.log" --media "file://$work/media0" ${SERVE_FLAGS:-}
+# Each node's connections are named (application_name sb_nodeN), so that
+# pg_stat_activity can be sampled per node during a run.
+start_server "$bin" "$db&application_name=sb_node0" "$work/serve0.log" --media "file://$work/media0" ${SERVE_FLAGS:-}
 single=$addr
 pids+=("$pid")
 nodes=()
 for i in 1 2 3; do
-  start_server "$bin" "$db" "$work/serve$i.log" --media "file://$work/media$i" --db-pool "${THREE_POOL:-0}" ${SERVE_FLAGS:-}
+  start_server "$bin" "$db&application_name=sb_node$i" "$work/serve$i.log" --media "file://$work/media$i" --db-pool "${THREE_POOL:-0}" ${SERVE_FLAGS:-}
   nodes+=("$addr")
   pids+=("$pid")
 done

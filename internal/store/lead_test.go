@@ -74,3 +74,63 @@ func TestConcurrentSendsLeadTheirConversations(t *testing.T) {
 		}
 	})
 }
+
+// A conversation update that PostgreSQL refuses at the group's end (where
+// the group's sends defer them) fails its own send alone: the group runs
+// again with each write in its savepoint, and the other sends commit.
+func TestRefusedConversationUpdateFailsItsSendAlone(t *testing.T) {
+	nodes, acct, db := fanOutNodes(t, 1)
+	st := nodes[0]
+	line := storetest.Line(t, st, acct, nil)
+	const bad = "12125550199"
+	_, err := db.Exec(`CREATE FUNCTION refuse_lead() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN IF NEW.participants = '` + bad + `' THEN RAISE EXCEPTION 'refused'; END IF; RETURN NEW; END $$`)
+	noErr(t, err)
+	_, err = db.Exec(`CREATE TRIGGER refuse_lead BEFORE UPDATE OF last_message_id ON conversations FOR EACH ROW EXECUTE FUNCTION refuse_lead()`)
+	noErr(t, err)
+	var wg sync.WaitGroup
+	var failed, sent sync.Map
+	for i := range 30 {
+		peer := "12125550101"
+		if i%10 == 0 {
+			peer = bad
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			o := &store.Outbound{AccountID: acct, LineID: line.ID, From: line.Number, To: []string{peer}, Participants: peer,
+				Body: "x", Type: domain.BillingSMS, Units: 1, UnitPrice: 7900, Price: 7900}
+			id, err := st.CreateOutbound(ctx, o)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if err := st.MarkOutboundSent(ctx, o, "ref"); err != nil {
+				failed.Store(id, peer)
+			} else {
+				sent.Store(id, peer)
+			}
+		}()
+	}
+	wg.Wait()
+	nFailed, nSent := 0, 0
+	failed.Range(func(_, p any) bool {
+		nFailed++
+		if p != bad {
+			t.Errorf("a send to %v failed", p)
+		}
+		return true
+	})
+	sent.Range(func(_, p any) bool {
+		nSent++
+		if p == bad {
+			t.Errorf("a send to %v was recorded sent", p)
+		}
+		return true
+	})
+	var charges int
+	noErr(t, db.QueryRow(`SELECT COUNT(*) FROM ledger`).Scan(&charges))
+	if nFailed != 3 || nSent != 27 || charges != 27 {
+		t.Errorf("%d sends failed, %d sent, %d charges; want 3, 27, 27", nFailed, nSent, charges)
+	}
+}

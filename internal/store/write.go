@@ -35,7 +35,7 @@ type Tx struct {
 	// PostgreSQL group that runs without savepoints, so leadConversation
 	// records its conversation in leads (conversation id: newest sent message
 	// id) instead of updating it; the group makes those updates after its last
-	// write (leadConversations). Contended writes run last in their group (see
+	// write, with its COMMIT (commitPG). Contended writes run last in their group (see
 	// writeContended), so no other write of the group reads a conversation
 	// between the send and the update, and a conversation that several of
 	// the group's sends lead is updated once, with the newest of them.
@@ -441,18 +441,45 @@ func (s *Store) runBatchPG(reqs []*writeReq, isolate bool) (ran []*writeReq, res
 	return reqs, results, ok
 }
 
-// commitPG commits the group's transaction. PostgreSQL answers COMMIT of a
+// commitPG commits the group's transaction, after the conversation updates
+// its writes deferred (see Tx.deferLead), sent with COMMIT in one pipeline:
+// one round trip, and the conversation rows stay locked for the COMMIT's
+// flush only. leadErr is an update's error, refused by the server, which then skipped the
+// COMMIT, and the transaction is still open (aborted), for the caller to roll
+// back and run again with none deferred. PostgreSQL answers COMMIT of a
 // transaction that a failed statement aborted with ROLLBACK, not an error,
-// which database/sql's Exec cannot tell apart from success: a write
-// function that swallowed a statement's error would otherwise be reported
-// committed along with its whole group.
-func commitPG(conn *sql.Conn) error {
-	return conn.Raw(func(dc any) error {
+// which database/sql's Exec cannot tell apart from success: a write function
+// that swallowed a statement's error would otherwise be reported committed
+// along with its whole group.
+func (t *Tx) commitPG() (leadErr, err error) {
+	t.queueLeads()
+	pending := t.pending
+	t.pending = t.pending[:0]
+	err = t.tx.Raw(func(dc any) error {
 		c, isPgx := dc.(*stdlib.Conn)
 		if !isPgx {
 			return fmt.Errorf("store: PostgreSQL driver connection %T is not pgx's", dc)
 		}
-		tag, err := c.Conn().Exec(groupCtx, "COMMIT")
+		b := &pgx.Batch{}
+		for _, p := range pending {
+			b.Queue(p.query, p.args...)
+		}
+		b.Queue("COMMIT")
+		br := c.Conn().SendBatch(groupCtx, b)
+		defer br.Close()
+		for range pending {
+			if _, err := br.Exec(); err != nil {
+				// Only the server's refusal proves the COMMIT was skipped;
+				// a lost connection leaves the outcome unknown, as a failed
+				// COMMIT does.
+				if pgErr := (*pgconn.PgError)(nil); errors.As(err, &pgErr) {
+					leadErr = err
+					return nil
+				}
+				return err
+			}
+		}
+		tag, err := br.Exec()
 		if err != nil {
 			return err
 		}
@@ -461,6 +488,7 @@ func commitPG(conn *sql.Conn) error {
 		}
 		return nil
 	})
+	return leadErr, err
 }
 
 // runGroup runs reqs in one transaction on t's connection, opened with
@@ -544,16 +572,16 @@ writes:
 		rollback()
 		return reqs, results, true, broken
 	}
-	if err := t.leadConversations(); err != nil {
-		// Run again with each write in its savepoint, none deferred.
-		rollback()
-		return reqs, nil, false, broken
-	}
 	committing := time.Now()
 	s.stats.execNanos.Add(int64(committing.Sub(started)))
 	var err error
 	if t.tx != nil {
-		err = commitPG(t.tx)
+		var leadErr error
+		if leadErr, err = t.commitPG(); leadErr != nil {
+			// Run again with each write in its savepoint, none deferred.
+			rollback()
+			return reqs, nil, false, broken
+		}
 	} else {
 		_, err = t.exec(ctx, "COMMIT")
 	}
@@ -568,23 +596,15 @@ writes:
 	return reqs, results, true, false
 }
 
-// leadConversations makes the conversation updates the group's writes
-// deferred (see Tx.deferLead), in conversation id order, so that groups of
-// other committers and nodes lock shared conversations in one order, and in
-// one pipeline.
-func (t *Tx) leadConversations() error {
-	if len(t.leads) == 0 {
-		return nil
-	}
-	convs := slices.Sorted(maps.Keys(t.leads))
+// queueLeads queues the conversation updates the group's writes deferred
+// (see Tx.deferLead), in conversation id order, so that groups of other
+// committers and nodes lock shared conversations in one order.
+func (t *Tx) queueLeads() {
 	t.deferLead = false
-	for _, conv := range convs {
-		if err := leadConversation(groupCtx, t, conv, t.leads[conv]); err != nil {
-			return err
-		}
+	for _, conv := range slices.Sorted(maps.Keys(t.leads)) {
+		t.pending = append(t.pending, pendingStmt{leadConversationPG, []any{t.leads[conv], t.now, conv}})
 	}
 	t.leads = nil
-	return t.flush()
 }
 
 // wrecover replaces the committer's connection after a failed ROLLBACK left
