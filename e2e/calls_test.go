@@ -101,9 +101,10 @@ func TestCallHistoryThroughTheBinary(t *testing.T) {
 			t.Errorf("new link after revoke: %d", got)
 		}
 		cliJSON(t, db, &out, "recordings", "rotate-key")
-		if got := play(); got != 404 {
-			t.Errorf("play after rotate-key: %d, want 404", got)
-		}
+		// The key is cached: SQLite's server sees the CLI's commit on its
+		// next read, PostgreSQL's when the commit's notification arrives
+		// (within 100 ms, issue 16; more on a loaded machine).
+		waitStatus(t, recs[0].URL, http.StatusNotFound, notifyBound)
 	})
 }
 

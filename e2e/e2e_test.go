@@ -864,6 +864,7 @@ func TestDemo(t *testing.T) {
 	t.Parallel()
 	// The demo makes its database under TMPDIR: keep it in the test's directory.
 	p := start(t, childEnv("TMPDIR="+t.TempDir()), "demo", "--listen", "127.0.0.1:0", "--json")
+	p.startWithin = demoStartTimeout
 	line := p.waitLine(p.stdout, "a JSON object on stdout", func(string) bool { return true })
 	var out struct {
 		BaseURL string `json:"baseUrl"`

@@ -45,8 +45,12 @@ func switchboardBinary() string {
 const (
 	cliTimeout   = 30 * time.Second
 	startTimeout = 15 * time.Second
-	stopTimeout  = 10 * time.Second
-	httpTimeout  = 10 * time.Second
+	// The demo seeds its data, sending messages and waiting for their
+	// receipts, before it prints anything: on a loaded machine (CI beside
+	// other suites) that alone has taken more than startTimeout.
+	demoStartTimeout = 60 * time.Second
+	stopTimeout      = 10 * time.Second
+	httpTimeout      = 10 * time.Second
 )
 
 func TestMain(m *testing.M) { os.Exit(buildAndRun(m)) }
@@ -284,7 +288,9 @@ type process struct {
 	err            error         // the result of Wait, valid once done is closed
 	// afterStop, if set, checks the output of a process that stopped cleanly.
 	afterStop func()
-	stopOnce  sync.Once // a test may stop it before its cleanup does
+	// startWithin, if set, replaces startTimeout for waitLine.
+	startWithin time.Duration
+	stopOnce    sync.Once // a test may stop it before its cleanup does
 }
 
 func start(t *testing.T, env []string, args ...string) *process {
@@ -312,10 +318,14 @@ func start(t *testing.T, env []string, args ...string) *process {
 }
 
 // waitLine waits for a line of w that match accepts. It fails the test if the
-// process exits or nothing matches within startTimeout.
+// process exits or nothing matches within startTimeout (or p.startWithin).
 func (p *process) waitLine(w *lineWriter, what string, match func(string) bool) string {
 	p.t.Helper()
-	deadline := time.NewTimer(startTimeout)
+	within := startTimeout
+	if p.startWithin > 0 {
+		within = p.startWithin
+	}
+	deadline := time.NewTimer(within)
 	defer deadline.Stop()
 	next := 0
 	for {
@@ -333,7 +343,7 @@ func (p *process) waitLine(w *lineWriter, what string, match func(string) bool) 
 			}
 			p.t.Fatalf("%s exited (%v) before printing %s", p.name, p.err, what)
 		case <-deadline.C:
-			p.t.Fatalf("%s: %s did not appear within %v", p.name, what, startTimeout)
+			p.t.Fatalf("%s: %s did not appear within %v", p.name, what, within)
 		}
 	}
 }

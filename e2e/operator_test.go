@@ -131,6 +131,7 @@ func TestDemoRemovesItsDirectory(t *testing.T) {
 	t.Parallel()
 	tmp := t.TempDir()
 	p := start(t, childEnv("TMPDIR="+tmp), "demo", "--listen", "127.0.0.1:0", "--json")
+	p.startWithin = demoStartTimeout
 	line := p.waitLine(p.stdout, "a JSON object on stdout", func(string) bool { return true })
 	var out struct {
 		Database string `json:"database"`

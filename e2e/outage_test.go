@@ -21,6 +21,12 @@ const (
 	outageRecoverBound = 10 * time.Second
 )
 
+// notifyBound is how long a test waits for a change committed elsewhere (the
+// CLI, another node) to reach a running PostgreSQL node's read cache: the
+// notification takes well under 100 ms (docs/benchmarks.md, revocation), and
+// far longer only when the test machine is overloaded.
+const notifyBound = 2 * time.Second
+
 // The database goes away under a running node (every connection closed, new
 // ones refused, as when PostgreSQL restarts or fails over): /readyz fails
 // within seconds, API requests answer 503 unavailable at once instead of

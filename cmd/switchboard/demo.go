@@ -30,7 +30,8 @@ func pkcePair() (verifier, challenge string) {
 	return verifier, base64.RawURLEncoding.EncodeToString(sum[:])
 }
 
-func cmdDemo(ctx context.Context, c *cli, args []string) error {
+func cmdDemo(ctx context.Context, c *cli, args []string) (err error) {
+	defer func() { err = stoppedEarly(ctx, err) }()
 	if err := c.parse("demo", args, c.serveFlags); err != nil {
 		return err
 	}

@@ -38,7 +38,8 @@ import (
 	"switchboard/internal/webhooks"
 )
 
-func cmdServe(ctx context.Context, c *cli, args []string) error {
+func cmdServe(ctx context.Context, c *cli, args []string) (err error) {
+	defer func() { err = stoppedEarly(ctx, err) }()
 	if err := c.parse("serve", args, c.serveFlags); err != nil {
 		return err
 	}
@@ -59,6 +60,17 @@ func cmdServe(ctx context.Context, c *cli, args []string) error {
 		return err
 	}
 	return serve(ctx, c, st, log, nil)
+}
+
+// stoppedEarly turns the cancellation of a server's start by SIGTERM or
+// Ctrl-C (migrations, seeding, the first passes of background work) into
+// success: stopping is what was asked, and nothing is left half done that a
+// start would not finish.
+func stoppedEarly(ctx context.Context, err error) error {
+	if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
 }
 
 // checkServeFlags refuses settings that cannot work before anything starts:
