@@ -84,6 +84,10 @@ type Dispatcher struct {
 	client *http.Client
 	log    *slog.Logger
 	p      *background.Periodic
+	// heldBack is the pause before looking again for events that a pass
+	// found but could not fan out yet (see retryHeldBack); only the passes
+	// use it, one at a time.
+	heldBack time.Duration
 
 	mu      sync.Mutex
 	perHook map[int64]int // attempts in flight (made, not yet recorded) per subscription
@@ -246,11 +250,29 @@ func (d *Dispatcher) Wake() { d.p.Wake() }
 // waiting.
 func (d *Dispatcher) work(ctx context.Context) error {
 	for {
-		more, err := d.pass(ctx)
+		more, held, err := d.pass(ctx)
 		d.TestSignals.Pass.Signal(err)
+		d.retryHeldBack(held)
 		if !more || ctx.Err() != nil {
 			return err
 		}
+	}
+}
+
+// retryHeldBack wakes the dispatcher again shortly after a pass that found
+// events it could not fan out: on PostgreSQL an event waits while a
+// transaction that began before it commits is still running
+// (store.FanOutEvents), and the commit that woke the pass wakes no other.
+// The pause doubles, from a millisecond up to Poll (when the poll takes
+// over), while events stay held back.
+func (d *Dispatcher) retryHeldBack(held bool) {
+	if !held {
+		d.heldBack = 0
+		return
+	}
+	d.heldBack = min(max(2*d.heldBack, time.Millisecond), d.cfg.Poll)
+	if d.heldBack < d.cfg.Poll {
+		time.AfterFunc(d.heldBack, d.Wake)
 	}
 }
 
@@ -258,9 +280,10 @@ func (d *Dispatcher) work(ctx context.Context) error {
 const fanOutBatch = 200
 
 // pass fans out new events and starts attempts for due deliveries, as many
-// as there are free workers. It reports whether more work may be waiting. A
-// failed fan-out does not keep due deliveries from being attempted.
-func (d *Dispatcher) pass(ctx context.Context) (more bool, err error) {
+// as there are free workers. It reports whether more work may be waiting,
+// and whether events were waiting that it could not fan out yet. A failed
+// fan-out does not keep due deliveries from being attempted.
+func (d *Dispatcher) pass(ctx context.Context) (more, held bool, err error) {
 	if ok, ferr := d.cfg.Store.HasUnfannedEvents(ctx); ferr != nil {
 		err = fmt.Errorf("webhooks: look for events: %w", ferr)
 	} else if ok {
@@ -268,18 +291,18 @@ func (d *Dispatcher) pass(ctx context.Context) (more bool, err error) {
 		if ferr != nil {
 			err = fmt.Errorf("webhooks: fan out events: %w", ferr)
 		}
-		more = n == fanOutBatch
+		more, held = n == fanOutBatch, n == 0 && ferr == nil
 	}
 	free := d.cfg.Workers - int(d.busy.Load())
 	if free <= 0 {
-		return more, err
+		return more, held, err
 	}
 	now := d.cfg.Now()
 	if ok, derr := d.cfg.Store.HasDueDeliveries(ctx, now); derr != nil || !ok {
 		if derr != nil {
 			err = errors.Join(err, fmt.Errorf("webhooks: look for deliveries: %w", derr))
 		}
-		return more, err
+		return more, held, err
 	}
 	// Subscriptions with a full hand (every slot and queue place taken) are
 	// left out of the claim: their deliveries would only go back.
@@ -293,17 +316,17 @@ func (d *Dispatcher) pass(ctx context.Context) (more bool, err error) {
 	d.mu.Unlock()
 	ids, cerr := d.cfg.Store.ClaimDeliveries(ctx, d.cfg.Owner, free, d.cfg.Lease, skip)
 	if cerr != nil {
-		return more, errors.Join(err, fmt.Errorf("webhooks: claim deliveries: %w", cerr))
+		return more, held, errors.Join(err, fmt.Errorf("webhooks: claim deliveries: %w", cerr))
 	}
 	if len(ids) == 0 {
-		return more, err
+		return more, held, err
 	}
 	d.busy.Add(int64(len(ids)))
 	jobs, jerr := d.cfg.Store.DeliveryJobs(ctx, ids)
 	if jerr != nil {
 		// The leases run out and the deliveries come back.
 		d.busy.Add(-int64(len(ids)))
-		return more, errors.Join(err, fmt.Errorf("webhooks: load deliveries: %w", jerr))
+		return more, held, errors.Join(err, fmt.Errorf("webhooks: load deliveries: %w", jerr))
 	}
 	d.busy.Add(int64(len(jobs) - len(ids))) // deleted meanwhile
 	// Set while started: Stop waits for the passes before clearing it.
@@ -329,7 +352,7 @@ func (d *Dispatcher) pass(ctx context.Context) (more bool, err error) {
 			results <- result{out: store.DeliveryOutcome{DeliveryID: j.ID, WebhookID: h, State: domain.DeliveryPending, NextAt: d.cfg.Now().Add(100 * time.Millisecond)}}
 		}
 	}
-	return more || len(ids) == free, err
+	return more || len(ids) == free, held, err
 }
 
 // run attempts j in a slot of its subscription, taken by the caller.
