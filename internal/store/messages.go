@@ -216,6 +216,9 @@ func markSent(ctx context.Context, tx *Tx, id int64, ref string, known *sentFact
 // group that defers it (Tx.deferLead), it is merged with the group's other
 // sends in the conversation and made once, at the group's end.
 func leadConversation(ctx context.Context, tx *Tx, conv, id int64) error {
+	if skipLead {
+		return nil
+	}
 	if tx.deferLead {
 		if tx.leads == nil {
 			tx.leads = map[int64]int64{}
