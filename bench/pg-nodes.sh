@@ -11,6 +11,12 @@
 #   RECIPIENTS=spread (default): each client sends to a recipient of its own
 #     (64 conversations); RECIPIENTS=one: every send to one recipient, so every
 #     send updates one conversation row and the nodes queue for its lock.
+#   APART=1 adds a third configuration, the bound of the comparison: three
+#     nodes that share nothing in PostgreSQL but the server (each on its own
+#     copy of the provisioned database, so the same key works on all three),
+#     behind the same proxy. If three nodes on one database do as well as
+#     three apart, what they lack against one node is the machine's (cores,
+#     the server's WAL), not contention between them in the database.
 #   bash bench/pg-nodes.sh [duration] [concurrency] [rounds]
 #   PG=postgres://… (default $SWITCHBOARD_TEST_POSTGRES); a fresh schema is
 #   used and dropped.
@@ -33,7 +39,15 @@ schema=bench_$RANDOM$RANDOM
 psql -q "$pg" -c "CREATE SCHEMA $schema"
 pids=()
 trap_prev=$(trap -p EXIT | sed "s/^trap -- '\(.*\)' EXIT$/\1/")
-trap 'kill ${pids[@]:-} 2>/dev/null; psql -q "$pg" -c "DROP SCHEMA $schema CASCADE" >/dev/null 2>&1; '"$trap_prev" EXIT
+tmpl=
+# drop_apart: the APART databases, once their nodes are stopped.
+drop_apart() {
+  [ -n "$tmpl" ] || return 0
+  for d in "$tmpl" "${tmpl}_1" "${tmpl}_2" "${tmpl}_3"; do
+    psql -q "$pg" -c "DROP DATABASE IF EXISTS $d WITH (FORCE)" >/dev/null 2>&1
+  done
+}
+trap 'kill ${pids[@]:-} 2>/dev/null; psql -q "$pg" -c "DROP SCHEMA $schema CASCADE" >/dev/null 2>&1; drop_apart; '"$trap_prev" EXIT
 case $pg in *\?*) db="$pg&search_path=$schema" ;; *) db="$pg?search_path=$schema" ;; esac
 provision_send "$bin" "$db"
 
@@ -52,6 +66,23 @@ for i in 1 2 3; do
   pids+=("$pid")
 done
 pid=
+apart=()
+if [ "${APART:-0}" = 1 ]; then
+  # A database provisioned like the shared schema, then copied three times.
+  dburl() { python3 -c 'import sys, urllib.parse as u; p = u.urlsplit(sys.argv[1]); print(u.urlunsplit(p._replace(path="/" + sys.argv[2])))' "$pg" "$1"; }
+  tmpl=bench_apart_$RANDOM$RANDOM
+  psql -q "$pg" -c "CREATE DATABASE $tmpl"
+  shared_key=$key
+  provision_send "$bin" "$(dburl "$tmpl")"
+  apart_key=$key key=$shared_key
+  for i in 1 2 3; do
+    psql -q "$pg" -c "CREATE DATABASE ${tmpl}_$i TEMPLATE $tmpl"
+    start_server "$bin" "$(dburl "${tmpl}_$i")" "$work/apart$i.log" --media "file://$work/apart$i" --db-pool "${THREE_POOL:-0}" ${SERVE_FLAGS:-}
+    apart+=("$addr")
+    pids+=("$pid")
+  done
+  pid=
+fi
 # proxy TARGET…: starts rrproxy in front of the targets; sets paddr.
 proxy() {
   "$work/rrproxy" "$@" >"$work/proxy.addr" &
@@ -63,7 +94,7 @@ proxy() {
 # run LABEL: loadgen through the proxy at $paddr; prints and records requests/s and p99.
 run() {
   "$work/loadgen" -url "http://$paddr/api/public/v1/sms/messages" -method POST -body "$body" -expect 201 \
-    -H "Authorization: Bearer $key" -H "Content-Type: application/json" \
+    -H "Authorization: Bearer ${2:-$key}" -H "Content-Type: application/json" \
     -c "$conc" -d "$dur" -ceiling=false -json -label "$1" |
     python3 -c 'import json,sys; r=json.load(sys.stdin); t=r["target"]; print("%s\t%.0f\t%.1f\t%d" % (r["label"], t["requests_per_sec"], t["p99_ms"], t["errors"]))' | tee -a "$work/results"
 }
@@ -74,18 +105,25 @@ printf 'config\tsends/s\tp99 ms\terrors\n'
 for r in $(seq 1 "$rounds"); do
   proxy "$single"; run "one node"; kill "$proxy_pid"; wait "$proxy_pid" 2>/dev/null || true
   proxy "${nodes[@]}"; run "three nodes"; kill "$proxy_pid"; wait "$proxy_pid" 2>/dev/null || true
+  if [ ${#apart[@]} -gt 0 ]; then
+    proxy "${apart[@]}"; run "three apart" "$apart_key"; kill "$proxy_pid"; wait "$proxy_pid" 2>/dev/null || true
+  fi
 done
 uptime
 python3 - "$work/results" <<'PY'
 import statistics, sys
 rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1])]
 med = {}
-for cfg in ("one node", "three nodes"):
+for cfg in ("one node", "three nodes", "three apart"):
     rps = [float(r[1]) for r in rows if r[0] == cfg]
+    if not rps:
+        continue
     p99 = [float(r[2]) for r in rows if r[0] == cfg]
     med[cfg] = statistics.median(rps)
     print(f"median {cfg}: {med[cfg]:.0f} sends/s, p99 {statistics.median(p99):.1f} ms ({len(rps)} runs: {', '.join(f'{x:.0f}' for x in rps)})")
 print(f"three nodes / one node: {med['three nodes'] / med['one node']:.2f}")
+if "three apart" in med:
+    print(f"three apart / one node: {med['three apart'] / med['one node']:.2f}; three nodes / three apart: {med['three nodes'] / med['three apart']:.2f}")
 PY
 charges=$("$bin" --db "$db" ledger list --account "$acct" --limit 1 --json | json_field count)
 echo "ledger: $charges charges"
