@@ -391,6 +391,18 @@ func (p *callPage) finish(c *domain.Call) {
 	c.CalledBack = p.calledBack.String
 }
 
+// pageRow scans one row of callPageColumns with scan (database/sql's or
+// pgx's Rows.Scan) into a call of the account.
+func pageRow(scan func(...any) error, accountID int64) (domain.Call, error) {
+	c := domain.Call{AccountID: accountID}
+	var p callPage
+	if err := scan(p.dest(&c)...); err != nil {
+		return c, err
+	}
+	p.finish(&c)
+	return c, nil
+}
+
 func scanCall(sc interface{ Scan(...any) error }) (StoredCall, error) {
 	var c StoredCall
 	var p callPage
@@ -690,9 +702,10 @@ func placeholders(n int) string {
 
 // SearchCalls returns one page of the calls matching q and the exact number
 // of matches; the page's calls hold what the public API shows of a call
-// (callPageColumns). A search that filters only on direction and status takes its
-// total from the hourly counts and seeks a deep page through them, so its
-// cost depends on the window and the page, not on the account's history.
+// (callPageColumns). A search that filters only on direction and status
+// takes its total from the hourly counts and seeks a deep page through them,
+// so its cost depends on the window and the page, not on the account's
+// history.
 func (s *Store) SearchCalls(ctx context.Context, q CallQuery) (int64, []domain.Call, error) {
 	from, to, offset := q.Start, q.End, q.Offset
 	var total int64
@@ -740,12 +753,10 @@ func (s *Store) SearchCalls(ctx context.Context, q CallQuery) (int64, []domain.C
 	}
 	defer rows.Close()
 	for rows.Next() {
-		c := domain.Call{AccountID: q.AccountID}
-		var p callPage
-		if err := rows.Scan(p.dest(&c)...); err != nil {
+		c, err := pageRow(rows.Scan, q.AccountID)
+		if err != nil {
 			return 0, nil, err
 		}
-		p.finish(&c)
 		calls = append(calls, c)
 	}
 	return total, calls, rows.Err()
@@ -786,12 +797,10 @@ func (s *Store) firstPagePG(ctx context.Context, q *CallQuery) (int64, []domain.
 		}
 		defer rows.Close()
 		for rows.Next() {
-			c := domain.Call{AccountID: q.AccountID}
-			var p callPage
-			if err := rows.Scan(p.dest(&c)...); err != nil {
+			c, err := pageRow(rows.Scan, q.AccountID)
+			if err != nil {
 				return fmt.Errorf("store: search calls: %w", err)
 			}
-			p.finish(&c)
 			calls = append(calls, c)
 		}
 		return rows.Err()
@@ -945,7 +954,7 @@ func (s *Store) bucketSum(ctx context.Context, q *CallQuery, spans [][2]int64) (
 // bucketSumStatement is bucketSum's statement.
 func bucketSumStatement(q *CallQuery, spans [][2]int64) (string, []any) {
 	filter, fargs := q.countFilter()
-	sums := []string{"0"}
+	var sums []string
 	var args []any
 	for _, sp := range spans {
 		if sp[0] >= sp[1] {
@@ -954,8 +963,8 @@ func bucketSumStatement(q *CallQuery, spans [][2]int64) (string, []any) {
 		sums = append(sums, `(SELECT COALESCE(SUM(n), 0) FROM call_counts WHERE account_id = ? AND hour >= ? AND hour < ?`+filter+`)`)
 		args = append(append(args, q.AccountID, sp[0], sp[1]), fargs...)
 	}
-	if len(sums) > 1 {
-		sums = sums[1:]
+	if len(sums) == 0 {
+		return `SELECT 0`, nil
 	}
 	return `SELECT ` + strings.Join(sums, ` + `), args
 }
