@@ -18,7 +18,13 @@ type Authenticator struct {
 	Store *store.Store
 }
 
-var errInvalid = domain.Errorf(domain.Unauthenticated, "the access token is invalid, expired or revoked")
+// errInvalid answers an unknown, revoked or expired credential. A new value
+// each time: callers may add to the error they get (the HTTP layer names the
+// endpoint's scope), and a shared value would carry one request's additions
+// into another's.
+func errInvalid() error {
+	return domain.Errorf(domain.Unauthenticated, "the access token is invalid, expired or revoked")
+}
 
 // Authenticate returns the principal for a bearer credential, or an
 // unauthenticated error for a missing, unknown, revoked or expired one.
@@ -31,16 +37,16 @@ func (a *Authenticator) Authenticate(ctx context.Context, bearer string) (Princi
 	case strings.HasPrefix(bearer, AccessTokenPrefix):
 		return a.accessToken(ctx, bearer)
 	case strings.HasPrefix(bearer, IngestTokenPrefix):
-		return Principal{}, errIngestOnly
+		return Principal{}, errIngestOnly()
 	}
-	return Principal{}, errInvalid
+	return Principal{}, errInvalid()
 }
 
 func (a *Authenticator) apiKey(ctx context.Context, secret string) (Principal, error) {
 	hash := HashSecret(secret)
 	k, err := a.Store.APIKeyByHash(ctx, hash)
 	if domain.IsNotFound(err) {
-		return Principal{}, errInvalid
+		return Principal{}, errInvalid()
 	}
 	if err != nil {
 		return Principal{}, err
@@ -48,7 +54,7 @@ func (a *Authenticator) apiKey(ctx context.Context, secret string) (Principal, e
 	// The lookup went through an index on the hash; comparing again in
 	// constant time keeps the decision itself free of timing differences.
 	if subtle.ConstantTimeCompare(k.Hash, hash) != 1 || k.RevokedAt != nil {
-		return Principal{}, errInvalid
+		return Principal{}, errInvalid()
 	}
 	return Principal{AccountID: k.AccountID, Scopes: toScopes(k.Scopes), Credential: fmt.Sprintf("key:%d", k.ID)}, nil
 }
@@ -57,7 +63,7 @@ func (a *Authenticator) accessToken(ctx context.Context, secret string) (Princip
 	// The store answers not_found for an unknown, expired or revoked token.
 	t, err := a.Store.AccessTokenByHash(ctx, HashSecret(secret))
 	if domain.IsNotFound(err) {
-		return Principal{}, errInvalid
+		return Principal{}, errInvalid()
 	}
 	if err != nil {
 		return Principal{}, err
@@ -66,7 +72,7 @@ func (a *Authenticator) accessToken(ctx context.Context, secret string) (Princip
 	// at once, without re-authorizing.
 	u, err := a.Store.User(ctx, t.AccountID, t.UserID)
 	if domain.IsNotFound(err) {
-		return Principal{}, errInvalid
+		return Principal{}, errInvalid()
 	}
 	if err != nil {
 		return Principal{}, err

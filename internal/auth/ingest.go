@@ -27,7 +27,10 @@ func NewIngestToken(ctx context.Context, st *store.Store, accountID int64, name 
 	return secret, t, err
 }
 
-var errIngestOnly = domain.Errorf(domain.Unauthenticated, "an ingest token is not a public API credential")
+// errIngestOnly is a new value each time, as errInvalid is.
+func errIngestOnly() error {
+	return domain.Errorf(domain.Unauthenticated, "an ingest token is not a public API credential")
+}
 
 // IngestAccount returns the account a bearer ingest token belongs to, or an
 // unauthenticated error: for an unknown or revoked token, and for an API key

@@ -275,6 +275,48 @@ func TestAuthErrors(t *testing.T) {
 	})
 }
 
+// Concurrent refusals on endpoints of different scopes each name their own
+// endpoint's scope. The middleware once wrote the scope into a shared error
+// value, so parallel 401s raced (go test -race catches the write; the check
+// below catches a wrong challenge).
+func TestChallengeScopeUnderConcurrency(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, f *fixture) {
+		paths := map[string]string{"/users": "users:read", "/sms/lines": "sms:read", "/webhooks": "webhooks:read", "/sms/unread": "messages:read"}
+		bearers := []string{"sbk_unknownkey", "sbat_unknowntoken", "sbit_ingestonly", "garbage"}
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		var wrong []string
+		for i := range 16 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for j := range 25 {
+					for path, scope := range paths {
+						req, _ := http.NewRequest("GET", f.url+"/api/public/v1"+path, nil)
+						req.Header.Set("Authorization", "Bearer "+bearers[(i+j)%len(bearers)])
+						resp, err := f.client.Do(req)
+						if err != nil {
+							t.Error(err)
+							return
+						}
+						io.Copy(io.Discard, resp.Body)
+						resp.Body.Close()
+						if ch := resp.Header.Get("WWW-Authenticate"); resp.StatusCode != 401 || !strings.Contains(ch, `scope="`+scope+`"`) {
+							mu.Lock()
+							wrong = append(wrong, fmt.Sprintf("%s: %d %s", path, resp.StatusCode, ch))
+							mu.Unlock()
+						}
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		if len(wrong) > 0 {
+			t.Errorf("%d of %d refusals named the wrong scope, e.g. %s", len(wrong), 16*25*len(paths), wrong[0])
+		}
+	})
+}
+
 func TestUnknownRoutesAndMethods(t *testing.T) {
 	f := setup(t, store.SQLite)
 	status, h, body := f.do(t, "GET", "/api/public/v1/nope", f.keys["acme"], "")

@@ -157,7 +157,11 @@ func (s *Server) authenticate(ctx context.Context, r *http.Request, scope auth.S
 	}
 	p, err := s.auth.Authenticate(ctx, token)
 	if e, ok := err.(*domain.Error); ok && e.Code == domain.Unauthenticated {
-		e.Scope = string(scope)
+		// A copy: the error may be a value other requests share, and
+		// writing this endpoint's scope into it would race with them.
+		named := *e
+		named.Scope = string(scope)
+		return p, &named
 	}
 	return p, err
 }
