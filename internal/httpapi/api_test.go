@@ -317,6 +317,32 @@ func TestChallengeScopeUnderConcurrency(t *testing.T) {
 	})
 }
 
+// Every response says its type is not to be guessed, and no API answer (some
+// carry a webhook secret or signed links) may be kept by a cache.
+func TestSecurityHeaders(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, f *fixture) {
+		for _, tc := range []struct {
+			method, path, key, body string
+			noStore                 bool
+		}{
+			{"GET", "/healthz", "", "", false},
+			{"GET", "/api/public/v1/openapi.json", "", "", false},
+			{"GET", "/api/public/v1/users", f.keys["acme"], "", true},
+			{"GET", "/api/public/v1/users", "", "", true},
+			{"POST", "/api/public/v1/webhooks", f.keys["acme"], `{"name":"n","url":"https://example.com/h","type":"AccountSMS"}`, true},
+			{"GET", "/api/public/v1/nope", f.keys["acme"], "", true},
+		} {
+			_, h, _ := f.do(t, tc.method, tc.path, tc.key, tc.body)
+			if got := h.Get("X-Content-Type-Options"); got != "nosniff" {
+				t.Errorf("%s %s: X-Content-Type-Options %q, want nosniff", tc.method, tc.path, got)
+			}
+			if got := h.Get("Cache-Control"); tc.noStore && got != "no-store" {
+				t.Errorf("%s %s: Cache-Control %q, want no-store", tc.method, tc.path, got)
+			}
+		}
+	})
+}
+
 func TestUnknownRoutesAndMethods(t *testing.T) {
 	f := setup(t, store.SQLite)
 	status, h, body := f.do(t, "GET", "/api/public/v1/nope", f.keys["acme"], "")

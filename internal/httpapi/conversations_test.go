@@ -307,6 +307,48 @@ func TestInboxQueryValidation(t *testing.T) {
 	})
 }
 
+// A conversation path names a dialable number, as blocking one must: a path
+// of /1, a zero-padded number or 60,000 digits is 400 and leaves no
+// conversation behind. A thread a short code started stays addressable.
+func TestInboxPathNumbers(t *testing.T) {
+	forEachInbox(t, func(t *testing.T, f *inboxFixture) {
+		line, err := f.st.LineByNumber(ctx, inboxMain)
+		must(t, err)
+		for _, n := range []string{"1", "0014155551001", "000000000014155551001", strings.Repeat("9", 60000), "99999999999999999"} {
+			base := "/sms/conversations/" + inboxMain + "/" + n
+			for _, op := range []struct{ method, path, body string }{
+				{"GET", base, ""},
+				{"POST", base + "/resolve", `{}`},
+				{"POST", base + "/reopen", ""},
+				{"POST", base + "/assign", `{"userId":null}`},
+				{"POST", base + "/comments", `{"comment":"hi"}`},
+				{"GET", base + "/comments", ""},
+				{"DELETE", base, ""},
+			} {
+				msg := f.wantError(t, op.method, op.path, f.key, op.body, 400, "invalid_request")
+				if !strings.Contains(msg, "dialable") || len(msg) > 300 {
+					t.Errorf("%s %.60s: message %.300q, want a short one saying the number is not dialable", op.method, op.path, msg)
+				}
+			}
+			_, _, err := f.st.Conversation(ctx, domain.ConversationKey{Line: line, Participants: []string{n}})
+			if !domain.IsNotFound(err) {
+				t.Errorf("number %.20s: a conversation was stored (err %v)", n, err)
+			}
+		}
+		// The same refusal for a group participant.
+		f.wantError(t, "POST", "/sms/conversations/"+inboxMain+"/"+custA+"/comments?groupParticipants=1", f.key, `{"comment":"hi"}`, 400, "invalid_request")
+
+		// A short code's text starts a thread its people can work.
+		f.receive(t, inboxMain, "22395", "Your code is 1234")
+		var th thread
+		f.call(t, "GET", "/sms/conversations/"+inboxMain+"/22395", f.key, "", 200, &th)
+		if len(th.Messages) != 1 || th.Number != "22395" {
+			t.Errorf("short code thread = %+v, want its one message", th)
+		}
+		f.call(t, "POST", "/sms/conversations/"+inboxMain+"/22395/resolve", f.key, `{}`, 200, nil)
+	})
+}
+
 func TestInboxResolveReopenAssignComment(t *testing.T) {
 	forEachInbox(t, func(t *testing.T, f *inboxFixture) {
 		path := "/sms/conversations/" + inboxMain + "/" + custA

@@ -27,13 +27,19 @@ func requestID(ctx context.Context) string {
 	return id
 }
 
+// withRequestID gives every response its request id, and the headers every
+// response carries.
 func (s *Server) withRequestID(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.Header.Get(RequestIDHeader)
 		if !validRequestID(id) {
 			id = newRequestID()
 		}
-		w.Header().Set(RequestIDHeader, id)
+		h := w.Header()
+		h.Set(RequestIDHeader, id)
+		// Every body is exactly the type it declares: no browser may guess
+		// another (a JSON error echoing input must never run as HTML).
+		h.Set("X-Content-Type-Options", "nosniff")
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id)))
 	})
 }
@@ -138,6 +144,10 @@ func (s *Server) api(pattern string, scope auth.Scope, h handlerFunc) {
 	method, path, _ := strings.Cut(pattern, " ")
 	s.apiRoutes = append(s.apiRoutes, apiRoute{method: method, path: path, scope: scope})
 	s.route(method+" "+Prefix+path, func(w http.ResponseWriter, r *http.Request) error {
+		// Every answer is one account's data, and some carry a secret or a
+		// signed link (a webhook's secret, recording and media URLs): no
+		// cache, private or shared, keeps any of them.
+		w.Header().Set("Cache-Control", "no-store")
 		ctx := s.store.ReadScope(r.Context())
 		p, err := s.authenticate(ctx, r, scope)
 		if err != nil {

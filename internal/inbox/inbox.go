@@ -11,6 +11,7 @@ package inbox
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"slices"
@@ -109,7 +110,33 @@ func (s *Service) key(ctx context.Context, p auth.Principal, a Address) (domain.
 		return domain.ConversationKey{}, invalid("number %s is the line itself", n)
 	}
 	slices.Sort(parts)
-	return domain.ConversationKey{Line: line, Participants: parts}, nil
+	key := domain.ConversationKey{Line: line, Participants: parts}
+	return key, s.addressable(ctx, key, n)
+}
+
+// addressable refuses a conversation with a number that is not dialable, as
+// blocking one is refused: a path such as /1 or a zero-padded number would
+// otherwise create conversation state for a party that can never text. A
+// thread that already exists stays addressable whatever its numbers: an
+// inbound text from a short code starts one, and its people must be able to
+// read and work it. number is the path's number, normalized.
+func (s *Service) addressable(ctx context.Context, key domain.ConversationKey, number string) error {
+	i := slices.IndexFunc(key.Participants, func(n string) bool { return !phone.Dialable(n) })
+	if i < 0 {
+		return nil
+	}
+	_, _, err := s.store.Conversation(ctx, key)
+	if !domain.IsNotFound(err) {
+		return err
+	}
+	odd, field := key.Participants[i], "groupParticipants: number"
+	if odd == number {
+		field = "number"
+	}
+	if len(odd) > 20 {
+		odd = fmt.Sprintf("of %d digits", len(odd))
+	}
+	return invalid("%s %s is not a dialable phone number: give the country code and the number, at most 15 digits (E.164)", field, odd)
 }
 
 // ListParams are the filters and page of a conversation list.

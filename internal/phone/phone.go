@@ -89,6 +89,11 @@ func strip(buf []byte, s string) (_ []byte, plus, ok bool) {
 // as +44 20...), but the digits are what gets dialled and de-duplicated, so
 // a number that only validates after such a repair is rejected.
 func Dialable(digits string) bool {
+	// Only numbers of a possible length reach the cache: its keys are the
+	// caller's strings, and 100,000 of 60,000 digits each would be 6 GB.
+	if len(digits) < minDigits || len(digits) > maxDigits {
+		return false
+	}
 	if v, ok := dialable.Load(digits); ok {
 		return v.(bool)
 	}
