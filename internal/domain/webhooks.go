@@ -42,12 +42,20 @@ type Webhook struct {
 	Enabled     bool
 	// Secret is the signing key, "whsec_" and base64 of 32 random bytes.
 	Secret string
-	// PreviousSecret still signs deliveries, beside Secret, until
-	// PreviousUntil: a receiver has that long to switch after a rotation.
-	PreviousSecret string
-	PreviousUntil  time.Time
-	CreatedAt      time.Time
-	UpdatedAt      time.Time
+	// Previous are the secrets rotations replaced that still sign
+	// deliveries, beside Secret, newest first: each for a while (24 hours)
+	// after it was replaced, so a receiver has that long to switch. Loaded
+	// only where signing or GET …/secret needs them.
+	Previous  []PreviousSecret
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// PreviousSecret is a signing secret a rotation replaced: it still signs
+// until Until.
+type PreviousSecret struct {
+	Secret string
+	Until  time.Time
 }
 
 // WebhookPatch is a merge update: nil fields are left as they are.

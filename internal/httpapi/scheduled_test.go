@@ -237,6 +237,40 @@ func TestScheduleCreateListCancel(t *testing.T) {
 	})
 }
 
+// A sendAt with nine fractional digits is answered in the one form it is
+// listed in (microseconds, what is stored), not echoed as given.
+func TestScheduleSendAtPrecision(t *testing.T) {
+	t.Parallel()
+	forEachScheduledEngine(t, func(t *testing.T, f *sendFixture) {
+		at := time.Now().Add(time.Hour).UTC().Truncate(time.Second).Add(123456789 * time.Nanosecond)
+		given := at.Format(time.RFC3339Nano)
+		status, _, raw := f.schedule(t, f.keys["acme"], "", lineMain, scheduleBody{To: []string{usA}, Message: "x", SendAt: given})
+		if status != 201 {
+			t.Fatalf("schedule: %d %s", status, raw)
+		}
+		created := decodeInto[struct {
+			Data struct {
+				SendAt string `json:"sendAt"`
+			} `json:"data"`
+		}](t, raw).Data.SendAt
+		listed := ""
+		status, _, raw = f.do(t, "GET", scheduledPath(lineMain), f.keys["acme"], "")
+		var list struct {
+			Data []struct {
+				SendAt string `json:"sendAt"`
+			} `json:"data"`
+		}
+		must(t, json.Unmarshal(raw, &list))
+		if status == 200 && len(list.Data) == 1 {
+			listed = list.Data[0].SendAt
+		}
+		want := at.Truncate(time.Microsecond).Format(time.RFC3339Nano)
+		if created != want || listed != want {
+			t.Errorf("sendAt %s: created %q, listed %q; want both %q", given, created, listed, want)
+		}
+	})
+}
+
 func TestScheduleValidation(t *testing.T) {
 	t.Parallel()
 	forEachScheduledEngine(t, func(t *testing.T, f *sendFixture) {

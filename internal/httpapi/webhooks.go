@@ -41,8 +41,24 @@ type webhookTypeJSON struct {
 	Description string `json:"description"`
 }
 
+// secretJSON is GET /webhooks/{id}/secret and the rotation's answer: the
+// current secret and when each previous one that still signs stops (the
+// previous secrets themselves were shown when they were current).
 type secretJSON struct {
-	Secret string `json:"secret"`
+	Secret          string               `json:"secret"`
+	PreviousSecrets []previousSecretJSON `json:"previousSecrets"`
+}
+
+type previousSecretJSON struct {
+	ExpiresAt string `json:"expiresAt"`
+}
+
+func toSecretJSON(w domain.Webhook) secretJSON {
+	out := secretJSON{Secret: w.Secret, PreviousSecrets: make([]previousSecretJSON, len(w.Previous))}
+	for i, p := range w.Previous {
+		out.PreviousSecrets[i] = previousSecretJSON{ExpiresAt: p.Until.UTC().Format(time.RFC3339)}
+	}
+	return out
 }
 
 // webhookBody is POST /webhooks and the merge update of PUT and PATCH.
@@ -215,12 +231,12 @@ func (s *Server) getWebhookSecret(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	secret, err := s.webhooks.Secret(r.Context(), principal(r), id)
+	wh, err := s.webhooks.Secret(r.Context(), principal(r), id)
 	if err != nil {
 		return err
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	writeData(w, http.StatusOK, secretJSON{Secret: secret})
+	writeData(w, http.StatusOK, toSecretJSON(wh))
 	return nil
 }
 
@@ -234,7 +250,7 @@ func (s *Server) rotateWebhookSecret(w http.ResponseWriter, r *http.Request) err
 		return err
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	writeData(w, http.StatusOK, secretJSON{Secret: wh.Secret})
+	writeData(w, http.StatusOK, toSecretJSON(wh))
 	return nil
 }
 

@@ -119,7 +119,7 @@ func TestWebhookSendTest(t *testing.T) {
 		gone := newTestReceiver(t, http.StatusGone)
 		g := f.createWebhook(t, f.keys["acme"], `{"url":"`+gone.srv.URL+`","type":"AccountSMS","enabled":true}`)
 		status, d, b = send(f.keys["acme"], g.ID)
-		if status != 200 || d.State != "failed" || d.LastAttempt == nil || d.LastAttempt.StatusCode != 410 || d.LastAttempt.Error != "HTTP 410" || d.NextAttemptAt != "" {
+		if status != 200 || d.State != "failed" || d.LastAttempt == nil || d.LastAttempt.StatusCode != 410 || d.LastAttempt.Error != "http_status: the endpoint answered HTTP 410" || d.NextAttemptAt != "" {
 			t.Errorf("test of a gone endpoint: %d %s", status, b)
 		}
 		<-gone.got

@@ -170,7 +170,7 @@ func (s *Store) DeliveryJobs(ctx context.Context, ids []int64) ([]DeliveryJob, e
 		args[i] = id
 	}
 	rows, err := s.r.QueryContext(ctx, s.q(`SELECT d.id, d.account_id, d.webhook_id, d.event_id, d.attempts, d.created_at,
-		w.url, w.enabled, w.secret, w.previous_secret, w.previous_until, e.type, e.payload, e.created_at
+		w.url, w.enabled, w.secret, w.previous_until, e.type, e.payload, e.created_at
 		FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id JOIN events e ON e.id = d.event_id
 		WHERE d.id IN (?`+strings.Repeat(", ?", len(ids)-1)+`)`), args...)
 	if err != nil {
@@ -178,23 +178,25 @@ func (s *Store) DeliveryJobs(ctx context.Context, ids []int64) ([]DeliveryJob, e
 	}
 	defer rows.Close()
 	var out []DeliveryJob
+	var prevUntils []int64
 	for rows.Next() {
 		var j DeliveryJob
 		var created, prevUntil, eventAt int64
 		var payload string
 		if err := rows.Scan(&j.ID, &j.AccountID, &j.WebhookID, &j.EventID, &j.Attempts, &created,
-			&j.Webhook.URL, &j.Webhook.Enabled, &j.Webhook.Secret, &j.Webhook.PreviousSecret, &prevUntil, &j.EventType, &payload, &eventAt); err != nil {
+			&j.Webhook.URL, &j.Webhook.Enabled, &j.Webhook.Secret, &prevUntil, &j.EventType, &payload, &eventAt); err != nil {
 			return nil, fmt.Errorf("store: delivery jobs: %w", err)
 		}
 		j.Webhook.ID, j.Webhook.AccountID, j.Webhook.Type = j.WebhookID, j.AccountID, j.EventType
 		j.CreatedAt, j.EventAt, j.Payload = fromMicros(created), fromMicros(eventAt), json.RawMessage(payload)
-		if prevUntil != 0 {
-			j.Webhook.PreviousUntil = fromMicros(prevUntil)
-		}
 		j.State = domain.DeliveryPending
-		out = append(out, j)
+		out, prevUntils = append(out, j), append(prevUntils, prevUntil)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: delivery jobs: %w", err)
+	}
+	rows.Close() // before the next query: the reader pool may be one connection
+	return out, s.withPreviousSecrets(ctx, out, prevUntils)
 }
 
 // DeliveryOutcome is what became of one claimed delivery.

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"switchboard/internal/domain"
 )
@@ -14,17 +13,14 @@ import (
 // Webhook subscriptions change rarely and are not held by the read cache, so
 // their writes leave the cache generation alone (writeData).
 
-const webhookColumns = `id, account_id, name, description, url, type, enabled, secret, previous_secret, previous_until, created_at, updated_at`
+const webhookColumns = `id, account_id, name, description, url, type, enabled, secret, created_at, updated_at`
 
 func scanWebhook(sc interface{ Scan(...any) error }) (domain.Webhook, error) {
 	var w domain.Webhook
-	var prevUntil, created, updated int64
-	err := sc.Scan(&w.ID, &w.AccountID, &w.Name, &w.Description, &w.URL, &w.Type, &w.Enabled, &w.Secret, &w.PreviousSecret, &prevUntil, &created, &updated)
+	var created, updated int64
+	err := sc.Scan(&w.ID, &w.AccountID, &w.Name, &w.Description, &w.URL, &w.Type, &w.Enabled, &w.Secret, &created, &updated)
 	if err != nil {
 		return w, err
-	}
-	if prevUntil != 0 {
-		w.PreviousUntil = fromMicros(prevUntil)
 	}
 	w.CreatedAt, w.UpdatedAt = fromMicros(created), fromMicros(updated)
 	return w, nil
@@ -134,27 +130,6 @@ func (s *Store) DeleteWebhook(ctx context.Context, accountID, id int64) error {
 		}
 		return nil
 	})
-}
-
-// RotateWebhookSecret makes secret the subscription's signing key; the one
-// it replaces keeps signing beside it for overlap.
-func (s *Store) RotateWebhookSecret(ctx context.Context, accountID, id int64, secret string, overlap time.Duration) (domain.Webhook, error) {
-	var out domain.Webhook
-	err := s.writeData(ctx, func(tx *Tx) error {
-		w, err := scanWebhook(tx.queryRow(ctx, `SELECT `+webhookColumns+` FROM webhooks WHERE id = ? AND account_id = ?`+s.forUpdate(), id, accountID))
-		if err != nil {
-			return notFound(err, "webhook")
-		}
-		until := tx.now + overlap.Microseconds()
-		if _, err := tx.exec(ctx, `UPDATE webhooks SET secret = ?, previous_secret = ?, previous_until = ?, updated_at = ? WHERE id = ?`,
-			secret, w.Secret, until, tx.now, id); err != nil {
-			return fmt.Errorf("store: rotate webhook secret: %w", err)
-		}
-		w.PreviousSecret, w.Secret, w.PreviousUntil, w.UpdatedAt = w.Secret, secret, fromMicros(until), fromMicros(tx.now)
-		out = w
-		return nil
-	})
-	return out, err
 }
 
 // isNoRows reports whether err is sql.ErrNoRows.

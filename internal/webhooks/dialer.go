@@ -58,10 +58,32 @@ func refusePrivate(network, address string, _ syscall.RawConn) error {
 	}
 	ip, err := netip.ParseAddr(host)
 	if err != nil {
-		return fmt.Errorf("webhooks: refusing to connect to %q: not an address", host)
+		return &refusedError{host: host}
 	}
 	if why := blockedReason(ip); why != "" {
-		return fmt.Errorf("webhooks: refusing to connect to %s: a %s address", ip, why)
+		return &refusedError{host: ip.String(), why: why}
 	}
 	return nil
+}
+
+// refusedError is the dialer's refusal of an address. Error names the
+// address, for the server log; public says why without it, for the delivery
+// (ErrorCategory).
+type refusedError struct {
+	host string
+	why  string // the kind of address; "" when host is not an address
+}
+
+func (e *refusedError) Error() string {
+	if e.why == "" {
+		return fmt.Sprintf("webhooks: refusing to connect to %q: not an address", e.host)
+	}
+	return fmt.Sprintf("webhooks: refusing to connect to %s: a %s address", e.host, e.why)
+}
+
+func (e *refusedError) public() string {
+	if e.why == "" {
+		return "the host did not resolve to an address deliveries may reach"
+	}
+	return "the host resolves to a " + e.why + " address, which deliveries may not reach"
 }

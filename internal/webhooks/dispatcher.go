@@ -90,7 +90,7 @@ type Dispatcher struct {
 	heldBack time.Duration
 
 	mu      sync.Mutex
-	perHook map[int64]int // attempts in flight (made, not yet recorded) per subscription
+	slots   hookSlots // attempts in flight (made, not yet recorded) per subscription, test sends' too (slots.go)
 	// queued are claimed deliveries waiting for a slot of their
 	// subscription: the finisher starts one as it frees a slot. At most
 	// PerWebhook per subscription, so that each starts well within its
@@ -157,7 +157,7 @@ func NewDispatcher(cfg DispatcherConfig) *Dispatcher {
 		cfg:     cfg,
 		client:  newClient(cfg.AllowHosts, cfg.Timeout, cfg.Workers),
 		log:     cfg.Log,
-		perHook: map[int64]int{},
+		slots:   newHookSlots(cfg.PerWebhook),
 		queued:  map[int64][]queuedJob{},
 		outcomes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "switchboard_webhook_deliveries_total",
@@ -334,11 +334,10 @@ func (d *Dispatcher) pass(ctx context.Context) (more, held bool, err error) {
 	for _, j := range jobs {
 		h := j.WebhookID
 		d.mu.Lock()
-		start := d.perHook[h] < d.cfg.PerWebhook
+		start := d.slots.take(h)
 		wait := !start && len(d.queued[h]) < d.cfg.PerWebhook
 		switch {
 		case start:
-			d.perHook[h]++
 			d.workers.Add(1)
 		case wait:
 			d.queued[h] = append(d.queued[h], queuedJob{ctx, j})
@@ -402,17 +401,9 @@ func (d *Dispatcher) finisher(results chan result, done chan<- struct{}) {
 			if r.hook == 0 {
 				continue
 			}
-			if q := d.queued[r.hook]; len(q) > 0 && !d.stopping {
-				// The slot passes on to the subscription's next delivery.
-				next = append(next, q[0])
-				if d.queued[r.hook] = q[1:]; len(q) == 1 {
-					delete(d.queued, r.hook)
-				}
-				d.workers.Add(1)
-				continue
-			}
-			if d.perHook[r.hook]--; d.perHook[r.hook] <= 0 {
-				delete(d.perHook, r.hook)
+			// The slot passes on to the subscription's next delivery, if any.
+			if q, ok := d.freeSlot(r.hook); ok {
+				next = append(next, q)
 			}
 		}
 		d.mu.Unlock()
@@ -497,18 +488,14 @@ func (d *Dispatcher) send(ctx context.Context, j store.DeliveryJob) (ex exchange
 		ex.attempt.Error = err.Error()
 		return ex
 	}
-	secrets := []string{j.Webhook.Secret}
-	if j.Webhook.PreviousSecret != "" && now.Before(j.Webhook.PreviousUntil) {
-		secrets = append(secrets, j.Webhook.PreviousSecret)
-	}
-	sig, err := signatures(secrets, msgID, now, body)
+	sig, err := signatures(signingSecrets(j.Webhook, now), msgID, now, body)
 	if err != nil {
 		ex.attempt.Error = err.Error()
 		return ex
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, j.Webhook.URL, bytes.NewReader(body))
 	if err != nil {
-		ex.attempt.Error = "bad url: " + err.Error()
+		ex.attempt.Error = d.attemptFailed(j, err)
 		return ex
 	}
 	req.Header.Set("Content-Type", "application/json")
@@ -526,7 +513,7 @@ func (d *Dispatcher) send(ctx context.Context, j store.DeliveryJob) (ex exchange
 		}
 		ex.attempt.Latency = time.Since(started)
 		d.latency.Observe(ex.attempt.Latency.Seconds())
-		ex.attempt.Error = attemptError(err)
+		ex.attempt.Error = d.attemptFailed(j, err)
 		return ex
 	}
 	excerpt, _ := io.ReadAll(io.LimitReader(resp.Body, responseExcerpt))
@@ -536,7 +523,7 @@ func (d *Dispatcher) send(ctx context.Context, j store.DeliveryJob) (ex exchange
 	d.latency.Observe(ex.attempt.Latency.Seconds())
 	ex.attempt.StatusCode, ex.response = resp.StatusCode, string(excerpt)
 	if !ex.ok() {
-		ex.attempt.Error = "HTTP " + strconv.Itoa(resp.StatusCode)
+		ex.attempt.Error = statusError(resp.StatusCode)
 		ex.retryAfter = retryAfter(resp.Header.Get("Retry-After"), now)
 	}
 	return ex
@@ -581,20 +568,4 @@ func retryAfter(v string, now time.Time) time.Duration {
 		return max(t.Sub(now), time.Second)
 	}
 	return 0
-}
-
-// attemptError describes a failed exchange without echoing anything secret.
-func attemptError(err error) string {
-	var ue interface{ Timeout() bool }
-	if errors.As(err, &ue) && ue.Timeout() {
-		return "timed out"
-	}
-	msg := err.Error()
-	if i := strings.Index(msg, ": "); i >= 0 && strings.HasPrefix(msg, "Post ") {
-		msg = msg[i+2:] // drop `Post "url":`
-	}
-	if len(msg) > 300 {
-		msg = msg[:300]
-	}
-	return msg
 }

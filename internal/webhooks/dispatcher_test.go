@@ -283,7 +283,7 @@ func TestGivesUpAfterSchedule(t *testing.T) {
 		l := e.deliveries(t, e.account, h.ID)
 		return len(l) == 1 && l[0].State == domain.DeliveryFailed
 	})
-	if l := e.deliveries(t, e.account, h.ID); l[0].Attempts != 3 || down.count() != 3 || l[0].NextAttemptAt != nil || l[0].Last.Error != "HTTP 503" {
+	if l := e.deliveries(t, e.account, h.ID); l[0].Attempts != 3 || down.count() != 3 || l[0].NextAttemptAt != nil || l[0].Last.Error != "http_status: the endpoint answered HTTP 503" {
 		t.Errorf("delivery %+v after %d requests; want 3 attempts", l[0], down.count())
 	}
 }
@@ -316,13 +316,17 @@ func TestRotationSignsWithBothSecrets(t *testing.T) {
 			t.Errorf("our own signature %s is not among %s", want, rec.header.Get("webhook-signature"))
 		}
 	}
-	// Past the overlap only the new secret signs.
-	_, err = e.st.RotateWebhookSecret(ctx, e.account, h.ID, webhooks.NewSecret(), time.Nanosecond)
+	// A secret past its overlap signs no more; one replaced earlier, still
+	// within its own, does.
+	third, err := e.st.RotateWebhookSecret(ctx, e.account, h.ID, webhooks.NewSecret(), time.Nanosecond)
 	must(t, err)
 	e.event(t, e.account, domain.EventAccountSMS, map[string]any{})
-	if sigs := strings.Fields(r.next(t).header.Get("webhook-signature")); len(sigs) != 1 {
-		t.Errorf("after the overlap: %d signatures, want 1", len(sigs))
+	rec = r.next(t)
+	if sigs := strings.Fields(rec.header.Get("webhook-signature")); len(sigs) != 2 {
+		t.Errorf("after the overlap: %d signatures, want 2 (the new secret and the first)", len(sigs))
 	}
+	verify(t, third.Secret, rec)
+	verify(t, h.Secret, rec)
 }
 
 func TestSlowEndpointDoesNotDelayOthers(t *testing.T) {
@@ -395,7 +399,7 @@ func TestDialerRefusesPrivateAddresses(t *testing.T) {
 			l := e.deliveries(t, e.account, h.ID)
 			return len(l) == 1 && l[0].State == domain.DeliveryFailed
 		})
-		if l := e.deliveries(t, e.account, h.ID); !strings.Contains(l[0].Last.Error, "refusing to connect") || l[0].Last.StatusCode != 0 {
+		if l := e.deliveries(t, e.account, h.ID); l[0].Last.Error != "destination_refused: the host resolves to a loopback address, which deliveries may not reach" || l[0].Last.StatusCode != 0 {
 			t.Errorf("%s: last attempt %+v, want a refusal", h.URL, l[0].Last)
 		}
 	}

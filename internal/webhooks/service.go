@@ -135,14 +135,17 @@ func (s *Service) Delete(ctx context.Context, p auth.Principal, id int64) error 
 	return s.store.DeleteWebhook(ctx, p.AccountID, id)
 }
 
-// Secret returns the subscription's current signing secret.
-func (s *Service) Secret(ctx context.Context, p auth.Principal, id int64) (string, error) {
-	w, err := s.store.Webhook(ctx, p.AccountID, id)
-	return w.Secret, err
+// Secret returns the subscription with its current signing secret and the
+// previous ones that still sign (Previous).
+func (s *Service) Secret(ctx context.Context, p auth.Principal, id int64) (domain.Webhook, error) {
+	return s.store.WebhookSecrets(ctx, p.AccountID, id)
 }
 
 // RotateSecret replaces the signing secret. The old one keeps signing beside
-// the new for the overlap, so a receiver can switch without losing events.
+// the new for the overlap, so a receiver can switch without losing events;
+// so does every secret replaced before it, each for the overlap after it was
+// replaced. At most store.MaxPreviousSecrets sign beside the current one: a
+// rotation beyond is 409 until the oldest expires.
 func (s *Service) RotateSecret(ctx context.Context, p auth.Principal, id int64) (domain.Webhook, error) {
 	return s.store.RotateWebhookSecret(ctx, p.AccountID, id, NewSecret(), s.overlap)
 }

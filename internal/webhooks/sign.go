@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"switchboard/internal/domain"
 )
 
 // Sign returns the Standard Webhooks signature of one delivery: "v1," and
@@ -40,6 +42,19 @@ func signatures(secrets []string, msgID string, ts time.Time, body []byte) (stri
 		out = append(out, sig)
 	}
 	return strings.Join(out, " "), nil
+}
+
+// signingSecrets are the secrets that sign a delivery of w made at now: the
+// current one first, then each previous one still within its overlap, newest
+// first.
+func signingSecrets(w domain.Webhook, now time.Time) []string {
+	out := []string{w.Secret}
+	for _, p := range w.Previous {
+		if p.Secret != "" && now.Before(p.Until) {
+			out = append(out, p.Secret)
+		}
+	}
+	return out
 }
 
 // payload is the body of every delivery (Standard Webhooks' shape).

@@ -25,12 +25,25 @@ type testData struct {
 // with the one attempt made. A test is never retried and changes nothing
 // about the subscription (no backoff, no disabling on 410): it reports what
 // the endpoint does, nothing more.
+//
+// The attempt takes a slot of the subscription's, shared with the
+// dispatcher's deliveries (hookSlots), waiting for one up to testSlotWait;
+// past that it is 503 unavailable, nothing sent or recorded.
 func (d *Dispatcher) SendTest(ctx context.Context, accountID, id int64) (domain.WebhookDelivery, error) {
 	payload, err := json.Marshal(testData{Event: TestEvent, WebhookID: id, Message: "A test event sent by POST /webhooks/{id}/test."})
 	if err != nil {
 		return domain.WebhookDelivery{}, err
 	}
 	st := d.cfg.Store
+	// Another account's subscription is not found before any waiting.
+	if _, err := st.Webhook(ctx, accountID, id); err != nil {
+		return domain.WebhookDelivery{}, err
+	}
+	release, err := d.takeTestSlot(ctx, id)
+	if err != nil {
+		return domain.WebhookDelivery{}, err
+	}
+	defer release()
 	deliveryID, err := st.AddTestDelivery(ctx, accountID, id, payload, d.cfg.Owner, d.cfg.Lease)
 	if err != nil {
 		return domain.WebhookDelivery{}, err
