@@ -343,6 +343,8 @@ func newApp(ctx context.Context, c *cli, st *store.Store, log *slog.Logger, publ
 	a.background = background.New(background.Config{Logger: log})
 	a.background.Add("sms reconciler", a.sms.Reconciler(sms.ReconcilerConfig{After: c.reconcileAfter}))
 	a.background.Add("idempotency pruning", a.sms.IdempotencyPruner())
+	// Removes hosted files no message or pending schedule uses (24 h).
+	a.background.Add("hosted media cleanup", a.sms.MediaCleanup(sms.MediaCleanupConfig{}))
 	// Sends scheduled messages when due; its first pass, at start, sends the
 	// ones that fell due while no process was running.
 	a.background.Add("scheduled messages", a.sms.ScheduledDispatcher(sms.DispatcherConfig{ReconcileAfter: c.reconcileAfter}))

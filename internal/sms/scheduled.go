@@ -3,6 +3,7 @@ package sms
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"path"
@@ -27,7 +28,7 @@ type ScheduleRequest struct {
 	To      []string
 	Message string
 	Subject string
-	Media   []string // URLs from POST /sms/media
+	Media   []string // hosted URLs of the account: from POST /sms/media or a send's messages[].media
 	SendAt  time.Time
 }
 
@@ -70,7 +71,10 @@ func (s *Service) Schedule(ctx context.Context, p auth.Principal, line string, r
 	}
 	m := domain.ScheduledMessage{AccountID: p.AccountID, LineID: l.ID, Line: l.Number, Recipients: to, UnitPrices: unit,
 		Subject: req.Subject, Text: req.Message, Media: names, Type: msg.Type, Units: msg.Units, Price: msg.Price,
-		SendAt: req.SendAt.UTC(), CreatedBy: p.UserID}
+		// Microseconds are what is stored, so they are what the answer
+		// says too: a sendAt of nine fractional digits is echoed as it will
+		// be listed, not as given.
+		SendAt: req.SendAt.UTC().Truncate(time.Microsecond), CreatedBy: p.UserID}
 	var answer *store.IdempotencyAnswer
 	if idem != nil {
 		answer = &store.IdempotencyAnswer{Claim: idem.claim, Data: func(id int64) ([]byte, error) {
@@ -80,6 +84,10 @@ func (s *Service) Schedule(ctx context.Context, p auth.Principal, line string, r
 		}}
 	}
 	if err := s.store.CreateScheduled(ctx, &m, answer); err != nil {
+		if nh := (*store.NotHostedError)(nil); errors.As(err, &nh) {
+			// Removed by the cleanup since hostedNames read it.
+			return domain.ScheduledMessage{}, notHosted(nh.Index)
+		}
 		return domain.ScheduledMessage{}, err
 	}
 	return m, nil
@@ -123,8 +131,9 @@ func validateSchedule(req ScheduleRequest, now time.Time) error {
 }
 
 // hostedNames turns media URLs into the names of media this server hosts for
-// the account; any other URL is 400, naming its field (never echoing it:
-// media URLs are secrets).
+// the account (uploaded with POST /sms/media or attached to a send); any
+// other URL, another account's included, is 400, naming its field (never
+// echoing it: media URLs are secrets).
 func (s *Service) hostedNames(ctx context.Context, accountID int64, urls []string) ([]string, error) {
 	if len(urls) == 0 {
 		return nil, nil
@@ -139,10 +148,17 @@ func (s *Service) hostedNames(ctx context.Context, accountID int64, urls []strin
 	}
 	for i, n := range names {
 		if n == "" || !owned[n] {
-			return nil, domain.Errorf(domain.Invalid, "media[%d] is not media this server hosts for your account: upload it with POST /sms/media and use the URL it returns", i)
+			return nil, notHosted(i)
 		}
 	}
 	return names, nil
+}
+
+// notHosted is the 400 of media[i], a URL that is not a file hosted for the
+// account; the same whatever the reason, so that another account's files
+// cannot be told from URLs never hosted.
+func notHosted(i int) error {
+	return domain.Errorf(domain.Invalid, "media[%d] is not media this server hosts for your account: use a URL that POST /sms/media returned, or one of a sent message's messages[].media", i)
 }
 
 // mediaName is the hosted name whose public URL is u, or "" when u is not

@@ -158,9 +158,21 @@ func (s *Service) Send(ctx context.Context, p auth.Principal, req domain.SendReq
 	if err := s.fault("before-intent"); err != nil {
 		return nil, "", err
 	}
+	var hosted []domain.HostedMedia
+	if len(att) > 0 {
+		// Refused before the files are written when they clearly do not
+		// fit; the intent's transaction decides exactly. A send without
+		// attachments asks nothing.
+		if err := s.store.CheckMediaQuota(ctx, p.AccountID, attachmentBytes(att), attachmentsWhat(len(att))); err != nil {
+			return nil, "", err
+		}
+	}
 	names, err := s.upload(ctx, att)
 	if err != nil {
 		return nil, "", err
+	}
+	for i, n := range names {
+		hosted = append(hosted, domain.HostedMedia{Name: n, AccountID: p.AccountID, ContentType: att[i].contentType, Size: int64(len(att[i].data)), CreatedBy: p.UserID})
 	}
 	for _, n := range names {
 		msg.Media = append(msg.Media, s.mediaURL(n))
@@ -173,7 +185,7 @@ func (s *Service) Send(ctx context.Context, p auth.Principal, req domain.SendReq
 	ctx = context.WithoutCancel(ctx)
 	out := &store.Outbound{
 		AccountID: p.AccountID, LineID: line.ID, From: line.Number, To: to, Participants: strings.Join(sortedCopy(to), ","),
-		Body: req.Message, Media: names, Type: msg.Type, Units: msg.Units,
+		Body: req.Message, Media: names, Hosted: hosted, Type: msg.Type, Units: msg.Units,
 		UnitPrice: int64(msg.UnitPrice), Price: int64(msg.Price), SentBy: p.UserID,
 	}
 	if idem != nil {
@@ -220,7 +232,9 @@ func (s *Service) Send(ctx context.Context, p auth.Principal, req domain.SendReq
 			s.log.Warn("carrier answer failed but a delivery receipt proves acceptance; answering sent", "message_id", id)
 			return res, domain.SendCreated, nil
 		}
-		s.discard(names) // nobody was given their URLs
+		if status == domain.StatusFailed {
+			s.dropFailedMedia(ctx, id) // nobody was given their URLs
+		}
 		return nil, "", domain.Errorf(domain.Unavailable, "the carrier did not accept the message; nothing was sent or charged")
 	}
 	return res, domain.SendCreated, nil
@@ -545,6 +559,37 @@ func (s *Service) upload(ctx context.Context, att []upload) ([]string, error) {
 	return names, nil
 }
 
+// attachmentBytes is the decoded size of a send's attachments.
+func attachmentBytes(att []upload) int64 {
+	var n int64
+	for _, a := range att {
+		n += int64(len(a.data))
+	}
+	return n
+}
+
+// attachmentsWhat names a send's attachments in the quota's 409; it must
+// read as the store's does for the same send.
+func attachmentsWhat(n int) string {
+	if n == 1 {
+		return "this attachment"
+	}
+	return "these attachments"
+}
+
+// dropFailedMedia removes the files of message id, which the carrier
+// refused: rows and usage first, then the blobs. A failure leaves them to
+// count against the quota until the message is deleted; it is logged.
+func (s *Service) dropFailedMedia(ctx context.Context, id int64) {
+	names, err := s.store.DropFailedMedia(ctx, id)
+	if err != nil {
+		s.log.Error("remove the attachments of a refused message", "message_id", id, "err", err)
+		return
+	}
+	s.discard(names)
+}
+
+// discard deletes blobs that no row records (any more).
 func (s *Service) discard(names []string) {
 	for _, n := range names {
 		if err := s.media.Delete(context.Background(), n); err != nil {

@@ -877,6 +877,7 @@ func (s *Store) ConversationActivity(ctx context.Context, convID int64) ([]Activ
 func (s *Store) DeleteConversation(ctx context.Context, convID int64) ([]string, error) {
 	var media []string
 	err := s.writeData(ctx, func(tx *Tx) error {
+		media = nil // the function runs again if its group is retried
 		if _, err := lockConversation(ctx, tx, convID); err != nil {
 			return err
 		}
@@ -911,7 +912,9 @@ func (s *Store) DeleteConversation(ctx context.Context, convID int64) ([]string,
 				return fmt.Errorf("store: delete conversation: %w", err)
 			}
 		}
-		return nil
+		// Only files no other message (or pending schedule) still uses go.
+		media, err = releaseMedia(ctx, tx, media, true)
+		return err
 	})
 	return media, err
 }
@@ -962,6 +965,10 @@ func (s *Store) DeleteMessage(ctx context.Context, convID, id int64) ([]string, 
 		}
 		if _, err := tx.exec(ctx, `UPDATE messages SET deleted_at = ?, body = '', media = '[]' WHERE id = ?`, tx.now, id); err != nil {
 			return fmt.Errorf("store: delete message: %w", err)
+		}
+		// Only files no other message (or pending schedule) still uses go.
+		if names, err = releaseMedia(ctx, tx, names, true); err != nil {
+			return err
 		}
 		if id != f.last {
 			return nil

@@ -22,11 +22,16 @@ type Outbound struct {
 	Participants string // sorted, comma-joined To: the conversation key
 	Body         string
 	Media        []string
-	Type         string
-	Units        int
-	UnitPrice    int64
-	Price        int64
-	SentBy       int64
+	// Hosted are the files a direct send uploaded for Media (one each, in
+	// the blob store already): recorded with the intent, their bytes
+	// reserved against the account's hosted-media quota (409 beyond it).
+	// Empty when Media is hosted already (a scheduled send).
+	Hosted    []domain.HostedMedia
+	Type      string
+	Units     int
+	UnitPrice int64
+	Price     int64
+	SentBy    int64
 	// Idempotency links the intent to an Idempotency-Key record and stores
 	// the send's answer there, in the intent's transaction, so that a crash
 	// after the carrier accepted still replays correctly.
@@ -68,6 +73,12 @@ func (s *Store) CreateOutbound(ctx context.Context, o *Outbound) (int64, error) 
 // createOutbound is CreateOutbound's transaction; to and media are the JSON
 // of o.To and o.Media.
 func createOutbound(ctx context.Context, tx *Tx, o *Outbound, to, media string) (int64, error) {
+	if len(o.Media) > 0 {
+		// First, so that a send beyond the quota fails before it writes.
+		if err := recordOutboundMedia(ctx, tx, o); err != nil {
+			return 0, err
+		}
+	}
 	convID, err := upsertConversation(ctx, tx, o.AccountID, o.LineID, o.Participants)
 	if err != nil {
 		return 0, err

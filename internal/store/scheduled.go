@@ -82,6 +82,17 @@ func (s *Store) CreateScheduled(ctx context.Context, m *domain.ScheduledMessage,
 		if err != nil {
 			return fmt.Errorf("store: scheduled placeholder: %w", err)
 		}
+		// The placeholder uses the files from now on, so the cleanup leaves
+		// them; one the cleanup removed since the caller checked it is gone.
+		if len(m.Media) > 0 {
+			missing, err := useMedia(ctx, tx, m.AccountID, m.Media)
+			if err != nil {
+				return err
+			}
+			if missing >= 0 {
+				return &NotHostedError{Index: missing}
+			}
+		}
 		id, err := tx.insert(ctx, `INSERT INTO scheduled_messages (account_id, line_id, message_id, recipients, unit_prices, subject, body, media, type, units, price, send_at, state, created_by, created_at, due_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			m.AccountID, m.LineID, msgID, string(to), string(prices), m.Subject, m.Text, string(media), m.Type, m.Units, int64(m.Price), sendAt, domain.ScheduleQueued, by, tx.now, sendAt)
@@ -163,26 +174,43 @@ func (s *Store) ScheduledMessage(ctx context.Context, id int64) (domain.Schedule
 func (s *Store) CancelScheduled(ctx context.Context, line domain.Line, id int64) error {
 	return s.writeData(ctx, func(tx *Tx) error {
 		var msgID int64
+		var media string
 		err := tx.queryRow(ctx, `UPDATE scheduled_messages SET state = ?, due_at = NULL, lease_owner = NULL, lease_until = NULL
-			WHERE id = ? AND line_id = ? AND account_id = ? AND state = ? RETURNING message_id`,
-			domain.ScheduleCancelled, id, line.ID, line.AccountID, domain.ScheduleQueued).Scan(&msgID)
+			WHERE id = ? AND line_id = ? AND account_id = ? AND state = ? RETURNING message_id, media`,
+			domain.ScheduleCancelled, id, line.ID, line.AccountID, domain.ScheduleQueued).Scan(&msgID, &media)
 		if errors.Is(err, sql.ErrNoRows) {
 			return domain.Errorf(domain.NotFound, "scheduled message %d not found on line %s (or already sent or cancelled)", id, line.Number)
 		}
 		if err != nil {
 			return fmt.Errorf("store: cancel scheduled: %w", err)
 		}
-		return deletePlaceholder(ctx, tx, msgID)
+		var names []string
+		if err := json.Unmarshal([]byte(media), &names); err != nil {
+			return fmt.Errorf("store: cancel scheduled %d: %w", id, err)
+		}
+		return deletePlaceholder(ctx, tx, msgID, names)
 	})
 }
 
 // deletePlaceholder removes a scheduled message's stand-in from its thread
-// (only while it is one: a sent message stays).
-func deletePlaceholder(ctx context.Context, tx *Tx, msgID int64) error {
-	if _, err := tx.exec(ctx, `DELETE FROM messages WHERE id = ? AND status = ?`, msgID, domain.StatusScheduled); err != nil {
+// (only while it is one: a sent message stays), and with it its use of
+// media, the schedule's files (the placeholder lists the same). A file no
+// longer used waits for the cleanup; an intent written in the same
+// transaction (BeginScheduledSend) uses it again before anyone sees it
+// unused.
+func deletePlaceholder(ctx context.Context, tx *Tx, msgID int64, media []string) error {
+	res, err := tx.exec(ctx, `DELETE FROM messages WHERE id = ? AND status = ?`, msgID, domain.StatusScheduled)
+	if err != nil {
 		return fmt.Errorf("store: scheduled placeholder: %w", err)
 	}
-	return nil
+	if len(media) == 0 {
+		return nil
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return nil
+	}
+	_, err = releaseMedia(ctx, tx, media, false)
+	return err
 }
 
 // BeginScheduledSend moves queued message m to sending and, in the same
@@ -203,7 +231,7 @@ func (s *Store) BeginScheduledSend(ctx context.Context, m domain.ScheduledMessag
 	}
 	var id int64
 	err = s.writeAlone(ctx, func(tx *Tx) error {
-		if err := deletePlaceholder(ctx, tx, m.MessageID); err != nil {
+		if err := deletePlaceholder(ctx, tx, m.MessageID, m.Media); err != nil {
 			return err
 		}
 		id, err = createOutbound(ctx, tx, o, string(to), string(media))
@@ -266,7 +294,7 @@ func (s *Store) SkipScheduled(ctx context.Context, m domain.ScheduledMessage, ow
 			return nil
 		}
 		ok = true
-		return deletePlaceholder(ctx, tx, m.MessageID)
+		return deletePlaceholder(ctx, tx, m.MessageID, m.Media)
 	})
 	return ok, err
 }
@@ -329,6 +357,9 @@ func (s *Store) ResendScheduled(ctx context.Context, m domain.ScheduledMessage, 
 			m.AccountID, convID, m.LineID, m.Line, string(to), m.Text, string(media), m.Type, domain.StatusScheduled, m.Units, int64(maxPrice(m.UnitPrices)), int64(m.Price), by, micros(m.SendAt), tx.now)
 		if err != nil {
 			return fmt.Errorf("store: scheduled placeholder: %w", err)
+		}
+		if _, err := useMedia(ctx, tx, m.AccountID, m.Media); err != nil {
+			return err
 		}
 		res, err := tx.exec(ctx, `UPDATE scheduled_messages SET state = ?, message_id = ?, attempts = attempts + 1, due_at = ?, lease_owner = NULL, lease_until = NULL
 			WHERE id = ? AND state = ? AND message_id = ? AND EXISTS (SELECT 1 FROM messages WHERE id = ? AND status = ?)`,
