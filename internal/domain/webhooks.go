@@ -87,6 +87,12 @@ type WebhookDelivery struct {
 	UpdatedAt     time.Time
 	// Last is the most recent attempt, if any.
 	Last *WebhookAttempt
+	// Log is the attempt log: the newest attempts, newest first, at most
+	// the store's DeliveryLogAttempts of them (every attempt of the default
+	// retry schedule).
+	Log []WebhookAttempt
+	// RecoveryID is the recover job that queued this delivery, or 0.
+	RecoveryID int64
 }
 
 // MessageID is the delivery's webhook-id header and the payload's id: the
@@ -103,4 +109,8 @@ type WebhookAttempt struct {
 	StatusCode int // 0 when the endpoint gave no HTTP answer
 	Latency    time.Duration
 	Error      string // empty on success
+	// ID and Response are read from the attempt log: the attempt's id and
+	// the start of the endpoint's answer (valid UTF-8, at most 1 KiB).
+	ID       int64
+	Response string
 }

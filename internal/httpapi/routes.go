@@ -64,6 +64,7 @@ func (s *Server) routes() {
 	s.api("POST /webhooks/{id}/secret/rotate", auth.WebhooksWrite, s.rotateWebhookSecret)
 	s.api("GET /webhooks/{id}/deliveries", auth.WebhooksRead, s.listWebhookDeliveries)
 	s.api("POST /webhooks/{id}/deliveries/{deliveryId}/redeliver", auth.WebhooksWrite, s.redeliverWebhook)
+	s.api("GET /webhooks/{id}/deliveries/{deliveryId}/attempts", auth.WebhooksRead, s.listDeliveryAttempts)
 	s.api("POST /webhooks/{id}/test", auth.WebhooksWrite, s.testWebhook)
 	// The shared inbox (conversations.go).
 	s.api("GET /sms/unread", auth.MessagesRead, s.unread)

@@ -265,6 +265,11 @@ type deliveryJSON struct {
 	NextAttemptAt string       `json:"nextAttemptAt,omitempty"`
 	CreatedAt     string       `json:"createdAt"`
 	LastAttempt   *attemptJSON `json:"lastAttempt,omitempty"`
+	// AttemptLog is every attempt, newest first, up to
+	// store.DeliveryLogAttempts (GET …/attempts pages them all).
+	AttemptLog []attemptLogJSON `json:"attemptLog"`
+	// RecoveryID names the recover job that queued the delivery.
+	RecoveryID int64 `json:"recoveryId,omitempty"`
 }
 
 type attemptJSON struct {
@@ -283,6 +288,7 @@ func toDeliveryJSON(d domain.WebhookDelivery) deliveryJSON {
 	if d.Last != nil {
 		out.LastAttempt = &attemptJSON{At: d.Last.At.UTC().Format(time.RFC3339), StatusCode: d.Last.StatusCode, LatencyMs: d.Last.Latency.Milliseconds(), Error: d.Last.Error}
 	}
+	out.AttemptLog, out.RecoveryID = toAttemptLogJSON(d.Log), d.RecoveryID
 	return out
 }
 
@@ -321,23 +327,16 @@ func (s *Server) listWebhookDeliveries(w http.ResponseWriter, r *http.Request) e
 	if err != nil {
 		return err
 	}
-	out := struct {
-		Data []deliveryJSON `json:"data"`
-		Next *int64         `json:"next,omitempty"`
-	}{Data: make([]deliveryJSON, len(list))}
+	data := make([]deliveryJSON, len(list))
 	for i, d := range list {
-		out.Data[i] = toDeliveryJSON(d)
+		data[i] = toDeliveryJSON(d)
 	}
+	var next *int64
 	if len(list) == limit {
-		next := list[len(list)-1].ID
-		out.Next = &next
+		n := list[len(list)-1].ID
+		next = &n
 	}
-	body, err := json.Marshal(out)
-	if err != nil {
-		return err
-	}
-	writeEncoded(w, http.StatusOK, append(body, '\n'))
-	return nil
+	return writePage(w, data, next)
 }
 
 func (s *Server) redeliverWebhook(w http.ResponseWriter, r *http.Request) error {

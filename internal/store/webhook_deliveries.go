@@ -241,7 +241,7 @@ func (s *Store) FinishDeliveries(ctx context.Context, owner string, outs []Deliv
 			if o.Attempt != nil {
 				attempts = 1
 				if _, err := tx.exec(ctx, `INSERT INTO webhook_attempts (delivery_id, webhook_id, attempted_at, status_code, latency_us, error, response) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-					o.DeliveryID, o.WebhookID, micros(o.Attempt.At), o.Attempt.StatusCode, o.Attempt.Latency.Microseconds(), o.Attempt.Error, o.Response); err != nil {
+					o.DeliveryID, o.WebhookID, micros(o.Attempt.At), o.Attempt.StatusCode, o.Attempt.Latency.Microseconds(), o.Attempt.Error, attemptResponse(o.Response)); err != nil {
 					return fmt.Errorf("store: record attempt: %w", err)
 				}
 			}
@@ -278,7 +278,7 @@ func (s *Store) FinishDeliveries(ctx context.Context, owner string, outs []Deliv
 
 // WebhookDeliveries lists the subscription's deliveries, newest first, at
 // most limit with ids below before (0: from the newest), each with its last
-// attempt.
+// attempt and its attempt log (the newest DeliveryLogAttempts attempts).
 func (s *Store) WebhookDeliveries(ctx context.Context, accountID, webhookID, before int64, limit int) ([]domain.WebhookDelivery, error) {
 	if before <= 0 {
 		before = 1<<63 - 1
@@ -311,7 +311,11 @@ func (s *Store) WebhookDeliveries(ctx context.Context, accountID, webhookID, bef
 		}
 		out = append(out, d)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: webhook deliveries: %w", err)
+	}
+	rows.Close() // before the next query: the reader pool may be one connection
+	return out, s.withAttemptLogs(ctx, accountID, webhookID, out)
 }
 
 // Redeliver queues the event of the account's delivery id to its subscription
