@@ -149,3 +149,72 @@ func TestDemoRemovesItsDirectory(t *testing.T) {
 		t.Errorf("after the demo stopped, its directory %s is still there (%v, %d entries), want it removed", dir, err, len(entries))
 	}
 }
+
+// TestAccountMediaQuota: the operator sets an account's hosted-media quota
+// with account set --media-quota in the units people type, sees usage and
+// quota in account list (text and JSON), and a value that is not a size is
+// refused naming the flag, changing nothing.
+func TestAccountMediaQuota(t *testing.T) {
+	t.Parallel()
+	engines(t, func(t *testing.T, db string) {
+		acme := createAccount(t, db, "Acme Corp")
+		type accountRow struct {
+			ID         int64  `json:"id"`
+			MediaUsed  *int64 `json:"mediaUsed"`
+			MediaQuota *int64 `json:"mediaQuota"`
+		}
+		quota := func() accountRow {
+			t.Helper()
+			var list struct {
+				Accounts []accountRow `json:"accounts"`
+			}
+			cliJSON(t, db, &list, "account", "list")
+			for _, a := range list.Accounts {
+				if a.ID == acme {
+					if a.MediaUsed == nil || a.MediaQuota == nil {
+						t.Fatalf("account list --json: %+v lacks mediaUsed or mediaQuota", a)
+					}
+					return a
+				}
+			}
+			t.Fatalf("account list --json does not list account %d", acme)
+			return accountRow{}
+		}
+		if a := quota(); *a.MediaQuota != 1<<30 || *a.MediaUsed != 0 {
+			t.Errorf("a new account: mediaQuota %d, mediaUsed %d; want 1 GiB and 0", *a.MediaQuota, *a.MediaUsed)
+		}
+
+		for _, c := range []struct {
+			size string
+			want int64
+		}{{"500MiB", 500 << 20}, {"750MB", 750_000_000}, {"2GiB", 2 << 30}, {"1048576", 1 << 20}} {
+			var out struct {
+				MediaQuota int64 `json:"mediaQuota"`
+			}
+			cliJSON(t, db, &out, "account", "set", "--account", ids(acme), "--media-quota", c.size)
+			if out.MediaQuota != c.want {
+				t.Errorf("account set --media-quota %s: printed mediaQuota %d, want %d", c.size, out.MediaQuota, c.want)
+			}
+			if a := quota(); *a.MediaQuota != c.want {
+				t.Errorf("after --media-quota %s: account list shows %d, want %d", c.size, *a.MediaQuota, c.want)
+			}
+		}
+		stdout, stderr, exit := run(t, "account", "list", "--db", db)
+		if exit != 0 || !strings.Contains(stdout, "MEDIA USED") || !strings.Contains(stdout, "MEDIA QUOTA") || !strings.Contains(stdout, "1 MiB") {
+			t.Errorf("account list (text): exit %d\n%s%s\nwant MEDIA USED and MEDIA QUOTA columns showing 1 MiB", exit, stdout, stderr)
+		}
+
+		for _, bad := range []string{"5 apples", "1.5GiB", "-1", "", "99999999999TiB"} {
+			stdout, stderr, exit := run(t, cliArgs(db, []string{"account", "set", "--account", ids(acme), "--media-quota", bad})...)
+			if exit != 2 || stdout != "" || !strings.Contains(stderr, "media-quota") {
+				t.Errorf("account set --media-quota %q: exit %d, stdout %q, stderr %q; want exit 2 naming --media-quota", bad, exit, stdout, stderr)
+			}
+		}
+		if _, stderr, exit := run(t, cliArgs(db, []string{"account", "set", "--account", "999999", "--media-quota", "1GiB"})...); exit != 1 || !strings.Contains(stderr, "not found") {
+			t.Errorf("account set on an unknown account: exit %d, stderr %q; want exit 1, not found", exit, stderr)
+		}
+		if a := quota(); *a.MediaQuota != 1<<20 {
+			t.Errorf("refused values changed the quota to %d", *a.MediaQuota)
+		}
+	})
+}

@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"switchboard/internal/bytesize"
 )
 
 // optionalBool is a boolean flag that remembers whether it was given, so
@@ -29,6 +31,24 @@ func (b *optionalBool) apply(dst *bool) {
 	if b.set {
 		*dst = b.value
 	}
+}
+
+// optionalSize is a size flag (bytesize.Parse: 500MiB, 1GiB, 750MB, bytes)
+// that remembers whether it was given.
+type optionalSize struct {
+	set   bool
+	value int64
+}
+
+func (f *optionalSize) String() string { return strconv.FormatInt(f.value, 10) }
+
+func (f *optionalSize) Set(s string) error {
+	v, err := bytesize.Parse(s)
+	if err != nil {
+		return err
+	}
+	f.set, f.value = true, v
+	return nil
 }
 
 // splitList splits a comma-separated flag value, dropping empty items.

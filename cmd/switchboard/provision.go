@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"switchboard/internal/auth"
+	"switchboard/internal/bytesize"
 	"switchboard/internal/domain"
 	"switchboard/internal/phone"
 	"switchboard/internal/store"
@@ -53,24 +54,33 @@ func cmdAccountList(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
+	media, err := st.MediaUsages(ctx)
+	if err != nil {
+		return err
+	}
 	type row struct {
 		ID                int64  `json:"id"`
 		Name              string `json:"name"`
 		RestrictSMSDelete bool   `json:"restrictSmsDelete"`
 		SensitiveReverify bool   `json:"sensitiveReverify"`
+		MediaUsed         int64  `json:"mediaUsed"`  // bytes of hosted media
+		MediaQuota        int64  `json:"mediaQuota"` // bytes
 	}
-	printList(c, "accounts", "ID\tNAME\tRESTRICT SMS DELETE\tSENSITIVE REVERIFY", all, func(a domain.Account) (row, string) {
-		return row{a.ID, a.Name, a.RestrictSMSDelete, a.SensitiveReverify},
-			fmt.Sprintf("%d\t%s\t%t\t%t", a.ID, a.Name, a.RestrictSMSDelete, a.SensitiveReverify)
+	printList(c, "accounts", "ID\tNAME\tRESTRICT SMS DELETE\tSENSITIVE REVERIFY\tMEDIA USED\tMEDIA QUOTA", all, func(a domain.Account) (row, string) {
+		u := media[a.ID]
+		return row{a.ID, a.Name, a.RestrictSMSDelete, a.SensitiveReverify, u.Used, u.Quota},
+			fmt.Sprintf("%d\t%s\t%t\t%t\t%s\t%s", a.ID, a.Name, a.RestrictSMSDelete, a.SensitiveReverify, bytesize.Format(u.Used), bytesize.Format(u.Quota))
 	})
 	return nil
 }
 
 func cmdAccountSet(ctx context.Context, c *cli, args []string) error {
 	var restrict, reverify optionalBool
+	var quota optionalSize
 	id, st, err := c.openAccount(ctx, "account set", args, func(fs *flag.FlagSet) {
 		fs.Var(&restrict, "restrict-sms-delete", "forbid deleting single messages over the API (true/false)")
 		fs.Var(&reverify, "sensitive-reverify", "sensitive-content re-verification: recordings unavailable over the API (true/false)")
+		fs.Var(&quota, "media-quota", "storage for hosted media (uploads and sent attachments), e.g. 500MiB, 1GiB, 750MB or bytes; default 1GiB")
 	})
 	if err != nil {
 		return err
@@ -84,8 +94,18 @@ func cmdAccountSet(ctx context.Context, c *cli, args []string) error {
 	if err := st.UpdateAccountSettings(ctx, a); err != nil {
 		return err
 	}
-	c.print(map[string]any{"id": a.ID, "restrictSmsDelete": a.RestrictSMSDelete, "sensitiveReverify": a.SensitiveReverify},
-		fmt.Sprintf("account %d: restrict-sms-delete=%t sensitive-reverify=%t", a.ID, a.RestrictSMSDelete, a.SensitiveReverify))
+	if quota.set {
+		if err := st.SetMediaQuota(ctx, id, quota.value); err != nil {
+			return err
+		}
+	}
+	u, err := st.MediaUsage(ctx, id)
+	if err != nil {
+		return err
+	}
+	c.print(map[string]any{"id": a.ID, "restrictSmsDelete": a.RestrictSMSDelete, "sensitiveReverify": a.SensitiveReverify, "mediaQuota": u.Quota, "mediaUsed": u.Used},
+		fmt.Sprintf("account %d: restrict-sms-delete=%t sensitive-reverify=%t media-quota=%s (in use: %s)", a.ID, a.RestrictSMSDelete, a.SensitiveReverify,
+			bytesize.Format(u.Quota), bytesize.Format(u.Used)))
 	return nil
 }
 

@@ -31,6 +31,9 @@ func Parse(s string) (int64, error) {
 	if i == 0 {
 		return 0, fmt.Errorf("%q is not a size: want a whole number of bytes or of KB, MB, GB, KiB, MiB, GiB (e.g. 500MiB, 1GiB, 750MB)", s)
 	}
+	if i < len(t) && (t[i] == '.' || t[i] == ',') {
+		return 0, fmt.Errorf("%q: use a whole number, in a smaller unit if need be (1536MiB, not 1.5GiB)", s)
+	}
 	unit, ok := units[strings.ToLower(strings.TrimSpace(t[i:]))]
 	if !ok {
 		return 0, fmt.Errorf("%q: unknown unit %q (want B, KB, MB, GB, TB, KiB, MiB, GiB or TiB)", s, strings.TrimSpace(t[i:]))

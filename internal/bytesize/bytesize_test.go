@@ -16,7 +16,7 @@ func TestParse(t *testing.T) {
 		}
 	}
 	for in, want := range map[string]string{
-		"": "not a size", "-1": "not a size", "1.5GiB": "unknown unit", "GiB": "not a size", "5 apples": "unknown unit",
+		"": "not a size", "-1": "not a size", "1.5GiB": "whole number", "2,5MB": "whole number", "GiB": "not a size", "5 apples": "unknown unit",
 		"9223372036854775807KiB": "too large", "99999999999999999999": "too large", "1 G": "unknown unit",
 	} {
 		if _, err := Parse(in); err == nil || !strings.Contains(err.Error(), want) {
