@@ -280,6 +280,7 @@ func (b *Batch) addCDRCall(rows []*cdrRow, opts AsteriskOptions) {
 		}
 		return x.line - y.line
 	})
+	rows = dropRepeats(rows)
 	first := rows[0]
 	line := first.line
 	for _, r := range rows {
@@ -327,6 +328,7 @@ func (b *Batch) addCDRCall(rows []*cdrRow, opts AsteriskOptions) {
 	voicemail := false
 	seen := map[string]int{}
 	exts := map[string]bool{}
+	queues := map[string]bool{}
 	for _, r := range rows {
 		seen[r.uniqueid]++
 	}
@@ -350,8 +352,9 @@ func (b *Batch) addCDRCall(rows []*cdrRow, opts AsteriskOptions) {
 			}
 		}
 		if strings.EqualFold(r.lastapp, "Queue") {
-			if q, _, _ := strings.Cut(r.lastdata, ","); strings.TrimSpace(q) != "" {
-				rec.Queues = appendNew(rec.Queues, strings.TrimSpace(q))
+			if q, _, _ := strings.Cut(r.lastdata, ","); strings.TrimSpace(q) != "" && !queues[strings.TrimSpace(q)] {
+				queues[strings.TrimSpace(q)] = true
+				rec.Queues = append(rec.Queues, strings.TrimSpace(q))
 			}
 		}
 		for _, s := range []string{r.src, r.dst} {
@@ -388,10 +391,12 @@ func (b *Batch) addCDRCall(rows []*cdrRow, opts AsteriskOptions) {
 		prevCallID = r.uniqueid
 		rec.Legs = append(rec.Legs, leg)
 	}
+	users := map[string]bool{}
 	for e := range exts {
 		rec.Extensions = append(rec.Extensions, e)
-		if u, ok := opts.Users[e]; ok {
-			rec.Users = appendNew(rec.Users, u)
+		if u, ok := opts.Users[e]; ok && !users[u] {
+			users[u] = true
+			rec.Users = append(rec.Users, u)
 		}
 	}
 	slices.Sort(rec.Extensions)
@@ -434,9 +439,21 @@ func (b *Batch) addCDRCall(rows []*cdrRow, opts AsteriskOptions) {
 	b.work <- batchItem{line: line, id: id, it: &Item{Call: call}}
 }
 
-func appendNew(list []string, v string) []string {
-	if slices.Contains(list, v) {
-		return list
+// dropRepeats keeps the first of rows that agree in every column read
+// (all but their line): a CDR written twice, or a file appended to itself,
+// is one leg, not two legs with one uniqueid and twice the talk time. Rows
+// of one channel that differ (several dial attempts) stay separate legs.
+func dropRepeats(rows []*cdrRow) []*cdrRow {
+	seen := make(map[cdrRow]bool, len(rows))
+	out := rows[:0]
+	for _, r := range rows {
+		k := *r
+		k.line = 0
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		out = append(out, r)
 	}
-	return append(list, v)
+	return out
 }

@@ -97,11 +97,30 @@ type eventJSON struct {
 	Users        []string `json:"users"`
 }
 
-// Limits of the ingest format.
+// Limits of the ingest format. Every list a line carries is bounded, so a
+// line's cost (and the events it writes) is bounded whatever its size.
 const (
 	MaxRecordingBytes = 64 << 20
 	maxText           = 256
+	// MaxTagValues bounds each of a call's numbers, extensions, queues,
+	// huntgroups and users, and an event's users. Each of a call's users
+	// is one UserEndedCalls event carrying the list, so a call writes at
+	// most 1 + MaxTagValues + MaxTranscripts events.
+	MaxTagValues = 100
+	// MaxLegs bounds a call's legs; MaxTranscripts its transcripts (one per
+	// leg and language); MaxSegments one transcript's segments.
+	MaxLegs        = 1000
+	MaxTranscripts = 1000
+	MaxSegments    = 100_000
 )
+
+// checkCount is the error for a list longer than most, naming the field.
+func checkCount(field string, n, most int) error {
+	if n > most {
+		return invalid("%s has %d entries; at most %d are allowed", field, n, most)
+	}
+	return nil
+}
 
 // recordingTypes are the audio types a recording may have, with the file
 // extension its blob gets.
@@ -221,8 +240,34 @@ func text(field, s string) (string, error) {
 
 var partyTypes = []string{"", "external", "user", "queue", "huntgroup"}
 
+// checkCounts refuses a record with a list over its limit, before any
+// per-entry work.
+func (r *recordJSON) checkCounts() error {
+	for _, l := range []struct {
+		name    string
+		n, most int
+	}{
+		{"numbers", len(r.Numbers), MaxTagValues}, {"extensions", len(r.Extensions), MaxTagValues},
+		{"queues", len(r.Queues), MaxTagValues}, {"huntgroups", len(r.Huntgroups), MaxTagValues},
+		{"users", len(r.Users), MaxTagValues}, {"legs", len(r.Legs), MaxLegs}, {"transcripts", len(r.Transcripts), MaxTranscripts},
+	} {
+		if err := checkCount(l.name, l.n, l.most); err != nil {
+			return err
+		}
+	}
+	for i, t := range r.Transcripts {
+		if err := checkCount(fmt.Sprintf("transcripts[%d].segments", i), len(t.Segments), MaxSegments); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func (r *recordJSON) record(accountID int64) (*domain.CallRecord, error) {
 	c := domain.Call{AccountID: accountID, ID: r.ID}
+	if err := r.checkCounts(); err != nil {
+		return nil, err
+	}
 	if r.ID == "" {
 		return nil, invalid("id is required (%s)", domain.CallIDShape)
 	}
@@ -464,6 +509,9 @@ func parseEvent(e eventJSON) (*Item, error) {
 			return nil, err
 		}
 	}
+	if err := checkCount("users", len(e.Users), MaxTagValues); err != nil {
+		return nil, err
+	}
 	var users []string
 	for i, u := range e.Users {
 		v, err := tagValue(domain.TagUser, u)
@@ -492,6 +540,10 @@ const (
 // the same id), with its events, or a real-time event.
 func (s *Service) Ingest(ctx context.Context, accountID int64, it *Item) (Outcome, error) {
 	if it.Event != nil {
+		var err error
+		if it.Event.Users, err = s.st.KnownUsers(ctx, accountID, it.Event.Users); err != nil {
+			return 0, err
+		}
 		ev, err := domain.NewEvent(domain.EventRealTimeCalls, it.Event)
 		if err != nil {
 			return 0, err
@@ -500,6 +552,14 @@ func (s *Service) Ingest(ctx context.Context, accountID int64, it *Item) (Outcom
 	}
 	rec := it.Call
 	rec.Call.AccountID = accountID
+	// Users the account does not have are dropped, the call kept: one
+	// UserEndedCalls event goes out per user, and an invented id could name
+	// a user created later (docs/decisions.md, call history).
+	known, err := s.st.KnownUsers(ctx, accountID, rec.Call.Users)
+	if err != nil {
+		return 0, err
+	}
+	rec.Call.Users = known
 	var put []string
 	cleanup := func() {
 		for _, name := range put {

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"switchboard/internal/domain"
 	"switchboard/internal/phone"
@@ -17,6 +18,18 @@ const (
 	DefaultLimit = 50
 	MaxLimit     = 500
 	MaxWindow    = 366 * 24 * time.Hour
+	// MaxFilterValues bounds every list in filters: with each list at its
+	// maximum a search's statement stays near 2,600 bind variables, far
+	// under SQLite's 32,766 and PostgreSQL's 65,535 (docs/decisions.md), and
+	// checking a body is a bounded amount of work.
+	MaxFilterValues = 100
+	// MaxTagLength bounds, in characters, one entry of numbers, extensions,
+	// queues, huntgroups and users (and their excludes), as ingest does.
+	MaxTagLength = 128
+	// MaxVocabularyLength bounds, in characters, one entry of callPurpose
+	// and callSentiment and filters.search: ingest stores at most 256 bytes
+	// of each of those texts, so no longer value could match.
+	MaxVocabularyLength = 256
 )
 
 // SearchParams is POST /calls/search's body, typed. Nil pointers and slices
@@ -119,6 +132,9 @@ func (p SearchParams) query(accountID int64) (store.CallQuery, int, error) {
 		q.Offset = *p.Offset
 	}
 	f := p.Filters
+	if err := f.checkSizes(); err != nil {
+		return q, 0, err
+	}
 	switch p.Direction {
 	case "":
 	case domain.CallInbound, domain.CallOutbound:
@@ -129,7 +145,7 @@ func (p SearchParams) query(accountID int64) (store.CallQuery, int, error) {
 	if len(f.Directions) > 0 {
 		for i, d := range f.Directions {
 			if d != domain.CallInbound && d != domain.CallOutbound {
-				return q, 0, invalid("filters.directions[%d] must be inbound or outbound, not %q", i, d)
+				return q, 0, invalid("filters.directions[%d] must be inbound or outbound, not %s", i, quote(d))
 			}
 		}
 		if q.Directions == nil {
@@ -141,7 +157,7 @@ func (p SearchParams) query(accountID int64) (store.CallQuery, int, error) {
 	if len(f.Statuses) > 0 {
 		for i, s := range f.Statuses {
 			if s != domain.CallAnswered && s != domain.CallMissed && s != domain.CallVoicemail {
-				return q, 0, invalid("filters.statuses[%d] must be answered, missed or voicemail, not %q", i, s)
+				return q, 0, invalid("filters.statuses[%d] must be answered, missed or voicemail, not %s", i, quote(s))
 			}
 		}
 		q.Statuses = dedupe(f.Statuses)
@@ -206,7 +222,7 @@ func (p SearchParams) query(accountID int64) (store.CallQuery, int, error) {
 		for i, d := range f.DaysOfWeek {
 			wd, ok := weekdays[d]
 			if !ok {
-				return q, 0, invalid("filters.daysOfWeek[%d] must be one of mon, tue, wed, thu, fri, sat, sun, not %q", i, d)
+				return q, 0, invalid("filters.daysOfWeek[%d] must be one of mon, tue, wed, thu, fri, sat, sun, not %s", i, quote(d))
 			}
 			days.weekdays[wd] = true
 		}
@@ -259,8 +275,60 @@ func (p SearchParams) query(accountID int64) (store.CallQuery, int, error) {
 	return q, q.Limit, nil
 }
 
-// tagValue checks and normalizes a value of a multi-valued field.
+// checkSizes refuses a list longer than MaxFilterValues, and an entry or
+// a search longer than its limit, before any per-entry work.
+func (f *Filters) checkSizes() error {
+	for _, l := range []struct {
+		name string
+		n    int
+	}{
+		{"numbers", len(f.Numbers)}, {"numbersExclude", len(f.NumbersExclude)},
+		{"extensions", len(f.Extensions)}, {"extensionsExclude", len(f.ExtensionsExclude)},
+		{"queues", len(f.Queues)}, {"queuesExclude", len(f.QueuesExclude)},
+		{"huntgroups", len(f.Huntgroups)}, {"huntgroupsExclude", len(f.HuntgroupsExclude)},
+		{"users", len(f.Users)}, {"directions", len(f.Directions)}, {"statuses", len(f.Statuses)},
+		{"callPurpose", len(f.CallPurpose)}, {"callSentiment", len(f.CallSentiment)},
+		{"daysOfWeek", len(f.DaysOfWeek)}, {"daysOfMonth", len(f.DaysOfMonth)},
+	} {
+		if l.n > MaxFilterValues {
+			return invalid("filters.%s has %d entries; at most %d are allowed", l.name, l.n, MaxFilterValues)
+		}
+	}
+	for _, l := range []struct {
+		name string
+		vals []string
+	}{{"callPurpose", f.CallPurpose}, {"callSentiment", f.CallSentiment}} {
+		for i, v := range l.vals {
+			if utf8.RuneCountInString(v) > MaxVocabularyLength {
+				return invalid("filters.%s[%d] is longer than %d characters", l.name, i, MaxVocabularyLength)
+			}
+		}
+	}
+	if utf8.RuneCountInString(strings.TrimSpace(f.Search)) > MaxVocabularyLength {
+		return invalid("filters.search is longer than %d characters", MaxVocabularyLength)
+	}
+	return nil
+}
+
+// quote is %q of a value echoed in an error, cut short: a client's
+// mistake should not come back a megabyte long.
+func quote(s string) string {
+	const most = 64
+	if utf8.RuneCountInString(s) <= most {
+		return strconv.Quote(s)
+	}
+	r := []rune(s)
+	return strconv.Quote(string(r[:most])) + "…"
+}
+
+// tagValue checks and normalizes a value of a multi-valued field (search
+// filters and ingest alike). No entry is longer than MaxTagLength
+// characters, whatever its kind: phone.Normalize would take any number of
+// digits.
 func tagValue(kind, v string) (string, error) {
+	if utf8.RuneCountInString(strings.TrimSpace(v)) > MaxTagLength {
+		return "", fmt.Errorf("is longer than %d characters", MaxTagLength)
+	}
 	switch kind {
 	case domain.TagNumber:
 		n, ok := phone.Normalize(v)
@@ -275,8 +343,8 @@ func tagValue(kind, v string) (string, error) {
 		return v, nil
 	}
 	v = strings.TrimSpace(v)
-	if v == "" || len(v) > 128 {
-		return "", fmt.Errorf("must be 1 to 128 characters")
+	if v == "" {
+		return "", fmt.Errorf("must be 1 to %d characters", MaxTagLength)
 	}
 	return v, nil
 }
@@ -306,10 +374,14 @@ func clock(s string) (int, error) {
 	return h*3600 + m*60, nil
 }
 
+// dedupe drops repeated values, keeping the first of each, in one pass
+// with a set (lists come from clients: a scan per value would be quadratic).
 func dedupe(in []string) []string {
 	out := make([]string, 0, len(in))
+	seen := make(map[string]struct{}, len(in))
 	for _, v := range in {
-		if !slices.Contains(out, v) {
+		if _, ok := seen[v]; !ok {
+			seen[v] = struct{}{}
 			out = append(out, v)
 		}
 	}

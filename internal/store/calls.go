@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -196,6 +197,48 @@ func (s *Store) AddEvents(ctx context.Context, accountID int64, events []domain.
 		}
 		return nil
 	})
+}
+
+// KnownUsers returns the ids in ids (decimal user ids) that are users of
+// the account, in their order, in one statement: ingest drops the others
+// (docs/decisions.md, call history). An id that is not a positive decimal
+// integer is no user. Callers bound len(ids).
+func (s *Store) KnownUsers(ctx context.Context, accountID int64, ids []string) ([]string, error) {
+	args := make([]any, 0, len(ids)+1)
+	args = append(args, accountID)
+	for _, id := range ids {
+		if n, err := strconv.ParseInt(id, 10, 64); err == nil && n > 0 {
+			args = append(args, n)
+		}
+	}
+	if len(args) == 1 {
+		return []string{}, nil
+	}
+	// The IN list's length varies, so the statement is not kept prepared
+	// (as searchQuery does for search's lists).
+	rows, err := s.r.QueryContext(ctx, s.q(`SELECT id FROM users WHERE account_id = ? AND id IN (`+placeholders(len(args)-1)+`)`), args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: known users: %w", err)
+	}
+	defer rows.Close()
+	known := make(map[string]bool, len(ids))
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("store: known users: %w", err)
+		}
+		known[strconv.FormatInt(id, 10)] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: known users: %w", err)
+	}
+	out := make([]string, 0, len(ids))
+	for _, id := range ids {
+		if known[id] {
+			out = append(out, id)
+		}
+	}
+	return out, nil
 }
 
 // derivedWindow is domain.DerivedWindow in microseconds.
