@@ -440,9 +440,9 @@ func (b *Batch) addCDRCall(rows []*cdrRow, opts AsteriskOptions) {
 }
 
 // dropRepeats keeps the first of rows that agree in every column read
-// (all but their line): a CDR written twice, or a file appended to itself,
-// is one leg, not two legs with one uniqueid and twice the talk time. Rows
-// of one channel that differ (several dial attempts) stay separate legs.
+// (all but their line): a CDR written twice is one leg, not two legs with
+// one uniqueid and twice the talk time. Rows of one channel that differ
+// (several dial attempts) stay separate legs.
 func dropRepeats(rows []*cdrRow) []*cdrRow {
 	seen := make(map[cdrRow]bool, len(rows))
 	out := rows[:0]
