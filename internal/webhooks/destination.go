@@ -5,6 +5,9 @@ import (
 	"net/netip"
 	"net/url"
 	"strings"
+	"unicode/utf8"
+
+	"golang.org/x/net/idna"
 
 	"switchboard/internal/domain"
 )
@@ -35,13 +38,20 @@ func (a AllowList) Allows(host string) bool {
 	return a[strings.ToLower(strings.TrimSuffix(host, "."))]
 }
 
-// checkURL validates a destination as it is saved: https (or http to an
-// allowed host), a host, no credentials or fragment, and no literal address
-// that is not publicly routable. Names are checked again, resolved, at dial
-// time (dialer.go), where DNS cannot be used to get around the rule.
-func checkURL(raw string, allow AllowList) error {
-	bad := func(why string) error {
-		return domain.Errorf(domain.Invalid, "url %s", why)
+// checkURL validates a destination as it is saved and returns it as it is
+// to be stored: https (or http to an allowed host), a host, no credentials
+// or fragment, and no literal address that is not publicly routable. Names
+// are checked again, resolved, at dial time (dialer.go), where DNS cannot be
+// used to get around the rule.
+//
+// A host with characters beyond ASCII (full-width letters, digits or dots
+// such as U+3002 "。", circled digits) is judged and stored in the ASCII form
+// IDNA's lookup mapping gives it, the form net/http resolves and connects
+// to: https://127。0。0。1/ is https://127.0.0.1/, refused like it, and
+// https://ｅｘａｍｐｌｅ.com is saved as https://example.com.
+func checkURL(raw string, allow AllowList) (string, error) {
+	bad := func(why string) (string, error) {
+		return "", domain.Errorf(domain.Invalid, "url %s", why)
 	}
 	if raw == "" {
 		return bad("is required")
@@ -56,6 +66,20 @@ func checkURL(raw string, allow AllowList) error {
 	host := u.Hostname()
 	if host == "" {
 		return bad("must name a host")
+	}
+	if !isASCII(host) {
+		ascii, err := idna.Lookup.ToASCII(host)
+		if err != nil || ascii == "" || ascii == "." {
+			return bad("host is not a valid internationalized domain name")
+		}
+		port := u.Port()
+		host, u.Host = ascii, ascii
+		if port != "" {
+			u.Host = net.JoinHostPort(ascii, port)
+		}
+		if raw = u.String(); len(raw) > maxURLLength {
+			return bad("is longer than 2048 characters once its host is in ASCII form")
+		}
 	}
 	if u.User != nil {
 		return bad("must not carry credentials; the signature authenticates deliveries")
@@ -74,12 +98,14 @@ func checkURL(raw string, allow AllowList) error {
 		return bad("must use https")
 	}
 	if allowed {
-		return nil
+		return raw, nil
 	}
-	if strings.EqualFold(strings.TrimSuffix(host, "."), "localhost") || strings.HasSuffix(strings.ToLower(strings.TrimSuffix(host, ".")), ".localhost") {
+	// A final dot makes a name absolute; "127.0.0.1." is still 127.0.0.1.
+	bare := strings.TrimSuffix(host, ".")
+	if strings.EqualFold(bare, "localhost") || strings.HasSuffix(strings.ToLower(bare), ".localhost") {
 		return bad("must not point at this machine (localhost)")
 	}
-	if ip, ok := literalIP(host); ok {
+	if ip, ok := literalIP(bare); ok {
 		if why := blockedReason(ip); why != "" {
 			return bad("points at a " + why + " address, which deliveries may not reach")
 		}
@@ -88,7 +114,16 @@ func checkURL(raw string, allow AllowList) error {
 		// addresses. Only the dotted-decimal form is accepted.
 		return bad("host is an address in a non-standard form; write it as a.b.c.d")
 	}
-	return nil
+	return raw, nil
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // literalIP parses host as an IP address (zone-free), unmapping nothing.

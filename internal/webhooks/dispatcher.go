@@ -89,8 +89,8 @@ type Dispatcher struct {
 	// use it, one at a time.
 	heldBack time.Duration
 
-	mu      sync.Mutex
-	slots   hookSlots // attempts in flight (made, not yet recorded) per subscription, test sends' too (slots.go)
+	mu    sync.Mutex
+	slots hookSlots // attempts in flight (made, not yet recorded) per subscription, test sends' too (slots.go)
 	// queued are claimed deliveries waiting for a slot of their
 	// subscription: the finisher starts one as it frees a slot. At most
 	// PerWebhook per subscription, so that each starts well within its
@@ -154,11 +154,11 @@ func NewDispatcher(cfg DispatcherConfig) *Dispatcher {
 		cfg.AllowHosts = AllowList{}
 	}
 	d := &Dispatcher{
-		cfg:     cfg,
-		client:  newClient(cfg.AllowHosts, cfg.Timeout, cfg.Workers),
-		log:     cfg.Log,
-		slots:   newHookSlots(cfg.PerWebhook),
-		queued:  map[int64][]queuedJob{},
+		cfg:    cfg,
+		client: newClient(cfg.AllowHosts, cfg.Timeout, cfg.Workers),
+		log:    cfg.Log,
+		slots:  newHookSlots(cfg.PerWebhook),
+		queued: map[int64][]queuedJob{},
 		outcomes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "switchboard_webhook_deliveries_total",
 			Help: "Webhook delivery outcomes: succeeded, retry (failed, will retry), failed (given up), gone (410, subscription disabled), skipped (subscription disabled), deferred (its subscription was busy).",

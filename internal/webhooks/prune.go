@@ -51,6 +51,7 @@ func NewPruner(cfg PrunerConfig) *background.Periodic {
 		Interval: cfg.Interval,
 		Logger:   cfg.Log,
 		Work: func(ctx context.Context) error {
+			prunePreviousSecrets(ctx, cfg) // secretprune.go
 			var deliveries, events int
 			defer func() {
 				if deliveries+events > 0 {

@@ -166,7 +166,11 @@ func (s *Service) check(name, description, url, typ *string) error {
 		return unknownType("type", *typ)
 	}
 	if url != nil {
-		return checkURL(*url, s.allow)
+		stored, err := checkURL(*url, s.allow)
+		if err != nil {
+			return err
+		}
+		*url = stored // the host in ASCII form (checkURL)
 	}
 	return nil
 }
