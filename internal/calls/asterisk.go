@@ -134,6 +134,10 @@ type cdrGroup struct {
 	rows    []*cdrRow
 	keys    []string
 	lastEnd time.Time
+	// merged marks a group whose rows moved into another: it stays in the
+	// open list until the next flush drops it, since removing it at once
+	// would be a scan of the open list per merge.
+	merged bool
 }
 
 // ReadAsteriskCSV reads an Asterisk Master.csv and feeds its calls to b.
@@ -159,6 +163,9 @@ func ReadAsteriskCSV(r io.Reader, opts AsteriskOptions, b *Batch) error {
 	flush := func(all bool) {
 		keep := open[:0]
 		for _, g := range open {
+			if g.merged {
+				continue
+			}
 			if !all && latestEnd.Sub(g.lastEnd) < groupWindow {
 				keep = append(keep, g)
 				continue
@@ -221,7 +228,11 @@ func ReadAsteriskCSV(r io.Reader, opts AsteriskOptions, b *Batch) error {
 				g = other
 				continue
 			}
-			// The row links two groups: merge them.
+			// The row links two groups: merge the smaller into the larger,
+			// so that no row is copied more than a logarithmic number of times.
+			if len(other.rows) > len(g.rows) {
+				g, other = other, g
+			}
 			g.rows = append(g.rows, other.rows...)
 			g.lastEnd = maxTime(g.lastEnd, other.lastEnd)
 			for _, k2 := range other.keys {
@@ -230,7 +241,7 @@ func ReadAsteriskCSV(r io.Reader, opts AsteriskOptions, b *Batch) error {
 					g.keys = append(g.keys, k2)
 				}
 			}
-			open = slices.DeleteFunc(open, func(x *cdrGroup) bool { return x == other })
+			other.rows, other.keys, other.merged = nil, nil, true
 		}
 		if g == nil {
 			g = &cdrGroup{}

@@ -59,3 +59,35 @@ func TestAsteriskRepeatedRow(t *testing.T) {
 		}
 	})
 }
+
+// TestAsteriskMergesGroups: a row whose channels join two calls being
+// gathered makes them one call, whichever of the two is larger.
+func TestAsteriskMergesGroups(t *testing.T) {
+	row := func(ch, dst, uid, start, end string) string {
+		return `"","14155550130","14155550100","from-pstn","","` + ch + `","` + dst + `","Dial","x","2026-03-04 10:` + start + `",,"2026-03-04 10:` + end + `",10,0,"NO ANSWER","DOCUMENTATION","` + uid + `",""`
+	}
+	csv := strings.Join([]string{
+		row("SIP/trunk-01", "SIP/101-02", "1772618400.1", "00:00", "00:10"),
+		row("SIP/trunk-03", "SIP/102-04", "1772618401.2", "00:01", "00:11"),
+		row("SIP/trunk-03", "SIP/103-05", "1772618401.2", "00:02", "00:12"),
+		row("SIP/101-02", "SIP/trunk-03", "1772618402.3", "00:03", "00:13"),
+		row("SIP/trunk-06", "SIP/104-07", "1772618403.4", "00:04", "00:14"),
+	}, "\n") + "\n"
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		a := domain.Account{Name: "merge"}
+		must(t, st.CreateAccount(ctx, &a))
+		svc := calls.New(calls.Config{Store: st})
+		b := svc.NewBatch(ctx, a.ID, 2, nil)
+		must(t, calls.ReadAsteriskCSV(strings.NewReader(csv), calls.AsteriskOptions{}, b))
+		if sum := b.Wait(); sum.Imported != 2 || sum.Skipped != 0 {
+			t.Fatalf("%+v", sum)
+		}
+		for id, legs := range map[string]int{"1772618400.1": 4, "1772618403.4": 1} {
+			d, err := svc.Call(ctx, auth.Principal{AccountID: a.ID}, id)
+			must(t, err)
+			if len(d.Legs) != legs {
+				t.Errorf("%s: %d legs, want %d", id, len(d.Legs), legs)
+			}
+		}
+	})
+}
