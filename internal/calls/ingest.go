@@ -230,10 +230,8 @@ func text(field, s string) (string, error) {
 	if len(s) > maxText {
 		return "", invalid("%s is longer than %d bytes", field, maxText)
 	}
-	for _, c := range s {
-		if c < 0x20 || c == 0x7f {
-			return "", invalid("%s has a control character", field)
-		}
+	if hasControl(s) {
+		return "", invalid("%s has a control character", field)
 	}
 	return s, nil
 }

@@ -276,7 +276,9 @@ func (p SearchParams) query(accountID int64) (store.CallQuery, int, error) {
 }
 
 // checkSizes refuses a list longer than MaxFilterValues, and an entry or
-// a search longer than its limit, before any per-entry work.
+// a search longer than its limit or with a control character (PostgreSQL
+// refuses a NUL in text; ingest stores none of them), before any per-entry
+// work.
 func (f *Filters) checkSizes() error {
 	for _, l := range []struct {
 		name string
@@ -302,12 +304,30 @@ func (f *Filters) checkSizes() error {
 			if utf8.RuneCountInString(v) > MaxVocabularyLength {
 				return invalid("filters.%s[%d] is longer than %d characters", l.name, i, MaxVocabularyLength)
 			}
+			if hasControl(v) {
+				return invalid("filters.%s[%d] has a control character", l.name, i)
+			}
 		}
 	}
-	if utf8.RuneCountInString(strings.TrimSpace(f.Search)) > MaxVocabularyLength {
+	search := strings.TrimSpace(f.Search)
+	if utf8.RuneCountInString(search) > MaxVocabularyLength {
 		return invalid("filters.search is longer than %d characters", MaxVocabularyLength)
 	}
+	if hasControl(search) {
+		return invalid("filters.search has a control character")
+	}
 	return nil
+}
+
+// hasControl reports whether s has a C0 control character or DEL: no
+// stored text has one (ingest refuses them), and PostgreSQL refuses a NUL.
+func hasControl(s string) bool {
+	for _, c := range s {
+		if c < 0x20 || c == 0x7f {
+			return true
+		}
+	}
+	return false
 }
 
 // quote is %q of a value echoed in an error, cut short: a client's
@@ -345,6 +365,9 @@ func tagValue(kind, v string) (string, error) {
 	v = strings.TrimSpace(v)
 	if v == "" {
 		return "", fmt.Errorf("must be 1 to %d characters", MaxTagLength)
+	}
+	if hasControl(v) {
+		return "", fmt.Errorf("has a control character")
 	}
 	return v, nil
 }

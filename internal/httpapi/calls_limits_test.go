@@ -88,6 +88,11 @@ func TestCallSearchFilterLimits(t *testing.T) {
 		wantInvalid("callPurpose entry too long", searchBody(t, marchStart, marchEnd, map[string]any{"callPurpose": []string{"x", longText}}), "filters.callPurpose[1]")
 		wantInvalid("callSentiment entry too long", searchBody(t, marchStart, marchEnd, map[string]any{"callSentiment": []string{longText}}), "filters.callSentiment[0]")
 		wantInvalid("search too long", searchBody(t, marchStart, marchEnd, map[string]any{"search": longText}), "filters.search")
+		// A NUL is text PostgreSQL refuses (it was a 500 there); no stored
+		// value has a control character.
+		wantInvalid("NUL in a queue", searchBody(t, marchStart, marchEnd, map[string]any{"queues": []string{"a\x00b"}}), "filters.queues[0]")
+		wantInvalid("NUL in a purpose", searchBody(t, marchStart, marchEnd, map[string]any{"callPurpose": []string{"a\x00b"}}), "filters.callPurpose[0]")
+		wantInvalid("NUL in search", searchBody(t, marchStart, marchEnd, map[string]any{"search": "a\x00b"}), "filters.search")
 		// An echoed bad value is cut short.
 		status, b := search(searchBody(t, marchStart, marchEnd, map[string]any{"statuses": []string{strings.Repeat("x", 100_000)}}))
 		if status != 400 || len(b) > 1000 {
@@ -172,6 +177,7 @@ func TestIngestListLimits(t *testing.T) {
 			`{` + base("1773014400.7") + `,"legs":` + legs(calls.MaxLegs+1) + `}`,
 			`{` + base("1773014400.8") + `,"numbers":["` + strings.Repeat("5", 129) + `"]}`,
 			`{"event":"ringing","id":"1773014400.9","direction":"inbound","startTime":"2026-03-09T00:00:00Z","users":` + quoted("1", calls.MaxTagValues+1) + `}`,
+			`{` + base("1773014400.11") + `,"queues":["a\u0000b"]}`,
 			// At the limits: accepted.
 			`{` + base("1773014400.10") + `,"numbers":` + quoted("1415555", calls.MaxTagValues) + `,"extensions":` + quoted("e", calls.MaxTagValues) +
 				`,"queues":` + quoted("q", calls.MaxTagValues) + `,"huntgroups":` + quoted("h", calls.MaxTagValues) + `,"users":` + quoted("1", calls.MaxTagValues) +
@@ -182,7 +188,7 @@ func TestIngestListLimits(t *testing.T) {
 		want := map[int]string{
 			2: "users has 101 entries; at most 100", 3: "numbers has 101 entries", 4: "extensions has 101 entries",
 			5: "queues has 101 entries", 6: "huntgroups has 101 entries", 7: "legs has 1001 entries; at most 1000",
-			8: "numbers[0]", 9: "users has 101 entries",
+			8: "numbers[0]", 9: "users has 101 entries", 10: "queues[0]: has a control character",
 		}
 		if status != 200 || s.Imported != 2 || s.Skipped != len(want) || len(s.Problems) != len(want) {
 			t.Fatalf("batch: %d %.2000s", status, b)
