@@ -1,7 +1,11 @@
 package httpapi_test
 
 import (
+	"encoding/json"
+	"net/http"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -40,6 +44,141 @@ func TestScheduleWithSentAttachmentURL(t *testing.T) {
 		}
 		if l := f.listScheduled(t, f.keys["acme"], lineMain); len(l) != 1 {
 			t.Errorf("queued %d schedules, want the one with the account's own URL", len(l))
+		}
+	})
+}
+
+func (f *sendFixture) hostMedia(t *testing.T, key string, a attachmentJSON) (int, []byte) {
+	t.Helper()
+	body, _ := json.Marshal(a)
+	status, _, raw := f.do(t, "POST", "/api/public/v1/sms/media", key, string(body))
+	return status, raw
+}
+
+func fetchStatus(t *testing.T, url string) int {
+	t.Helper()
+	resp, err := http.Get(url)
+	must(t, err)
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// TestHostedMediaQuotaOverHTTP: beyond the account's hosted-media quota an
+// upload and a send with attachments are 409 conflict naming the quota, and
+// nothing is sent, charged or kept; a send without attachments is not
+// concerned, nor is another account.
+func TestHostedMediaQuotaOverHTTP(t *testing.T) {
+	t.Parallel()
+	forEachSendEngine(t, func(t *testing.T, f *sendFixture) {
+		png := realImage(t, "image/png")
+		size := int64(len(png))
+		must(t, f.st.SetMediaQuota(ctx, f.acme, size*3/2))
+		if status, raw := f.hostMedia(t, f.keys["acme"], attach("a.png", "image/png", png)); status != 201 {
+			t.Fatalf("upload within the quota: %d %s", status, raw)
+		}
+		status, raw := f.hostMedia(t, f.keys["acme"], attach("b.png", "image/png", png))
+		if e := decodeInto[errorEnvelope](t, raw); status != 409 || e.Error.Type != "conflict" || !strings.Contains(e.Error.Message, "quota of ") ||
+			!strings.Contains(e.Error.Message, "in use: ") {
+			t.Errorf("upload beyond the quota: %d %s; want 409 conflict naming the quota and the usage", status, raw)
+		}
+		status, _, raw = f.post(t, f.keys["acme"], "", jsonBody(t, sendBody{From: lineMain, To: []string{usA}, Message: "see",
+			Attachments: []attachmentJSON{attach("c.png", "image/png", png)}}))
+		if e := decodeInto[errorEnvelope](t, raw); status != 409 || e.Error.Type != "conflict" || !strings.Contains(e.Error.Message, "quota of ") {
+			t.Errorf("send with an attachment beyond the quota: %d %s; want 409 conflict naming the quota", status, raw)
+		}
+		if sent := f.sim.Sent(); len(sent) != 0 {
+			t.Errorf("the carrier got %d messages", len(sent))
+		}
+		if status, _, raw := f.post(t, f.keys["acme"], "", jsonBody(t, sendBody{From: lineMain, To: []string{usA}, Message: "text only"})); status != 201 {
+			t.Errorf("send without attachments at the quota: %d %s", status, raw)
+		}
+		if status, raw := f.hostMedia(t, f.keys["beta"], attach("a.png", "image/png", png)); status != 201 {
+			t.Errorf("another account's upload: %d %s", status, raw)
+		}
+		if u, err := f.st.MediaUsage(ctx, f.acme); err != nil || u.Used != size {
+			t.Errorf("usage %+v (%v), want the one upload's %d bytes", u, err, size)
+		}
+	})
+}
+
+// TestHostedMediaQuotaParallelUploads: uploads racing for the last room in
+// the quota: exactly as many pass as fit.
+func TestHostedMediaQuotaParallelUploads(t *testing.T) {
+	t.Parallel()
+	forEachSendEngine(t, func(t *testing.T, f *sendFixture) {
+		png := realImage(t, "image/png")
+		must(t, f.st.SetMediaQuota(ctx, f.acme, int64(len(png))*2))
+		body, _ := json.Marshal(attach("a.png", "image/png", png))
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		statuses := map[int]int{}
+		for range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				req, _ := http.NewRequest("POST", f.url+"/api/public/v1/sms/media", strings.NewReader(string(body)))
+				req.Header.Set("Authorization", "Bearer "+f.keys["acme"])
+				req.Header.Set("Content-Type", "application/json")
+				resp, err := f.client.Do(req)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				resp.Body.Close()
+				mu.Lock()
+				statuses[resp.StatusCode]++
+				mu.Unlock()
+			}()
+		}
+		wg.Wait()
+		if statuses[201] != 2 || statuses[409] != 6 {
+			t.Errorf("8 parallel uploads with room for 2: %v; want 2 × 201 and 6 × 409", statuses)
+		}
+	})
+}
+
+// TestHostedMediaCleanupOverHTTP: the cleanup removes an upload nothing
+// uses (its URL then 404s and its bytes are free again) and keeps files a
+// pending schedule or a sent message uses.
+func TestHostedMediaCleanupOverHTTP(t *testing.T) {
+	t.Parallel()
+	forEachScheduledEngine(t, func(t *testing.T, f *sendFixture) {
+		png := realImage(t, "image/png")
+		var urls []string
+		for range 2 {
+			status, raw := f.hostMedia(t, f.keys["acme"], attach("a.png", "image/png", png))
+			if status != 201 {
+				t.Fatalf("upload: %d %s", status, raw)
+			}
+			urls = append(urls, decodeInto[hostedData](t, raw).Data.URL)
+		}
+		unused, scheduled := urls[0], urls[1]
+		if status, _, raw := f.schedule(t, f.keys["acme"], "", lineMain, scheduleBody{To: []string{usA}, Media: []string{scheduled}, SendAt: rfc(time.Now().Add(time.Hour))}); status != 201 {
+			t.Fatalf("schedule: %d %s", status, raw)
+		}
+		sent := f.sendMMS(t, f.keys["acme"], lineMain, attach("b.png", "image/png", png))
+
+		time.Sleep(time.Millisecond)
+		// Unused for a millisecond stands in for a day.
+		n, err := f.svc.CleanupMedia(ctx, time.Microsecond, 1)
+		if err != nil || n != 1 {
+			t.Fatalf("cleanup: removed %d, %v; want the one unused upload", n, err)
+		}
+		if got := fetchStatus(t, unused); got != 404 {
+			t.Errorf("the removed upload's URL: %d, want 404", got)
+		}
+		for _, u := range []string{scheduled, sent} {
+			if got := fetchStatus(t, u); got != 200 {
+				t.Errorf("a file in use: %d, want 200", got)
+			}
+		}
+		if u, err := f.st.MediaUsage(ctx, f.acme); err != nil || u.Used != 2*int64(len(png)) {
+			t.Errorf("usage %+v (%v), want the 2 files in use", u, err)
+		}
+		// The removed upload's URL is no longer schedulable.
+		status, _, raw := f.schedule(t, f.keys["acme"], "", lineMain, scheduleBody{To: []string{usA}, Media: []string{unused}, SendAt: rfc(time.Now().Add(time.Hour))})
+		if e := decodeInto[errorEnvelope](t, raw); status != 400 || !strings.Contains(e.Error.Message, "media[0]") {
+			t.Errorf("scheduling a removed upload: %d %s", status, raw)
 		}
 	})
 }

@@ -98,7 +98,7 @@ func (s *Store) CheckMediaQuota(ctx context.Context, accountID, size int64, what
 // quotaError is the 409 of an upload or send whose files (size bytes,
 // described by what) do not fit in the account's quota.
 func quotaError(u MediaUsage, size int64, what string) error {
-	return domain.Errorf(domain.Conflict, "hosted media would exceed the account's quota of %s (in use: %s; %s: %s); files no message uses are removed 24 hours after upload",
+	return domain.Errorf(domain.Conflict, "hosted media would exceed the account's quota of %s (in use: %s; %s: %s)",
 		bytesize.Format(u.Quota), bytesize.Format(u.Used), what, bytesize.Format(size))
 }
 
