@@ -2,12 +2,15 @@ package httpapi_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"switchboard/internal/sms"
 )
 
 // sendMMS sends one attachment from line with key and returns its hosted URL.
@@ -179,6 +182,64 @@ func TestHostedMediaCleanupOverHTTP(t *testing.T) {
 		status, _, raw := f.schedule(t, f.keys["acme"], "", lineMain, scheduleBody{To: []string{usA}, Media: []string{unused}, SendAt: rfc(time.Now().Add(time.Hour))})
 		if e := decodeInto[errorEnvelope](t, raw); status != 400 || !strings.Contains(e.Error.Message, "media[0]") {
 			t.Errorf("scheduling a removed upload: %d %s", status, raw)
+		}
+	})
+}
+
+// TestScheduledMediaThroughDispatch: a scheduled file is used by the
+// schedule, then by the message it becomes (the dispatch hands the use
+// over, also across a carrier refusal and retry): the cleanup never takes
+// it; deleting that message, its last user, frees it.
+func TestScheduledMediaThroughDispatch(t *testing.T) {
+	t.Parallel()
+	forEachScheduledEngine(t, func(t *testing.T, f *sendFixture) {
+		png := realImage(t, "image/png")
+		status, raw := f.hostMedia(t, f.keys["acme"], attach("a.png", "image/png", png))
+		if status != 201 {
+			t.Fatalf("upload: %d %s", status, raw)
+		}
+		url := decodeInto[hostedData](t, raw).Data.URL
+		sendAt := time.Now().Add(1500 * time.Millisecond)
+		status, _, raw = f.schedule(t, f.keys["acme"], "", lineMain, scheduleBody{To: []string{deBerlin}, Media: []string{url}, SendAt: sendAt.Format(time.RFC3339Nano)})
+		if status != 201 {
+			t.Fatalf("schedule: %d %s", status, raw)
+		}
+		f.sim.FailDestinations("49") // the first attempt is refused and requeued
+		time.Sleep(time.Until(sendAt))
+		d := f.svc.ScheduledDispatcher(sms.DispatcherConfig{Interval: 20 * time.Millisecond, RetryBase: 50 * time.Millisecond, RetryMax: 50 * time.Millisecond})
+		d.TestSignals.Init()
+		must(t, d.Start(ctx))
+		defer d.Stop()
+		for done := false; !done; {
+			got := d.TestSignals.Dispatched.WaitOrTimeout(t)
+			switch got.Outcome {
+			case sms.DispatchRetry:
+				if n, err := f.svc.CleanupMedia(ctx, time.Microsecond, 10); err != nil || n != 0 {
+					t.Errorf("cleanup while the schedule waits for a retry: removed %d (%v)", n, err)
+				}
+				f.sim.FailDestinations()
+			case sms.DispatchSent:
+				done = true
+			default:
+				t.Fatalf("dispatch: %+v", got)
+			}
+		}
+		if n, err := f.svc.CleanupMedia(ctx, time.Microsecond, 10); err != nil || n != 0 {
+			t.Errorf("cleanup after the send: removed %d (%v), want none: the sent message uses the file", n, err)
+		}
+		if got := fetchStatus(t, url); got != 200 {
+			t.Errorf("the sent file: %d, want 200", got)
+		}
+		thread := f.thread(t, lineMain, deBerlin)
+		if len(thread) != 1 {
+			t.Fatalf("thread %+v, want the sent message", thread)
+		}
+		path := fmt.Sprintf("/api/public/v1/sms/conversations/%s/%s/messages/%d", lineMain, deBerlin, thread[0].ID)
+		if status, _, raw := f.do(t, "DELETE", path, f.keys["acme"], ""); status != 204 {
+			t.Fatalf("delete the message: %d %s", status, raw)
+		}
+		if u, err := f.st.MediaUsage(ctx, f.acme); err != nil || u.Used != 0 {
+			t.Errorf("usage after deleting the file's last message: %+v (%v), want 0", u, err)
 		}
 	})
 }
