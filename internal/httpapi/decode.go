@@ -290,3 +290,42 @@ func jsonKind(goKind string) string {
 	}
 	return "a " + goKind
 }
+
+// noBodyLimit bounds what is read of the body of an operation that takes
+// none: `{}` and some whitespace fit; a longer body is refused unread.
+const noBodyLimit = 1 << 10
+
+// noBody checks the body of an operation that takes none. An empty body
+// (or only whitespace) and `{}` are accepted, as a client library that
+// always sends an object would send; anything else is 400 invalid_request
+// exactly as an unknown field in any other body (`{"bogus":1}`: unknown
+// field "bogus"), so a client that sends fields believing they matter learns
+// that they do not. A body too long to be `{}` is the same 400, not 413.
+func noBody(w http.ResponseWriter, r *http.Request) error {
+	raw, err := readBody(w, r, noBodyLimit)
+	var de *domain.Error
+	if errors.As(err, &de) && de.Kind == domain.TooLarge {
+		return domain.Errorf(domain.Invalid, "request body must be empty or {}: this operation takes none")
+	}
+	if err != nil {
+		return err
+	}
+	if string(bytes.TrimSpace(raw)) == "null" {
+		// encoding/json takes null for any object; here it is no object.
+		return domain.Errorf(domain.Invalid, "request body must be empty or {}: this operation takes none")
+	}
+	var none struct{}
+	return decodeJSON(w, withBody(r, raw), &none, noBodyLimit, true)
+}
+
+// bodiless wraps the handler of an operation that takes no body: the body
+// is checked (noBody) before the handler runs, which then sees none. The
+// route table marks every such operation with it.
+func bodiless(h handlerFunc) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		if err := noBody(w, r); err != nil {
+			return err
+		}
+		return h(w, withBody(r, []byte{}))
+	}
+}
