@@ -20,6 +20,10 @@ import (
 
 // demoReceiver is the demo's own webhook endpoint: it checks each delivery's
 // signature and prints it, so a newcomer sees events flow after the first send.
+// It answers the first attempt of the first event (evt_1, whose delivery is
+// the first one, id 1, in the demo's fresh database) 503, so that the
+// attempt log (GET /webhooks/{id}/deliveries/1/attempts) shows a failure and
+// the retry that succeeded.
 type demoReceiver struct {
 	url    string
 	id     int64
@@ -27,6 +31,8 @@ type demoReceiver struct {
 	srv    *http.Server
 	mu     sync.Mutex
 	out    io.Writer
+	// failed is set once the receiver has failed evt_1's first attempt.
+	failed bool
 }
 
 // startDemoReceiver listens on a free loopback port and subscribes it to the
@@ -66,10 +72,24 @@ func (r *demoReceiver) serve(w http.ResponseWriter, req *http.Request) {
 		pretty.Write(body)
 	}
 	r.mu.Lock()
-	fmt.Fprintf(r.out, "\n[webhook] POST %s  webhook-id=%s  %s\n    %s\n", req.URL.Path, id, verdict, pretty.String())
+	fail := !r.failed && id == demoFailEvent
+	r.failed = r.failed || fail
+	if fail {
+		fmt.Fprintf(r.out, "\n[webhook] POST %s  webhook-id=%s  %s  -> answered 503 on purpose, once: the retry shows in the attempt log\n", req.URL.Path, id, verdict)
+	} else {
+		fmt.Fprintf(r.out, "\n[webhook] POST %s  webhook-id=%s  %s\n    %s\n", req.URL.Path, id, verdict, pretty.String())
+	}
 	r.mu.Unlock()
+	if fail {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		io.WriteString(w, "demo receiver: failing the first delivery once, to show a retry\n")
+		return
+	}
 	w.WriteHeader(http.StatusNoContent)
 }
+
+// demoFailEvent is the event whose first attempt the demo's receiver fails.
+const demoFailEvent = "evt_1"
 
 func (r *demoReceiver) close() {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)

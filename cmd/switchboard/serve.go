@@ -322,7 +322,7 @@ func newApp(ctx context.Context, c *cli, st *store.Store, log *slog.Logger, publ
 	allow := webhooks.ParseAllowList(c.webhookAllowHosts)
 	a.dispatcher = webhooks.NewDispatcher(webhooks.DispatcherConfig{Store: st, AllowHosts: allow, Log: log, Registry: reg})
 	// The service sends test events through the dispatcher's client and metrics.
-	a.webhooks = webhooks.New(webhooks.Config{Store: st, AllowHosts: allow, Log: log, Dispatcher: a.dispatcher})
+	a.webhooks = webhooks.New(webhooks.Config{Store: st, AllowHosts: allow, Log: log, Dispatcher: a.dispatcher, Retention: c.webhookRetention})
 	authz := oauth.New(oauth.Config{Store: st, Issuer: publicURL, Log: log, TrustedProxies: c.trustedProxies, Registry: reg})
 	a.handler = httpapi.New(httpapi.Config{
 		Store:    st,

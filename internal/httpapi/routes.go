@@ -65,6 +65,8 @@ func (s *Server) routes() {
 	s.api("GET /webhooks/{id}/deliveries", auth.WebhooksRead, s.listWebhookDeliveries)
 	s.api("POST /webhooks/{id}/deliveries/{deliveryId}/redeliver", auth.WebhooksWrite, bodiless(s.redeliverWebhook))
 	s.api("GET /webhooks/{id}/deliveries/{deliveryId}/attempts", auth.WebhooksRead, s.listDeliveryAttempts)
+	s.api("POST /webhooks/{id}/recover", auth.WebhooksWrite, s.recoverWebhook)
+	s.api("GET /webhooks/{id}/recover/{recoverId}", auth.WebhooksRead, s.getWebhookRecovery)
 	s.api("POST /webhooks/{id}/test", auth.WebhooksWrite, bodiless(s.testWebhook))
 	// The shared inbox (conversations.go).
 	s.api("GET /sms/unread", auth.MessagesRead, s.unread)

@@ -6,9 +6,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"switchboard/internal/auth"
 	"switchboard/internal/domain"
@@ -20,33 +23,52 @@ import (
 )
 
 // scriptedReceiver answers each request with the next of its answers (the
-// last one once they run out) and keeps each request's webhook-id.
+// last one once they run out) and keeps each request.
 type scriptedReceiver struct {
 	srv *httptest.Server
 	mu  sync.Mutex
-	// answers are status and body; ids the webhook-ids received, in order.
+	// answers are status and body; got the requests received, in order.
 	answers []struct {
 		status int
 		body   string
 	}
-	ids []string
-	got chan *http.Request
+	ids    []string
+	got    []http.Header
+	bodies [][]byte
 }
 
 func newScriptedReceiver(t *testing.T) *scriptedReceiver {
-	r := &scriptedReceiver{got: make(chan *http.Request, 100)}
+	r := &scriptedReceiver{}
 	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		io.Copy(io.Discard, req.Body)
+		b, _ := io.ReadAll(req.Body)
 		r.mu.Lock()
 		r.ids = append(r.ids, req.Header.Get("webhook-id"))
+		r.got, r.bodies = append(r.got, req.Header.Clone()), append(r.bodies, b)
 		a := r.answers[min(len(r.ids), len(r.answers))-1]
 		r.mu.Unlock()
 		w.WriteHeader(a.status)
 		io.WriteString(w, a.body)
-		r.got <- req
 	}))
 	t.Cleanup(r.srv.Close)
 	return r
+}
+
+// request returns request i (from 0) once it has arrived (10 s at most).
+func (r *scriptedReceiver) request(t *testing.T, i int) (http.Header, []byte) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		r.mu.Lock()
+		if i < len(r.got) {
+			defer r.mu.Unlock()
+			return r.got[i], r.bodies[i]
+		}
+		r.mu.Unlock()
+		if time.Now().After(deadline) {
+			t.Fatalf("request %d never arrived", i)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // answer sets the answers from the next request on.
@@ -205,6 +227,202 @@ func TestWebhookAttemptLog(t *testing.T) {
 		_, smsOnly := storetest.Key(t, f.st, f.users["Alice"].AccountID, auth.SMSRead)
 		if status, _, b := f.do(t, "GET", path, smsOnly, ""); status != 403 || decodeInto[errorEnvelope](t, b).Error.Scope != "webhooks:read" {
 			t.Errorf("attempts without webhooks:read: %d %s", status, b)
+		}
+	})
+}
+
+type recoveryResp struct {
+	ID         int64  `json:"id"`
+	WebhookID  int64  `json:"webhookId"`
+	Status     string `json:"status"`
+	Since      string `json:"since"`
+	Until      string `json:"until"`
+	Queued     int    `json:"queued"`
+	Deliveries struct {
+		Pending, Succeeded, Failed, Skipped int
+	} `json:"deliveries"`
+	FinishedAt string `json:"finishedAt"`
+}
+
+// TestWebhookRecover checks POST /webhooks/{id}/recover through the router
+// and a real dispatcher: after an outage (every attempt failed until the
+// schedule gave up) and a time disabled (events skipped), a recover sends
+// each of those events again, once, with its original webhook-id, signed
+// with the current secret; GET follows the job to done; the deliveries show
+// the job. Then what it refuses.
+func TestWebhookRecover(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, f *fixture) {
+		f.deliveringServer(t, 10*time.Millisecond)
+		r := newScriptedReceiver(t)
+		r.answer(503, "down for maintenance")
+		w := f.createWebhook(t, f.keys["acme"], `{"url":"`+r.srv.URL+`/in","type":"AccountSMS","enabled":true}`)
+		hook := "/api/public/v1/webhooks/" + strconv.FormatInt(w.ID, 10)
+		account := f.users["Alice"].AccountID
+		since := time.Now().Add(-time.Second).UTC().Truncate(time.Microsecond)
+		event := func() {
+			t.Helper()
+			must(t, f.st.AddEvents(ctx, account, []domain.Event{{Type: "AccountSMS", Payload: []byte(`{"event":"message.sent"}`)}}))
+		}
+		// The outage: three events, each given up after the schedule.
+		for range 3 {
+			event()
+		}
+		f.waitDeliveries(t, f.keys["acme"], w.ID, "three failed deliveries", func(l []deliveryResp) bool {
+			return len(l) == 3 && l[0].State == "failed" && l[1].State == "failed" && l[2].State == "failed"
+		})
+		// Disabled for a while: two events skipped.
+		if status, _, b := f.do(t, "POST", hook+"/disable", f.keys["acme"], ""); status != 200 {
+			t.Fatalf("disable: %d %s", status, b)
+		}
+		event()
+		event()
+		before := f.waitDeliveries(t, f.keys["acme"], w.ID, "two skipped deliveries", func(l []deliveryResp) bool {
+			return len(l) == 5 && l[0].State == "skipped" && l[1].State == "skipped"
+		})
+		// Disabled, a recover is refused: what it queued would be skipped.
+		body := `{"since":"` + since.Format(time.RFC3339Nano) + `"}`
+		if status, _, b := f.do(t, "POST", hook+"/recover", f.keys["acme"], body); status != 409 || decodeInto[errorEnvelope](t, b).Error.Type != "conflict" {
+			t.Errorf("recover of a disabled webhook: %d %s, want 409 conflict", status, b)
+		}
+		if status, _, b := f.do(t, "POST", hook+"/enable", f.keys["acme"], ""); status != 200 {
+			t.Fatalf("enable: %d %s", status, b)
+		}
+		// The secret rotated meanwhile: recovered deliveries are signed
+		// with the current one.
+		status, _, b := f.do(t, "POST", hook+"/secret/rotate", f.keys["acme"], "")
+		if status != 200 {
+			t.Fatalf("rotate: %d %s", status, b)
+		}
+		secret := decodeInto[struct{ Data struct{ Secret string } }](t, b).Data.Secret
+		r.answer(204, "")
+		seen := len(r.received())
+
+		status, h, b := f.do(t, "POST", hook+"/recover", f.keys["acme"], body)
+		rc := decodeInto[struct{ Data recoveryResp }](t, b).Data
+		if status != 202 || rc.ID == 0 || rc.WebhookID != w.ID || (rc.Status != "running" && rc.Status != "done") || rc.Since != since.Format(time.RFC3339Nano) || rc.Until == "" {
+			t.Fatalf("recover: %d %s", status, b)
+		}
+		job := hook + "/recover/" + strconv.FormatInt(rc.ID, 10)
+		if loc := h.Get("Location"); loc != job {
+			t.Errorf("Location %q, want %q", loc, job)
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for rc.Status != "done" || rc.Deliveries.Succeeded != 5 {
+			if time.Now().After(deadline) {
+				t.Fatalf("recover job %+v, want done with 5 deliveries succeeded", rc)
+			}
+			time.Sleep(20 * time.Millisecond)
+			status, _, b := f.do(t, "GET", job, f.keys["acme"], "")
+			if status != 200 {
+				t.Fatalf("GET recover: %d %s", status, b)
+			}
+			rc = decodeInto[struct{ Data recoveryResp }](t, b).Data
+		}
+		if rc.Queued != 5 || rc.FinishedAt == "" || rc.Deliveries.Pending+rc.Deliveries.Failed+rc.Deliveries.Skipped != 0 {
+			t.Errorf("done job %+v", rc)
+		}
+		// Each event once more, with its own webhook-id, signed with the
+		// current secret (the reference library checks).
+		want := map[string]bool{}
+		for _, d := range before {
+			want[d.EventID] = true
+		}
+		wh, err := standardwebhooks.NewWebhook(secret)
+		must(t, err)
+		got := map[string]int{}
+		for i := seen; i < seen+5; i++ {
+			h, body := r.request(t, i)
+			got[h.Get("webhook-id")]++
+			if err := wh.Verify(body, h); err != nil {
+				t.Errorf("recovered delivery %s does not verify with the current secret: %v", h.Get("webhook-id"), err)
+			}
+		}
+		if len(got) != 5 || len(r.received()) != seen+5 {
+			t.Errorf("received again %v (%d requests), want each of %v once", got, len(r.received())-seen, want)
+		}
+		for id := range got {
+			if !want[id] {
+				t.Errorf("received %s, not one of the events recovered %v", id, want)
+			}
+		}
+		after := f.deliveries(t, f.keys["acme"], w.ID)
+		if len(after) != 10 {
+			t.Fatalf("%d deliveries after the recover, want 10", len(after))
+		}
+		for _, d := range after[:5] {
+			if d.RecoveryID != rc.ID || d.State != "succeeded" || !want[d.EventID] {
+				t.Errorf("recovered delivery %+v, want succeeded, recoveryId %d", d, rc.ID)
+			}
+		}
+	})
+}
+
+// TestWebhookRecoverRefusals checks what POST /webhooks/{id}/recover
+// refuses, each with a message naming the field, and who may read a job.
+func TestWebhookRecoverRefusals(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, f *fixture) {
+		w := f.createWebhook(t, f.keys["acme"], `{"url":"https://a.example.com","type":"AccountSMS","enabled":true}`)
+		hook := "/api/public/v1/webhooks/" + strconv.FormatInt(w.ID, 10)
+		now := time.Now().UTC()
+		at := func(d time.Duration) string { return now.Add(d).Format(time.RFC3339) }
+		for _, c := range []struct{ body, field string }{
+			{``, "body"},
+			{`{}`, "since"},
+			{`{"since":null}`, "since"},
+			{`{"since":"yesterday"}`, "since"},
+			{`{"since":1700000000}`, "since"},
+			{`{"since":"` + at(-time.Hour) + `","until":"soon"}`, "until"},
+			{`{"since":"` + at(-time.Hour) + `","bogus":1}`, "bogus"},
+			{`{"Since":"` + at(-time.Hour) + `"}`, "Since"},
+			{`{"since":"` + at(-time.Hour) + `","until":"` + at(-2*time.Hour) + `"}`, "until"},
+			{`{"since":"` + at(-time.Hour) + `","until":"` + at(-time.Hour) + `"}`, "until"},
+			{`{"since":"` + at(-31*24*time.Hour) + `"}`, "since"},
+			{`{"since":"` + at(time.Hour) + `"}`, "since"},
+		} {
+			status, _, b := f.do(t, "POST", hook+"/recover", f.keys["acme"], c.body)
+			e := decodeInto[errorEnvelope](t, b).Error
+			if status != 400 || e.Type != "invalid_request" || !strings.Contains(e.Message, c.field) {
+				t.Errorf("recover %s: %d %s, want 400 invalid_request naming %s", c.body, status, b, c.field)
+			}
+		}
+		body := `{"since":"` + at(-time.Hour) + `"}`
+		for _, c := range []struct{ key, path string }{
+			{f.keys["beta"], hook},
+			{f.keys["acme"], "/api/public/v1/webhooks/99999"},
+			{f.keys["acme"], "/api/public/v1/webhooks/x"},
+		} {
+			if status, _, b := f.do(t, "POST", c.path+"/recover", c.key, body); status != 404 || decodeInto[errorEnvelope](t, b).Error.Type != "not_found" {
+				t.Errorf("recover %s: %d %s, want 404 not_found", c.path, status, b)
+			}
+		}
+		_, readOnly := storetest.Key(t, f.st, f.users["Alice"].AccountID, auth.WebhooksRead)
+		if status, _, b := f.do(t, "POST", hook+"/recover", readOnly, body); status != 403 || decodeInto[errorEnvelope](t, b).Error.Scope != "webhooks:write" {
+			t.Errorf("recover with webhooks:read only: %d %s, want 403 naming webhooks:write", status, b)
+		}
+
+		// No dispatcher runs here: the job stays running, and a second one
+		// is refused until it is done.
+		status, h, b := f.do(t, "POST", hook+"/recover", f.keys["acme"], body)
+		rc := decodeInto[struct{ Data recoveryResp }](t, b).Data
+		if status != 202 || rc.Status != "running" || h.Get("Location") == "" {
+			t.Fatalf("recover: %d %s", status, b)
+		}
+		if status, _, b := f.do(t, "POST", hook+"/recover", f.keys["acme"], body); status != 409 || !strings.Contains(decodeInto[errorEnvelope](t, b).Error.Message, "running") {
+			t.Errorf("a second recover while one runs: %d %s, want 409", status, b)
+		}
+		if status, _, b := f.do(t, "GET", h.Get("Location"), readOnly, ""); status != 200 || decodeInto[struct{ Data recoveryResp }](t, b).Data.ID != rc.ID {
+			t.Errorf("GET the job with webhooks:read: %d %s", status, b)
+		}
+		other := f.createWebhook(t, f.keys["acme"], `{"url":"https://b.example.com","type":"AccountSMS"}`)
+		for _, c := range []struct{ key, path string }{
+			{f.keys["beta"], h.Get("Location")},
+			{f.keys["acme"], "/api/public/v1/webhooks/" + strconv.FormatInt(other.ID, 10) + "/recover/" + strconv.FormatInt(rc.ID, 10)},
+			{f.keys["acme"], hook + "/recover/99999"},
+			{f.keys["acme"], hook + "/recover/x"},
+		} {
+			if status, _, b := f.do(t, "GET", c.path, c.key, ""); status != 404 || decodeInto[errorEnvelope](t, b).Error.Type != "not_found" {
+				t.Errorf("GET %s: %d %s, want 404 not_found", c.path, status, b)
+			}
 		}
 	})
 }

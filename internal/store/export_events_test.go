@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"sort"
 	"strings"
+	"time"
 )
 
 // MigrateBefore applies the embedded migrations named before version (e.g.
@@ -48,3 +49,12 @@ func (s *Store) QueryInt(ctx context.Context, query string, args ...any) (n int6
 	err = s.r.QueryRowContext(ctx, s.q(query), args...).Scan(&n)
 	return n, err
 }
+
+// RecoverStart is recoverStart: where a recover job's scan of webhookID's
+// deliveries for events since from starts.
+func (s *Store) RecoverStart(ctx context.Context, webhookID int64, from time.Time) (int64, error) {
+	return s.recoverStart(ctx, webhookID, from)
+}
+
+// RecoverStartMargin is recoverStartMargin.
+const RecoverStartMargin = recoverStartMargin

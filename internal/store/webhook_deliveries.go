@@ -34,10 +34,13 @@ func (s *Store) ClaimDeliveries(ctx context.Context, owner string, limit int, le
 }
 
 // FanOutEvents turns up to limit outbox events not yet fanned out into one
-// pending delivery per subscription of the event's account and type that is
-// enabled now. It returns how many events it took; fewer than limit means
-// none are left. A subscription backing off after failures gets its new
-// deliveries due when its backoff ends.
+// delivery per subscription of the event's account and type: pending for a
+// subscription enabled now, skipped (never due) for one disabled, so that
+// the history shows what a disabled subscription missed and
+// POST /webhooks/{id}/recover can send it later. It returns how many events
+// it took (fewer than limit means none are left) and how many deliveries it
+// wrote, skipped ones included. A subscription backing off after failures
+// gets its new deliveries due when its backoff ends.
 func (s *Store) FanOutEvents(ctx context.Context, limit int) (events, deliveries int, err error) {
 	err = s.writeData(ctx, func(tx *Tx) error {
 		events, deliveries = 0, 0
@@ -54,8 +57,8 @@ func (s *Store) FanOutEvents(ctx context.Context, limit int) (events, deliveries
 			return nil
 		}
 		res, err := tx.exec(ctx, `INSERT INTO webhook_deliveries (account_id, webhook_id, event_id, state, created_at, updated_at, due_at)
-			SELECT e.account_id, w.id, e.id, 'pending', ?, ?, CASE WHEN w.backoff_until > ? THEN w.backoff_until ELSE ? END
-			FROM events e JOIN webhooks w ON w.account_id = e.account_id AND w.type = e.type AND w.enabled = TRUE
+			SELECT e.account_id, w.id, e.id, `+fanOutState+`, ?, ?, `+fanOutDue+`
+			FROM events e JOIN webhooks w ON w.account_id = e.account_id AND w.type = e.type
 			WHERE e.fanned_out = FALSE AND e.id <= ?`, tx.now, tx.now, tx.now, tx.now, hi.Int64)
 		if err != nil {
 			return fmt.Errorf("store: fan out: %w", err)
@@ -69,6 +72,15 @@ func (s *Store) FanOutEvents(ctx context.Context, limit int) (events, deliveries
 	})
 	return events, deliveries, err
 }
+
+// fanOutState and fanOutDue are a fanned-out delivery's state and due_at
+// for subscription w (two parameters: now, now): a disabled subscription's
+// is skipped and never due; an enabled one's pending, due now or when its
+// backoff ends.
+const (
+	fanOutState = `CASE WHEN w.enabled THEN 'pending' ELSE 'skipped' END`
+	fanOutDue   = `CASE WHEN NOT w.enabled THEN NULL WHEN w.backoff_until > ? THEN w.backoff_until ELSE ? END`
+)
 
 // fanOutHorizon (PostgreSQL) is the id of the oldest transaction still
 // running, in the statement's snapshot: every transaction with a lower id has
@@ -98,8 +110,8 @@ func fanOutPG(ctx context.Context, tx *Tx, limit int, events, deliveries *int) e
 			ORDER BY xid, id LIMIT ?),
 		ins AS (
 			INSERT INTO webhook_deliveries (account_id, webhook_id, event_id, state, created_at, updated_at, due_at)
-			SELECT b.account_id, w.id, b.id, 'pending', ?, ?, CASE WHEN w.backoff_until > ? THEN w.backoff_until ELSE ? END
-			FROM batch b JOIN webhooks w ON w.account_id = b.account_id AND w.type = b.type AND w.enabled = TRUE
+			SELECT b.account_id, w.id, b.id, `+fanOutState+`, ?, ?, `+fanOutDue+`
+			FROM batch b JOIN webhooks w ON w.account_id = b.account_id AND w.type = b.type
 			RETURNING 1),
 		last AS (SELECT xid, id FROM batch ORDER BY xid DESC, id DESC LIMIT 1),
 		moved AS (UPDATE event_fanout f SET xid = last.xid, event_id = last.id FROM last WHERE f.id = 1 RETURNING 1)
@@ -283,7 +295,7 @@ func (s *Store) WebhookDeliveries(ctx context.Context, accountID, webhookID, bef
 	if before <= 0 {
 		before = 1<<63 - 1
 	}
-	rows, err := s.query(ctx, `SELECT d.id, d.event_id, e.type, d.state, d.attempts, d.due_at, d.created_at, d.updated_at,
+	rows, err := s.query(ctx, `SELECT d.id, d.event_id, e.type, d.state, d.attempts, d.due_at, d.created_at, d.updated_at, d.recovery_id,
 		a.attempted_at, a.status_code, a.latency_us, a.error
 		FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
 		LEFT JOIN webhook_attempts a ON a.id = (SELECT MAX(id) FROM webhook_attempts WHERE delivery_id = d.id)
@@ -295,13 +307,13 @@ func (s *Store) WebhookDeliveries(ctx context.Context, accountID, webhookID, bef
 	out := []domain.WebhookDelivery{}
 	for rows.Next() {
 		d := domain.WebhookDelivery{AccountID: accountID, WebhookID: webhookID}
-		var due, at, status, latency sql.NullInt64
+		var due, recovery, at, status, latency sql.NullInt64
 		var created, updated int64
 		var errText sql.NullString
-		if err := rows.Scan(&d.ID, &d.EventID, &d.EventType, &d.State, &d.Attempts, &due, &created, &updated, &at, &status, &latency, &errText); err != nil {
+		if err := rows.Scan(&d.ID, &d.EventID, &d.EventType, &d.State, &d.Attempts, &due, &created, &updated, &recovery, &at, &status, &latency, &errText); err != nil {
 			return nil, fmt.Errorf("store: webhook deliveries: %w", err)
 		}
-		d.CreatedAt, d.UpdatedAt = fromMicros(created), fromMicros(updated)
+		d.CreatedAt, d.UpdatedAt, d.RecoveryID = fromMicros(created), fromMicros(updated), recovery.Int64
 		if due.Valid {
 			t := fromMicros(due.Int64)
 			d.NextAttemptAt = &t
@@ -386,8 +398,9 @@ func (s *Store) WebhookDelivery(ctx context.Context, accountID, webhookID, deliv
 // PruneWebhookHistory deletes, in one transaction, up to batch deliveries
 // that finished (succeeded, failed or skipped) more than retention ago, with
 // their attempts, and up to batch outbox events older than retention that
-// are fanned out and have no delivery left. Pending deliveries, and the
-// events they deliver, are never deleted. It returns how many deliveries and
+// are fanned out and have no delivery left, and up to batch recover jobs
+// done more than retention ago. Pending deliveries, and the events they
+// deliver, are never deleted. It returns how many deliveries and
 // events went; fewer than batch of both means nothing more is due.
 func (s *Store) PruneWebhookHistory(ctx context.Context, retention time.Duration, batch int) (deliveries, events int, err error) {
 	err = s.writeData(ctx, func(tx *Tx) error {
@@ -411,6 +424,11 @@ func (s *Store) PruneWebhookHistory(ctx context.Context, retention time.Duration
 			return fmt.Errorf("store: prune events: %w", err)
 		}
 		e, _ := res.RowsAffected()
+		// Recover jobs done before the retention; few, so not counted.
+		if _, err := tx.exec(ctx, `DELETE FROM webhook_recoveries WHERE id IN (
+			SELECT id FROM webhook_recoveries WHERE due_at IS NULL AND updated_at < ? ORDER BY updated_at LIMIT ?)`, cutoff, batch); err != nil {
+			return fmt.Errorf("store: prune recover jobs: %w", err)
+		}
 		deliveries, events = int(d), int(e)
 		return nil
 	})

@@ -279,7 +279,8 @@ func (d *Dispatcher) retryHeldBack(held bool) {
 // fanOutBatch is how many events one fan-out transaction takes.
 const fanOutBatch = 200
 
-// pass fans out new events and starts attempts for due deliveries, as many
+// pass fans out new events, does a batch of each recover job due, and
+// starts attempts for due deliveries, as many
 // as there are free workers. It reports whether more work may be waiting,
 // and whether events were waiting that it could not fan out yet. A failed
 // fan-out does not keep due deliveries from being attempted.
@@ -292,6 +293,12 @@ func (d *Dispatcher) pass(ctx context.Context) (more, held bool, err error) {
 			err = fmt.Errorf("webhooks: fan out events: %w", ferr)
 		}
 		more, held = n == fanOutBatch, n == 0 && ferr == nil
+	}
+	// Recover jobs queue deliveries (or make them due): before the claim.
+	if rmore, rerr := d.recoverBatches(ctx); rerr != nil {
+		err = errors.Join(err, rerr)
+	} else if rmore {
+		more = true
 	}
 	free := d.cfg.Workers - int(d.busy.Load())
 	if free <= 0 {

@@ -39,6 +39,9 @@ type Config struct {
 	// Dispatcher sends test events (POST /webhooks/{id}/test); by default
 	// one that is never started, used only for that.
 	Dispatcher *Dispatcher
+	// Retention is how long webhook history is kept (the pruner's,
+	// DefaultRetention by default): a recover window starts within it.
+	Retention time.Duration
 }
 
 // Service manages subscriptions.
@@ -48,6 +51,8 @@ type Service struct {
 	overlap time.Duration
 	log     *slog.Logger
 	sender  *Dispatcher
+	// retention bounds a recover window (Config.Retention).
+	retention time.Duration
 }
 
 // New builds the service, applying defaults.
@@ -58,6 +63,9 @@ func New(cfg Config) *Service {
 	}
 	if s.overlap <= 0 {
 		s.overlap = DefaultRotationOverlap
+	}
+	if s.retention = cfg.Retention; s.retention <= 0 {
+		s.retention = DefaultRetention
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
