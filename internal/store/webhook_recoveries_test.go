@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -326,6 +327,54 @@ func TestPruneRecoverJobs(t *testing.T) {
 		}
 		if _, err := st.WebhookRecovery(ctx, e.acct.ID, other.ID, running.ID); err != nil {
 			t.Errorf("running job: %v, want kept", err)
+		}
+	})
+}
+
+// TestRecoverJobSurvivesACrash checks that a recover job is shared work: a
+// node that claimed it and died (its lease ran out) loses it to another,
+// which goes on from the job's cursor, and the dead node's late batch
+// changes nothing.
+func TestRecoverJobSurvivesACrash(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		e := newRecoverEnv(t, st)
+		since := e.now
+		for range 5 {
+			e.event(t, e.acct.ID)
+		}
+		e.finish(t, func(int64) *store.DeliveryOutcome { return &store.DeliveryOutcome{State: domain.DeliveryFailed} })
+		rc, err := st.CreateWebhookRecovery(ctx, e.acct.ID, e.hook.ID, since, time.Time{}, 30*24*time.Hour)
+		noErr(t, err)
+		ids, err := st.Claim(ctx, store.ClaimWebhookRecoveries, "dead", 10, time.Minute)
+		noErr(t, err)
+		if len(ids) != 1 {
+			t.Fatalf("claimed %v", ids)
+		}
+		if done, err := st.RecoverBatch(ctx, "dead", rc.ID, 2); err != nil || done {
+			t.Fatalf("first batch: done %v, %v", done, err)
+		}
+		// Claimed again by the dead node, which dies: its lease runs out.
+		_, err = st.Claim(ctx, store.ClaimWebhookRecoveries, "dead", 10, time.Minute)
+		noErr(t, err)
+		e.now = e.now.Add(2 * time.Minute)
+		if ids, err := st.Claim(ctx, store.ClaimWebhookRecoveries, "alive", 10, time.Minute); err != nil || len(ids) != 1 {
+			t.Fatalf("the surviving node's claim: %v, %v", ids, err)
+		}
+		if _, err := st.RecoverBatch(ctx, "dead", rc.ID, 2); !errors.Is(err, store.ErrLeaseLost) {
+			t.Errorf("the dead node's late batch: %v, want ErrLeaseLost", err)
+		}
+		for done := false; !done; {
+			done, err = st.RecoverBatch(ctx, "alive", rc.ID, 2)
+			noErr(t, err)
+			if !done {
+				_, err = st.Claim(ctx, store.ClaimWebhookRecoveries, "alive", 10, time.Minute)
+				noErr(t, err)
+			}
+		}
+		rc, err = st.WebhookRecovery(ctx, e.acct.ID, e.hook.ID, rc.ID)
+		noErr(t, err)
+		if rc.Status != domain.RecoveryDone || rc.Queued != 5 || rc.Deliveries[domain.DeliveryPending] != 5 {
+			t.Errorf("job %+v, want done with each of the 5 events queued once", rc)
 		}
 	})
 }
