@@ -65,6 +65,6 @@ func (s *Server) unblock(w http.ResponseWriter, r *http.Request) error {
 	if err := s.sms.Unblock(r.Context(), principal(r), r.PathValue("line"), r.PathValue("number")); err != nil {
 		return err
 	}
-	w.WriteHeader(http.StatusNoContent)
+	writeNoContent(w)
 	return nil
 }

@@ -19,20 +19,22 @@ import (
 // appendCallSearch appends the envelope {"data":{…}} of one search page, with
 // the trailing newline json.Encoder writes.
 func appendCallSearch(b []byte, total int64, limit, offset int, list []domain.Call) []byte {
-	b = append(b, `{"data":{"total":`...)
-	b = strconv.AppendInt(b, total, 10)
-	b = append(b, `,"limit":`...)
-	b = strconv.AppendInt(b, int64(limit), 10)
-	b = append(b, `,"offset":`...)
-	b = strconv.AppendInt(b, int64(offset), 10)
-	b = append(b, `,"calls":[`...)
-	for i := range list {
-		if i > 0 {
-			b = append(b, ',')
+	return appendEnvelope(b, func(b []byte) []byte {
+		b = append(b, `{"total":`...)
+		b = strconv.AppendInt(b, total, 10)
+		b = append(b, `,"limit":`...)
+		b = strconv.AppendInt(b, int64(limit), 10)
+		b = append(b, `,"offset":`...)
+		b = strconv.AppendInt(b, int64(offset), 10)
+		b = append(b, `,"calls":[`...)
+		for i := range list {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendCall(b, &list[i])
 		}
-		b = appendCall(b, &list[i])
-	}
-	return append(b, "]}}\n"...)
+		return append(b, "]}"...)
+	})
 }
 
 // appendCall appends c as the public API's Call, field for field as callJSON

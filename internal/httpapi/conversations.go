@@ -210,7 +210,7 @@ func (s *Server) deleteConversation(w http.ResponseWriter, r *http.Request) erro
 	if err := s.inbox.DeleteConversation(r.Context(), principal(r), a); err != nil {
 		return err
 	}
-	w.WriteHeader(http.StatusNoContent)
+	writeNoContent(w)
 	return nil
 }
 
@@ -227,7 +227,7 @@ func (s *Server) deleteMessage(w http.ResponseWriter, r *http.Request) error {
 	if err := s.inbox.DeleteMessage(r.Context(), principal(r), a, id); err != nil {
 		return err
 	}
-	w.WriteHeader(http.StatusNoContent)
+	writeNoContent(w)
 	return nil
 }
 
@@ -254,7 +254,7 @@ func (s *Server) markMessages(w http.ResponseWriter, r *http.Request) error {
 	if err := s.inbox.MarkMessages(r.Context(), principal(r), a, req.MessageIDs, read); err != nil {
 		return err
 	}
-	w.WriteHeader(http.StatusNoContent)
+	writeNoContent(w)
 	return nil
 }
 
@@ -282,7 +282,7 @@ func (s *Server) markLineRead(w http.ResponseWriter, r *http.Request) error {
 	if err := s.inbox.MarkLineRead(r.Context(), principal(r), r.PathValue("line"), since); err != nil {
 		return err
 	}
-	w.WriteHeader(http.StatusNoContent)
+	writeNoContent(w)
 	return nil
 }
 

@@ -20,7 +20,6 @@ func (s *Server) openapi(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Write(doc)
+	writeEncoded(w, http.StatusOK, doc)
 	return nil
 }

@@ -93,7 +93,7 @@ func (s *Server) deleteTemplate(w http.ResponseWriter, r *http.Request) error {
 	if err := s.sms.DeleteTemplate(r.Context(), principal(r), id); err != nil {
 		return err
 	}
-	w.WriteHeader(http.StatusNoContent)
+	writeNoContent(w)
 	return nil
 }
 
@@ -134,7 +134,7 @@ func (s *Server) deleteDraft(w http.ResponseWriter, r *http.Request) error {
 	if err := s.sms.DeleteDraft(r.Context(), principal(r), r.PathValue("draftId")); err != nil {
 		return err
 	}
-	w.WriteHeader(http.StatusNoContent)
+	writeNoContent(w)
 	return nil
 }
 

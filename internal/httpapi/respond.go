@@ -12,9 +12,33 @@ import (
 	"switchboard/internal/domain"
 )
 
+// Every success body goes out through this file: writeData (and writePage
+// for a page with a cursor) encodes the envelope {"data": …}, writeEncoded
+// writes an encoded body (or a document such as the OpenAPI description),
+// appendEnvelope wraps data a hot path encoded itself, and writeNoContent
+// answers 204. Handlers never write a success another way, so the envelope,
+// its headers and its encoding (HTML not escaped) are the same everywhere.
+
+// envelope is the success body: the payload and, on a page that may have a
+// successor, the cursor of the next page (left out when there is none).
+type envelope struct {
+	Data any    `json:"data"`
+	Next *int64 `json:"next,omitempty"`
+}
+
 // writeData writes the success envelope {"data": v}.
 func writeData(w http.ResponseWriter, status int, v any) {
-	body, err := encodeData(v)
+	writeEnvelope(w, status, envelope{Data: v})
+}
+
+// writePage writes the page {"data": data, "next": next} of a newest-first
+// list with a cursor; next is left out when nil.
+func writePage(w http.ResponseWriter, data any, next *int64) {
+	writeEnvelope(w, http.StatusOK, envelope{Data: data, Next: next})
+}
+
+func writeEnvelope(w http.ResponseWriter, status int, e envelope) {
+	body, err := encodeEnvelope(e)
 	if err != nil {
 		// Only unencodable types get here: a programming error.
 		panic(err)
@@ -22,15 +46,30 @@ func writeData(w http.ResponseWriter, status int, v any) {
 	writeEncoded(w, status, body)
 }
 
-// encodeData encodes the success envelope {"data": v}.
-func encodeData(v any) ([]byte, error) {
+// encodeData encodes the success envelope {"data": v}, for a caller that
+// keeps the encoded answer (the users list is cached encoded).
+func encodeData(v any) ([]byte, error) { return encodeEnvelope(envelope{Data: v}) }
+
+// encodeEnvelope encodes e without escaping HTML: an answer often holds HTML
+// (a webhook endpoint's response, a message), and escaped it takes six bytes
+// a character.
+func encodeEnvelope(e envelope) ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
-	err := enc.Encode(struct {
-		Data any `json:"data"`
-	}{v})
+	err := enc.Encode(e)
 	return b.Bytes(), err
+}
+
+// appendEnvelope appends the envelope {"data": …} around the data that
+// appendData appends already encoded, with the newline json.Encoder ends
+// with: byte for byte what writeData writes, for a hot path that encodes
+// without reflection (a call search page). Write the result with
+// writeEncoded.
+func appendEnvelope(b []byte, appendData func([]byte) []byte) []byte {
+	b = append(b, `{"data":`...)
+	b = appendData(b)
+	return append(b, "}\n"...)
 }
 
 // writeEncoded writes an already encoded JSON body.
@@ -39,6 +78,11 @@ func writeEncoded(w http.ResponseWriter, status int, body []byte) {
 	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(status)
 	w.Write(body)
+}
+
+// writeNoContent answers 204: done, and nothing to say.
+func writeNoContent(w http.ResponseWriter) {
+	w.WriteHeader(http.StatusNoContent)
 }
 
 type errorBody struct {

@@ -74,6 +74,6 @@ func (s *Server) cancelScheduled(w http.ResponseWriter, r *http.Request) error {
 	if err := s.sms.CancelScheduled(r.Context(), principal(r), r.PathValue("line"), r.PathValue("id")); err != nil {
 		return err
 	}
-	w.WriteHeader(http.StatusNoContent)
+	writeNoContent(w)
 	return nil
 }

@@ -1,8 +1,6 @@
 package httpapi
 
 import (
-	"bytes"
-	"encoding/json"
 	"net/http"
 	"strconv"
 	"time"
@@ -61,23 +59,6 @@ func pageParams(r *http.Request, def, max int, what string) (limit int, before i
 	return limit, before, nil
 }
 
-// writePage writes {"data": data, "next": next} (next left out when nil),
-// without escaping HTML: an endpoint's answer is often HTML, and escaped it
-// takes six bytes a character.
-func writePage(w http.ResponseWriter, data any, next *int64) error {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(struct {
-		Data any    `json:"data"`
-		Next *int64 `json:"next,omitempty"`
-	}{data, next}); err != nil {
-		return err
-	}
-	writeEncoded(w, http.StatusOK, b.Bytes())
-	return nil
-}
-
 // Paging of GET /webhooks/{id}/deliveries/{deliveryId}/attempts.
 const (
 	defaultAttemptsLimit = 50
@@ -110,7 +91,8 @@ func (s *Server) listDeliveryAttempts(w http.ResponseWriter, r *http.Request) er
 		n := list[len(list)-1].ID
 		next = &n
 	}
-	return writePage(w, toAttemptLogJSON(list), next)
+	writePage(w, toAttemptLogJSON(list), next)
+	return nil
 }
 
 // recoverBody is POST /webhooks/{id}/recover.

@@ -206,7 +206,7 @@ func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request) error {
 	if err := s.webhooks.Delete(r.Context(), principal(r), id); err != nil {
 		return err
 	}
-	w.WriteHeader(http.StatusNoContent)
+	writeNoContent(w)
 	return nil
 }
 
@@ -336,7 +336,8 @@ func (s *Server) listWebhookDeliveries(w http.ResponseWriter, r *http.Request) e
 		n := list[len(list)-1].ID
 		next = &n
 	}
-	return writePage(w, data, next)
+	writePage(w, data, next)
+	return nil
 }
 
 func (s *Server) redeliverWebhook(w http.ResponseWriter, r *http.Request) error {
