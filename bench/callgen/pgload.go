@@ -43,11 +43,10 @@ type tagRow struct {
 	kind, value string
 }
 
-var callCopyColumns = []string{"id", "account_id", "call_id", "id_sec", "id_seq", "direction", "status", "status_code",
-	"caller_type", "called_type", "caller_name", "caller_number", "called_name", "called_number", "dialled_number",
-	"caller_id_internal", "caller_id_external", "start_time", "end_time", "duration_seconds", "talk_time_seconds",
-	"wait_time_seconds", "transferred", "abandoned", "recorded", "repeated", "called_back", "call_purpose",
-	"call_sentiment", "search_text", "link_gen", "ingested_at"}
+// callCopyColumns are the primary key the loader assigns, then the columns
+// every stored call is written with (repeated and called_back keep their
+// defaults until finish derives them).
+var callCopyColumns = append([]string{"id"}, store.CallRowColumns...)
 
 func newPGLoader(ctx context.Context, dsn string, account int64) (*pgLoader, error) {
 	conn, err := pgx.Connect(ctx, dsn)
@@ -148,18 +147,9 @@ func (l *pgLoader) add(ctx context.Context, c domain.Call) error {
 	if !ok {
 		return domain.Errorf(domain.Invalid, "id %q: want %s", c.ID, domain.CallIDShape)
 	}
-	var end *int64
-	if c.EndTime != nil {
-		e := c.EndTime.UnixMicro()
-		end = &e
-	}
 	pk := l.next
 	l.next++
-	l.batch = append(l.batch, []any{pk, l.account, c.ID, sec, seq, c.Direction, c.Status, c.StatusCode,
-		c.CallerType, c.CalledType, c.CallerName, c.CallerNumber, c.CalledName, c.CalledNumber, c.DialledNumber,
-		c.CallerIDInternal, c.CallerIDExternal, c.StartTime.UnixMicro(), end, c.DurationSeconds, c.TalkTimeSeconds,
-		c.WaitTimeSeconds, c.Transferred, flagInt(c.Abandoned), flagInt(c.Recorded), int64(0), nil, c.CallPurpose,
-		c.CallSentiment, store.SearchText(&c), int64(0), l.now})
+	l.batch = append(l.batch, append([]any{pk}, store.CallRow(l.account, &c, sec, seq, 0, l.now)...))
 	for _, t := range []struct {
 		kind   string
 		values []string
@@ -183,13 +173,6 @@ func (l *pgLoader) add(ctx context.Context, c domain.Call) error {
 		l.batch = nil
 	}
 	return nil
-}
-
-func flagInt(b bool) int64 {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 func contains(list []string, v string) bool {

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
 	"encoding/json"
 	"fmt"
@@ -11,14 +10,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/stdlib"
-
 	"switchboard/internal/domain"
 )
-
-// hourMicros is the width of a call_counts bucket.
-const hourMicros = int64(3600_000_000)
 
 // SavedCall is what SaveCall did.
 type SavedCall struct {
@@ -75,20 +68,7 @@ func (s *Store) SaveCall(ctx context.Context, rec *domain.CallRecord, events []d
 		default:
 			return fmt.Errorf("store: find call: %w", err)
 		}
-		var end sql.NullInt64
-		if c.EndTime != nil {
-			end = sql.NullInt64{Int64: micros(*c.EndTime), Valid: true}
-		}
-		pk, err := tx.insert(ctx, `INSERT INTO calls (account_id, call_id, id_sec, id_seq, direction, status, status_code,
-			caller_type, called_type, caller_name, caller_number, called_name, called_number, dialled_number,
-			caller_id_internal, caller_id_external, start_time, end_time, duration_seconds, talk_time_seconds,
-			wait_time_seconds, transferred, abandoned, recorded, call_purpose, call_sentiment, search_text, link_gen, ingested_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			c.AccountID, c.ID, sec, seq, c.Direction, c.Status, c.StatusCode,
-			c.CallerType, c.CalledType, c.CallerName, c.CallerNumber, c.CalledName, c.CalledNumber, c.DialledNumber,
-			c.CallerIDInternal, c.CallerIDExternal, micros(c.StartTime), end, c.DurationSeconds, c.TalkTimeSeconds,
-			c.WaitTimeSeconds, c.Transferred, flag(c.Abandoned), flag(c.Recorded), c.CallPurpose, c.CallSentiment,
-			SearchText(c), old.gen, tx.now)
+		pk, err := tx.insert(ctx, insertCall, CallRow(c.AccountID, c, sec, seq, old.gen, tx.now)...)
 		if err != nil {
 			return fmt.Errorf("store: insert call: %w", err)
 		}
@@ -263,68 +243,39 @@ func dedupe(in []string) []string {
 	return out
 }
 
+// CallRowColumns are the columns a call is stored with, in the order of
+// CallRow's values: the one insert of SaveCall and BulkInsertCalls, and the
+// columns the benchmark loader copies (bench/callgen), so that the three
+// cannot drift apart. repeated and called_back are not among them: they are
+// derived afterwards (refreshDerived).
+var CallRowColumns = []string{"account_id", "call_id", "id_sec", "id_seq", "direction", "status", "status_code",
+	"caller_type", "called_type", "caller_name", "caller_number", "called_name", "called_number", "dialled_number",
+	"caller_id_internal", "caller_id_external", "start_time", "end_time", "duration_seconds", "talk_time_seconds",
+	"wait_time_seconds", "transferred", "abandoned", "recorded", "call_purpose", "call_sentiment", "search_text",
+	"link_gen", "ingested_at"}
+
+// insertCall stores one CallRow.
+var insertCall = `INSERT INTO calls (` + strings.Join(CallRowColumns, ", ") + `) VALUES (` + placeholders(len(CallRowColumns)) + `)`
+
+// CallRow returns the values of CallRowColumns for c of the account, whose
+// id parsed to (sec, seq), with link generation linkGen, ingested at
+// ingestedAt (unix micros).
+func CallRow(accountID int64, c *domain.Call, sec, seq, linkGen, ingestedAt int64) []any {
+	var end sql.NullInt64
+	if c.EndTime != nil {
+		end = sql.NullInt64{Int64: micros(*c.EndTime), Valid: true}
+	}
+	return []any{accountID, c.ID, sec, seq, c.Direction, c.Status, c.StatusCode,
+		c.CallerType, c.CalledType, c.CallerName, c.CallerNumber, c.CalledName, c.CalledNumber, c.DialledNumber,
+		c.CallerIDInternal, c.CallerIDExternal, micros(c.StartTime), end, c.DurationSeconds, c.TalkTimeSeconds,
+		c.WaitTimeSeconds, c.Transferred, flag(c.Abandoned), flag(c.Recorded), c.CallPurpose, c.CallSentiment,
+		SearchText(c), linkGen, ingestedAt}
+}
+
 // SearchText is what filters.search looks in: the caller's and called
 // party's names and numbers and the dialled number, lowercased.
 func SearchText(c *domain.Call) string {
 	return strings.ToLower(strings.Join([]string{c.CallerName, c.CallerNumber, c.CalledName, c.CalledNumber, c.DialledNumber}, "\n"))
-}
-
-// The buckets of call_counts. Each call counts in its hour and in its day
-// (a day's key is dayKey(day), far below every hour's), each under four
-// (direction, status) pairs: its own, and with "*" for any direction, any
-// status, or both. An exact total of a window then sums a few rows: whole
-// days, the whole hours at either end, and only the rows of the filter.
-const (
-	dayMicros = 24 * hourMicros
-	anyValue  = "*"
-)
-
-func dayKey(day int64) int64 { return day - 1<<40 }
-
-// keyDay returns the day of a day bucket's key; ok is false for an hour's
-// (every hour since 1 BC is far above the days' keys).
-func keyDay(k int64) (day int64, ok bool) { return k + 1<<40, k < -1<<39 }
-
-// countCall adds delta to the call's buckets.
-func countCall(ctx context.Context, tx *Tx, accountID, start int64, direction, status string, delta int64) error {
-	for _, k := range bucketKeys(start, direction, status) {
-		if err := countBucket(ctx, tx, accountID, k, delta); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-type bucketKey struct {
-	hour              int64
-	direction, status string
-}
-
-func bucketKeys(start int64, direction, status string) []bucketKey {
-	out := make([]bucketKey, 0, 8)
-	for _, h := range []int64{floorDiv(start, hourMicros), dayKey(floorDiv(start, dayMicros))} {
-		out = append(out, bucketKey{h, direction, status}, bucketKey{h, direction, anyValue},
-			bucketKey{h, anyValue, status}, bucketKey{h, anyValue, anyValue})
-	}
-	return out
-}
-
-func countBucket(ctx context.Context, tx *Tx, accountID int64, k bucketKey, delta int64) error {
-	_, err := tx.exec(ctx, `INSERT INTO call_counts (account_id, hour, direction, status, n) VALUES (?, ?, ?, ?, ?)
-		ON CONFLICT (account_id, hour, direction, status) DO UPDATE SET n = call_counts.n + excluded.n`,
-		accountID, k.hour, k.direction, k.status, delta)
-	if err != nil {
-		return fmt.Errorf("store: call counts: %w", err)
-	}
-	return nil
-}
-
-func floorDiv(a, b int64) int64 {
-	q := a / b
-	if a%b != 0 && (a < 0) != (b < 0) {
-		q--
-	}
-	return q
 }
 
 // refreshDerived recomputes repeated and called_back of the account's calls
@@ -545,606 +496,6 @@ func (s *Store) RevokeRecordingLinks(ctx context.Context, accountID int64, id st
 	})
 }
 
-// RecordingKey returns the secret that signs recording links, creating it on
-// first use.
-func (s *Store) RecordingKey(ctx context.Context) ([]byte, error) {
-	key, err := cached(ctx, s, "recording-key", func() ([]byte, error) { return s.recordingKey(ctx) })
-	if err == nil && key == nil {
-		// None yet: make one (two processes racing keep the newest).
-		if err := s.RotateRecordingKey(ctx); err != nil {
-			return nil, err
-		}
-		return s.recordingKey(ctx)
-	}
-	return key, err
-}
-
-func (s *Store) recordingKey(ctx context.Context) ([]byte, error) {
-	var key []byte
-	err := s.queryRow(ctx, `SELECT secret FROM recording_keys ORDER BY id DESC LIMIT 1`).Scan(&key)
-	if err == sql.ErrNoRows {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("store: recording key: %w", err)
-	}
-	return key, nil
-}
-
-// RotateRecordingKey replaces the key that signs recording links: every link
-// handed out before stops working.
-func (s *Store) RotateRecordingKey(ctx context.Context) error {
-	key := make([]byte, 32)
-	if _, err := rand.Read(key); err != nil {
-		return err
-	}
-	return s.write(ctx, func(tx *Tx) error {
-		id, err := tx.insert(ctx, `INSERT INTO recording_keys (secret, created_at) VALUES (?, ?)`, key, tx.now)
-		if err != nil {
-			return fmt.Errorf("store: rotate recording key: %w", err)
-		}
-		_, err = tx.exec(ctx, `DELETE FROM recording_keys WHERE id < ?`, id)
-		return err
-	})
-}
-
-// CallQuery is a search of one account's calls. Nil slices do not filter;
-// an empty non-nil Intervals matches nothing.
-type CallQuery struct {
-	AccountID  int64
-	Start, End int64 // unix micros: Start ≤ start_time < End
-	// Intervals, when non-nil, further restrict start_time to the union of
-	// these [from, to) ranges (days of week and month, time of day).
-	Intervals  [][2]int64
-	Directions []string
-	Statuses   []string
-	Include    map[string][]string // tag kind → values, any of which matches
-	Exclude    map[string][]string
-	Search     string // lowercased substring
-	Duration   Range
-	TalkTime   Range
-	WaitTime   Range
-	Purposes   []string
-	Sentiments []string
-	Sort       string // a Call field name; "" is startTime
-	Asc        bool
-	Limit      int
-	Offset     int
-}
-
-// Range is an inclusive range of seconds; nil ends are open.
-type Range struct{ Min, Max *int64 }
-
-// sortColumns maps the Call fields to what orders them. Absent values (a
-// call without endTime or calledBack) sort lowest.
-var sortColumns = map[string]string{
-	"id": "", "startTime": "start_time",
-	"direction": "direction", "status": "status", "statusCode": "status_code",
-	"callerType": "caller_type", "calledType": "called_type", "callerName": "caller_name",
-	"callerNumber": "caller_number", "calledName": "called_name", "calledNumber": "called_number",
-	"dialledNumber": "dialled_number", "callerIdInternal": "caller_id_internal", "callerIdExternal": "caller_id_external",
-	"endTime": "COALESCE(end_time, -9223372036854775807)", "durationSeconds": "duration_seconds",
-	"talkTimeSeconds": "talk_time_seconds", "transferred": "transferred", "abandoned": "abandoned",
-	"recorded": "recorded", "calledBack": "COALESCE(called_back, '')", "repeated": "repeated",
-}
-
-// textSort lists the sort columns holding text, which PostgreSQL must
-// compare bytewise (as SQLite does) for both engines to agree.
-var textSort = map[string]bool{
-	"direction": true, "status": true, "callerType": true, "calledType": true, "callerName": true,
-	"callerNumber": true, "calledName": true, "calledNumber": true, "dialledNumber": true,
-	"callerIdInternal": true, "callerIdExternal": true, "calledBack": true,
-}
-
-// SortableCallField reports whether field names a Call field search can sort by.
-func SortableCallField(field string) bool {
-	_, ok := sortColumns[field]
-	return ok
-}
-
-// bucketed reports whether q filters only on what call_counts counts, so
-// that its total (and the position of a deep page) comes from the buckets.
-func (q *CallQuery) bucketed() bool {
-	return q.Intervals == nil && len(q.Include) == 0 && len(q.Exclude) == 0 && q.Search == "" &&
-		q.Duration == (Range{}) && q.TalkTime == (Range{}) && q.WaitTime == (Range{}) &&
-		q.Purposes == nil && q.Sentiments == nil
-}
-
-// where builds the WHERE clause of q over [from, to).
-func (s *Store) callWhere(q *CallQuery, from, to int64) (string, []any) {
-	var b strings.Builder
-	args := []any{q.AccountID, from, to}
-	b.WriteString(`account_id = ? AND start_time >= ? AND start_time < ?`)
-	in := func(col string, vals []string) {
-		if vals == nil {
-			return
-		}
-		if len(vals) == 0 {
-			b.WriteString(` AND 1 = 0`)
-			return
-		}
-		b.WriteString(` AND ` + col + ` IN (` + placeholders(len(vals)) + `)`)
-		for _, v := range vals {
-			args = append(args, v)
-		}
-	}
-	in("direction", q.Directions)
-	in("status", q.Statuses)
-	in("call_purpose", q.Purposes)
-	in("call_sentiment", q.Sentiments)
-	if q.Intervals != nil {
-		if len(q.Intervals) == 0 {
-			b.WriteString(` AND 1 = 0`)
-		} else {
-			b.WriteString(` AND (`)
-			for i, iv := range q.Intervals {
-				if i > 0 {
-					b.WriteString(` OR `)
-				}
-				b.WriteString(`(start_time >= ? AND start_time < ?)`)
-				args = append(args, iv[0], iv[1])
-			}
-			b.WriteString(`)`)
-		}
-	}
-	for _, r := range []struct {
-		col string
-		r   Range
-	}{{"duration_seconds", q.Duration}, {"talk_time_seconds", q.TalkTime}, {"wait_time_seconds", q.WaitTime}} {
-		if r.r.Min != nil {
-			b.WriteString(` AND ` + r.col + ` >= ?`)
-			args = append(args, *r.r.Min)
-		}
-		if r.r.Max != nil {
-			b.WriteString(` AND ` + r.col + ` <= ?`)
-			args = append(args, *r.r.Max)
-		}
-	}
-	if q.Search != "" {
-		if s.engine == Postgres {
-			b.WriteString(` AND strpos(search_text, ?) > 0`)
-		} else {
-			b.WriteString(` AND instr(search_text, ?) > 0`)
-		}
-		args = append(args, q.Search)
-	}
-	tags := func(m map[string][]string, not string) {
-		for _, kind := range sortedKeys(m) {
-			vals := m[kind]
-			if len(vals) == 0 {
-				continue
-			}
-			b.WriteString(` AND ` + not + `EXISTS (SELECT 1 FROM call_tags t WHERE t.call_pk = calls.id AND t.kind = ? AND t.value IN (` + placeholders(len(vals)) + `))`)
-			args = append(args, kind)
-			for _, v := range vals {
-				args = append(args, v)
-			}
-		}
-	}
-	tags(q.Include, "")
-	tags(q.Exclude, "NOT ")
-	return b.String(), args
-}
-
-func sortedKeys(m map[string][]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	for i := 1; i < len(keys); i++ {
-		for j := i; j > 0 && keys[j] < keys[j-1]; j-- {
-			keys[j], keys[j-1] = keys[j-1], keys[j]
-		}
-	}
-	return keys
-}
-
-func placeholders(n int) string {
-	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
-}
-
-// SearchCalls returns one page of the calls matching q and the exact number
-// of matches; the page's calls hold what the public API shows of a call
-// (callPageColumns). A search that filters only on direction and status
-// takes its total from the hourly counts and seeks a deep page through them,
-// so its cost depends on the window and the page, not on the account's
-// history.
-func (s *Store) SearchCalls(ctx context.Context, q CallQuery) (int64, []domain.Call, error) {
-	from, to, offset := q.Start, q.End, q.Offset
-	var total int64
-	if q.bucketed() {
-		// Per-hour segments only when a deep page needs them to seek; the
-		// first page needs only their sum.
-		deep := (q.Sort == "" || q.Sort == "startTime") && offset > 0
-		if !deep && s.engine == Postgres && q.Start%hourMicros == 0 && q.End%hourMicros == 0 && q.Start < q.End {
-			return s.firstPagePG(ctx, &q)
-		}
-		segs, err := s.callSegments(ctx, &q, !deep)
-		if err != nil {
-			return 0, nil, err
-		}
-		for _, sg := range segs {
-			total += sg.n
-		}
-		if deep {
-			var at segment
-			from, to, offset, at = seek(segs, q.Asc, from, to, offset)
-			if at.to-at.from > hourMicros {
-				// The page starts inside a whole day: seek again through its hours.
-				d := floorDiv(at.from, dayMicros)
-				hours, err := s.bucketSegments(ctx, &q, d*24, d*24+24)
-				if err != nil {
-					return 0, nil, err
-				}
-				from, to, offset, _ = seek(hours, q.Asc, from, to, offset)
-			}
-		}
-	} else {
-		where, args := s.callWhere(&q, q.Start, q.End)
-		if err := s.r.QueryRowContext(ctx, s.q(`SELECT COUNT(*) FROM calls WHERE `+where), args...).Scan(&total); err != nil {
-			return 0, nil, fmt.Errorf("store: count calls: %w", err)
-		}
-	}
-	calls := []domain.Call{}
-	if int64(q.Offset) >= total || q.Limit == 0 {
-		return total, calls, nil
-	}
-	query, args := s.pageStatement(&q, from, to, offset)
-	rows, err := s.searchQuery(ctx, &q, query, args...)
-	if err != nil {
-		return 0, nil, fmt.Errorf("store: search calls: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		c, err := pageRow(rows.Scan, q.AccountID)
-		if err != nil {
-			return 0, nil, err
-		}
-		calls = append(calls, c)
-	}
-	return total, calls, rows.Err()
-}
-
-// firstPagePG is SearchCalls on PostgreSQL for a page that needs no seek
-// in a window of whole hours: the total (one sum of call_counts) and the page
-// go to PostgreSQL in one pipeline, one round trip instead of two, and the
-// rows are read with pgx's own interface rather than through database/sql
-// (the round trips and the row decoding were most of the server's CPU per
-// search on PostgreSQL; docs/benchmarks.md, call search).
-func (s *Store) firstPagePG(ctx context.Context, q *CallQuery) (int64, []domain.Call, error) {
-	sumQuery, sumArgs := bucketSumStatement(q, bucketSpans(q.Start/hourMicros, q.End/hourMicros))
-	pageQuery, pageArgs := s.pageStatement(q, q.Start, q.End, q.Offset)
-	conn, err := s.r.Conn(ctx)
-	if err != nil {
-		return 0, nil, fmt.Errorf("store: search calls: %w", err)
-	}
-	defer conn.Close()
-	var total int64
-	calls := []domain.Call{}
-	err = conn.Raw(func(dc any) error {
-		c, isPgx := dc.(*stdlib.Conn)
-		if !isPgx {
-			return fmt.Errorf("store: PostgreSQL driver connection %T is not pgx's", dc)
-		}
-		b := &pgx.Batch{}
-		b.Queue(s.q(sumQuery), sumArgs...)
-		b.Queue(s.q(pageQuery), pageArgs...)
-		br := c.Conn().SendBatch(ctx, b)
-		defer br.Close()
-		if err := br.QueryRow().Scan(&total); err != nil {
-			return fmt.Errorf("store: call counts: %w", err)
-		}
-		rows, err := br.Query()
-		if err != nil {
-			return fmt.Errorf("store: search calls: %w", err)
-		}
-		defer rows.Close()
-		for rows.Next() {
-			c, err := pageRow(rows.Scan, q.AccountID)
-			if err != nil {
-				return fmt.Errorf("store: search calls: %w", err)
-			}
-			calls = append(calls, c)
-		}
-		return rows.Err()
-	})
-	if err != nil {
-		return 0, nil, err
-	}
-	return total, calls, nil
-}
-
-// pageStatement is the statement of q's page: the calls of [from, to) in
-// q's order from offset.
-func (s *Store) pageStatement(q *CallQuery, from, to int64, offset int) (string, []any) {
-	where, args := s.callWhere(q, from, to)
-	dir := " DESC"
-	if q.Asc {
-		dir = " ASC"
-	}
-	order := "start_time" + dir + ", id_sec" + dir + ", id_seq" + dir
-	if q.Sort != "" && q.Sort != "startTime" {
-		col := sortColumns[q.Sort]
-		if col == "" {
-			order = "id_sec" + dir + ", id_seq" + dir
-		} else {
-			if s.engine == Postgres && textSort[q.Sort] {
-				col += ` COLLATE "C"`
-			}
-			order = col + dir + ", id_sec" + dir + ", id_seq" + dir
-		}
-	}
-	return `SELECT ` + callPageColumns + ` FROM calls WHERE ` + where + ` ORDER BY ` + order + ` LIMIT ? OFFSET ?`, append(args, q.Limit, offset)
-}
-
-// searchQuery runs a search statement. A search filtering only on direction
-// and status has one of a bounded set of texts, so it uses the store's
-// prepared statements; any other (IN lists of any length, time-of-day
-// ranges) is prepared per request rather than cached forever.
-func (s *Store) searchQuery(ctx context.Context, q *CallQuery, query string, args ...any) (*sql.Rows, error) {
-	if q.bucketed() {
-		return s.query(ctx, query, args...)
-	}
-	return s.r.QueryContext(ctx, s.q(query), args...)
-}
-
-// segment is a run of start times [from, to) holding n matching calls.
-type segment struct{ from, to, n int64 }
-
-// callSegments splits q's window into the partial hour at each end, counted
-// from the calls themselves, and what lies between from call_counts: the
-// whole days as one segment each, and the whole hours around them; in start
-// order. With sumOnly, everything between the partial hours comes back as
-// one segment.
-func (s *Store) callSegments(ctx context.Context, q *CallQuery, sumOnly bool) ([]segment, error) {
-	firstFull := floorDiv(q.Start+hourMicros-1, hourMicros)
-	lastFull := floorDiv(q.End, hourMicros) // exclusive
-	count := func(from, to int64) (int64, error) {
-		where, args := s.callWhere(q, from, to)
-		var n int64
-		err := s.queryRow(ctx, `SELECT COUNT(*) FROM calls WHERE `+where, args...).Scan(&n)
-		if err != nil {
-			return 0, fmt.Errorf("store: count calls: %w", err)
-		}
-		return n, nil
-	}
-	if firstFull >= lastFull {
-		n, err := count(q.Start, q.End)
-		return []segment{{q.Start, q.End, n}}, err
-	}
-	var segs []segment
-	if head := firstFull * hourMicros; head > q.Start {
-		n, err := count(q.Start, head)
-		if err != nil {
-			return nil, err
-		}
-		segs = append(segs, segment{q.Start, head, n})
-	}
-	spans := bucketSpans(firstFull, lastFull)
-	if sumOnly {
-		total, err := s.bucketSum(ctx, q, spans)
-		if err != nil {
-			return nil, err
-		}
-		segs = append(segs, segment{firstFull * hourMicros, lastFull * hourMicros, total})
-	} else {
-		for _, sp := range spans {
-			more, err := s.bucketSegments(ctx, q, sp[0], sp[1])
-			if err != nil {
-				return nil, err
-			}
-			segs = append(segs, more...)
-		}
-	}
-	if tail := lastFull * hourMicros; tail < q.End {
-		n, err := count(tail, q.End)
-		if err != nil {
-			return nil, err
-		}
-		segs = append(segs, segment{tail, q.End, n})
-	}
-	return segs, nil
-}
-
-// bucketSpans are the ranges of call_counts keys that cover the whole hours
-// [firstFull, lastFull): the whole days as one range of day keys, and the
-// whole hours around them.
-func bucketSpans(firstFull, lastFull int64) [][2]int64 {
-	firstDay := floorDiv(firstFull+23, 24)
-	lastDay := floorDiv(lastFull, 24) // exclusive
-	if firstDay >= lastDay {
-		return [][2]int64{{firstFull, lastFull}}
-	}
-	return [][2]int64{{firstFull, firstDay * 24}, {dayKey(firstDay), dayKey(lastDay)}, {lastDay * 24, lastFull}}
-}
-
-// countFilter is the condition on call_counts' (direction, status) rows that
-// count q's calls.
-func (q *CallQuery) countFilter() (string, []any) {
-	dirs, stats := q.Directions, q.Statuses
-	if dirs == nil {
-		dirs = []string{anyValue}
-	}
-	if stats == nil {
-		stats = []string{anyValue}
-	}
-	if len(dirs) == 0 || len(stats) == 0 {
-		return ` AND 1 = 0`, nil
-	}
-	var args []any
-	for _, d := range dirs {
-		args = append(args, d)
-	}
-	for _, st := range stats {
-		args = append(args, st)
-	}
-	return ` AND direction IN (` + placeholders(len(dirs)) + `) AND status IN (` + placeholders(len(stats)) + `)`, args
-}
-
-// bucketSum counts q's calls in the buckets with keys in the spans [from,
-// to), in one statement: a sum per span, each an index range (a range of
-// hours, then of days, then of hours again), added together. Statements,
-// not rows, were the cost of three separate sums.
-func (s *Store) bucketSum(ctx context.Context, q *CallQuery, spans [][2]int64) (int64, error) {
-	query, args := bucketSumStatement(q, spans)
-	var n int64
-	if err := s.queryRow(ctx, query, args...).Scan(&n); err != nil {
-		return 0, fmt.Errorf("store: call counts: %w", err)
-	}
-	return n, nil
-}
-
-// bucketSumStatement is bucketSum's statement.
-func bucketSumStatement(q *CallQuery, spans [][2]int64) (string, []any) {
-	filter, fargs := q.countFilter()
-	var sums []string
-	var args []any
-	for _, sp := range spans {
-		if sp[0] >= sp[1] {
-			continue
-		}
-		sums = append(sums, `(SELECT COALESCE(SUM(n), 0) FROM call_counts WHERE account_id = ? AND hour >= ? AND hour < ?`+filter+`)`)
-		args = append(append(args, q.AccountID, sp[0], sp[1]), fargs...)
-	}
-	if len(sums) == 0 {
-		return `SELECT 0`, nil
-	}
-	return `SELECT ` + strings.Join(sums, ` + `), args
-}
-
-// bucketSegments returns the non-empty buckets with keys in [from, to), all
-// hours or all days, as segments in start order.
-func (s *Store) bucketSegments(ctx context.Context, q *CallQuery, from, to int64) ([]segment, error) {
-	if from >= to {
-		return nil, nil
-	}
-	filter, fargs := q.countFilter()
-	rows, err := s.searchQuery(ctx, q, `SELECT hour, SUM(n) FROM call_counts WHERE account_id = ? AND hour >= ? AND hour < ?`+filter+` GROUP BY hour ORDER BY hour`,
-		append([]any{q.AccountID, from, to}, fargs...)...)
-	if err != nil {
-		return nil, fmt.Errorf("store: call counts: %w", err)
-	}
-	defer rows.Close()
-	var segs []segment
-	for rows.Next() {
-		var k, n int64
-		if err := rows.Scan(&k, &n); err != nil {
-			return nil, err
-		}
-		if n == 0 {
-			continue
-		}
-		if d, ok := keyDay(k); ok {
-			segs = append(segs, segment{d * dayMicros, (d + 1) * dayMicros, n})
-		} else {
-			segs = append(segs, segment{k * hourMicros, (k + 1) * hourMicros, n})
-		}
-	}
-	return segs, rows.Err()
-}
-
-// seek narrows [from, to) past the segments a page at offset skips whole, and
-// returns the offset left within what remains and the segment where the page
-// starts (zero when the offset reaches past every segment).
-func seek(segs []segment, asc bool, from, to int64, offset int) (int64, int64, int, segment) {
-	left := int64(offset)
-	if asc {
-		for _, sg := range segs {
-			if sg.n > left {
-				return from, to, int(left), sg
-			}
-			left -= sg.n
-			from = sg.to
-		}
-	} else {
-		for i := len(segs) - 1; i >= 0; i-- {
-			sg := segs[i]
-			if sg.n > left {
-				return from, to, int(left), sg
-			}
-			left -= sg.n
-			to = sg.from
-		}
-	}
-	return from, to, int(left), segment{}
-}
-
-// IngestToken is a credential a phone system pushes calls with.
-type IngestToken struct {
-	ID        int64
-	AccountID int64
-	Name      string
-	Prefix    string
-	CreatedAt int64
-	RevokedAt *int64
-}
-
-// CreateIngestToken stores the hash of a new ingest token.
-func (s *Store) CreateIngestToken(ctx context.Context, accountID int64, name, prefix string, hash []byte) (IngestToken, error) {
-	t := IngestToken{AccountID: accountID, Name: name, Prefix: prefix}
-	err := s.write(ctx, func(tx *Tx) error {
-		if err := accountExists(ctx, tx, accountID); err != nil {
-			return err
-		}
-		id, err := tx.insert(ctx, `INSERT INTO ingest_tokens (account_id, name, prefix, hash, created_at) VALUES (?, ?, ?, ?, ?)`,
-			accountID, name, prefix, hash, tx.now)
-		if err != nil {
-			return fmt.Errorf("store: create ingest token: %w", err)
-		}
-		t.ID, t.CreatedAt = id, tx.now
-		return nil
-	})
-	return t, err
-}
-
-// IngestTokenAccount returns the account of the live ingest token with hash.
-func (s *Store) IngestTokenAccount(ctx context.Context, hash []byte) (int64, error) {
-	return cached(ctx, s, "ingest:"+string(hash), func() (int64, error) {
-		var account int64
-		err := s.queryRow(ctx, `SELECT account_id FROM ingest_tokens WHERE hash = ? AND revoked_at IS NULL`, hash).Scan(&account)
-		if err != nil {
-			return 0, fmt.Errorf("store: ingest token: %w", notFound(err, "ingest token"))
-		}
-		return account, nil
-	})
-}
-
-// IngestTokens lists the account's ingest tokens, oldest first.
-func (s *Store) IngestTokens(ctx context.Context, accountID int64) ([]IngestToken, error) {
-	rows, err := s.query(ctx, `SELECT id, account_id, name, prefix, created_at, revoked_at FROM ingest_tokens WHERE account_id = ? ORDER BY id`, accountID)
-	if err != nil {
-		return nil, fmt.Errorf("store: ingest tokens: %w", err)
-	}
-	defer rows.Close()
-	out := []IngestToken{}
-	for rows.Next() {
-		var t IngestToken
-		var revoked sql.NullInt64
-		if err := rows.Scan(&t.ID, &t.AccountID, &t.Name, &t.Prefix, &t.CreatedAt, &revoked); err != nil {
-			return nil, err
-		}
-		if revoked.Valid {
-			t.RevokedAt = &revoked.Int64
-		}
-		out = append(out, t)
-	}
-	return out, rows.Err()
-}
-
-// RevokeIngestToken revokes one of the account's ingest tokens.
-func (s *Store) RevokeIngestToken(ctx context.Context, accountID, id int64) error {
-	return s.write(ctx, func(tx *Tx) error {
-		res, err := tx.exec(ctx, `UPDATE ingest_tokens SET revoked_at = ? WHERE account_id = ? AND id = ? AND revoked_at IS NULL`, tx.now, accountID, id)
-		if err != nil {
-			return fmt.Errorf("store: revoke ingest token: %w", err)
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return domain.Errorf(domain.NotFound, "no live ingest token %d on account %d", id, accountID)
-		}
-		return nil
-	})
-}
-
 // BulkInsertCalls inserts calls (without legs, transcripts or events) in one
 // transaction, for generators and benchmarks: far faster than SaveCall, it
 // does not replace existing ids, keeps call_counts exact, stores the numbers
@@ -1158,20 +509,7 @@ func (s *Store) BulkInsertCalls(ctx context.Context, accountID int64, list []dom
 			if !ok {
 				return domain.Errorf(domain.Invalid, "id %q: want %s", c.ID, domain.CallIDShape)
 			}
-			var end sql.NullInt64
-			if c.EndTime != nil {
-				end = sql.NullInt64{Int64: micros(*c.EndTime), Valid: true}
-			}
-			pk, err := tx.insert(ctx, `INSERT INTO calls (account_id, call_id, id_sec, id_seq, direction, status, status_code,
-				caller_type, called_type, caller_name, caller_number, called_name, called_number, dialled_number,
-				caller_id_internal, caller_id_external, start_time, end_time, duration_seconds, talk_time_seconds,
-				wait_time_seconds, transferred, abandoned, recorded, call_purpose, call_sentiment, search_text, link_gen, ingested_at)
-				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-				accountID, c.ID, sec, seq, c.Direction, c.Status, c.StatusCode,
-				c.CallerType, c.CalledType, c.CallerName, c.CallerNumber, c.CalledName, c.CalledNumber, c.DialledNumber,
-				c.CallerIDInternal, c.CallerIDExternal, micros(c.StartTime), end, c.DurationSeconds, c.TalkTimeSeconds,
-				c.WaitTimeSeconds, c.Transferred, flag(c.Abandoned), flag(c.Recorded), c.CallPurpose, c.CallSentiment,
-				SearchText(c), 0, tx.now)
+			pk, err := tx.insert(ctx, insertCall, CallRow(accountID, c, sec, seq, 0, tx.now)...)
 			if err != nil {
 				return fmt.Errorf("store: bulk insert call: %w", err)
 			}

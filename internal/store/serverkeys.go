@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"crypto/rand"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -34,4 +35,47 @@ func (s *Store) ServerKey(ctx context.Context, name string, newSecret func() []b
 		return nil, fmt.Errorf("store: create server key %s: %w", name, err)
 	}
 	return secret, nil
+}
+
+// RecordingKey returns the secret that signs recording links, creating it on
+// first use.
+func (s *Store) RecordingKey(ctx context.Context) ([]byte, error) {
+	key, err := cached(ctx, s, "recording-key", func() ([]byte, error) { return s.recordingKey(ctx) })
+	if err == nil && key == nil {
+		// None yet: make one (two processes racing keep the newest).
+		if err := s.RotateRecordingKey(ctx); err != nil {
+			return nil, err
+		}
+		return s.recordingKey(ctx)
+	}
+	return key, err
+}
+
+func (s *Store) recordingKey(ctx context.Context) ([]byte, error) {
+	var key []byte
+	err := s.queryRow(ctx, `SELECT secret FROM recording_keys ORDER BY id DESC LIMIT 1`).Scan(&key)
+	if err == sql.ErrNoRows {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: recording key: %w", err)
+	}
+	return key, nil
+}
+
+// RotateRecordingKey replaces the key that signs recording links: every link
+// handed out before stops working.
+func (s *Store) RotateRecordingKey(ctx context.Context) error {
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		return err
+	}
+	return s.write(ctx, func(tx *Tx) error {
+		id, err := tx.insert(ctx, `INSERT INTO recording_keys (secret, created_at) VALUES (?, ?)`, key, tx.now)
+		if err != nil {
+			return fmt.Errorf("store: rotate recording key: %w", err)
+		}
+		_, err = tx.exec(ctx, `DELETE FROM recording_keys WHERE id < ?`, id)
+		return err
+	})
 }

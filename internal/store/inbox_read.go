@@ -1,0 +1,403 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"switchboard/internal/domain"
+)
+
+// readState fills Read and ReadBy of msgs: a user has read a message when a
+// mark says so, or else when it is at or below their watermark or they sent it.
+func (s *Store) readState(ctx context.Context, convID, userID int64, msgs []domain.ThreadMessage) error {
+	watermarks := map[int64]int64{}
+	rows, err := s.query(ctx, `SELECT user_id, read_through FROM inbox_reads WHERE conversation_id = ?`, convID)
+	if err != nil {
+		return fmt.Errorf("store: read state: %w", err)
+	}
+	for rows.Next() {
+		var u, rt int64
+		if err := rows.Scan(&u, &rt); err != nil {
+			rows.Close()
+			return fmt.Errorf("store: read state: %w", err)
+		}
+		watermarks[u] = rt
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("store: read state: %w", err)
+	}
+	type markKey struct{ msg, user int64 }
+	marks := map[markKey]bool{}
+	args := make([]any, len(msgs))
+	for i, m := range msgs {
+		args[i] = m.ID
+	}
+	rows, err = s.query(ctx, `SELECT message_id, user_id, is_read FROM inbox_read_marks WHERE message_id IN (?`+strings.Repeat(", ?", len(msgs)-1)+`)`, args...)
+	if err != nil {
+		return fmt.Errorf("store: read marks: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var k markKey
+		var read bool
+		if err := rows.Scan(&k.msg, &k.user, &read); err != nil {
+			return fmt.Errorf("store: read marks: %w", err)
+		}
+		marks[k] = read
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("store: read marks: %w", err)
+	}
+	for i := range msgs {
+		m := &msgs[i]
+		readers := map[int64]bool{}
+		if m.SentBy != 0 {
+			readers[m.SentBy] = true
+		}
+		for u, rt := range watermarks {
+			if m.ID <= rt {
+				readers[u] = true
+			}
+		}
+		for k, read := range marks {
+			if k.msg == m.ID {
+				readers[k.user] = read
+			}
+		}
+		m.ReadBy = []int64{}
+		for u, read := range readers {
+			if read {
+				m.ReadBy = append(m.ReadBy, u)
+			}
+		}
+		slices.Sort(m.ReadBy)
+		if userID == 0 {
+			m.Read = len(m.ReadBy) > 0
+		} else {
+			m.Read = readers[userID]
+		}
+	}
+	return nil
+}
+
+// convFacts is what the read-state writes need to know about a conversation,
+// read with the row locked (PostgreSQL) so that they apply one at a time.
+type convFacts struct {
+	account, line   int64
+	last, lastAt    int64 // 0 when the thread has no visible message
+	inCount         int64
+	teamRead        int64
+	teamUnread      int64
+	resolvedAt      sql.NullInt64
+	resolvedBy      sql.NullInt64
+	assignedTo      sql.NullInt64
+	participantsKey string
+}
+
+func lockConversation(ctx context.Context, tx *Tx, id int64) (convFacts, error) {
+	var f convFacts
+	var last, lastAt sql.NullInt64
+	err := tx.queryRow(ctx, `SELECT account_id, line_id, last_message_id, last_message_at, in_count, team_read_through, team_unread, resolved_at, resolved_by, assigned_to, participants
+		FROM conversations WHERE id = ?`+tx.s.forUpdate(), id).
+		Scan(&f.account, &f.line, &last, &lastAt, &f.inCount, &f.teamRead, &f.teamUnread, &f.resolvedAt, &f.resolvedBy, &f.assignedTo, &f.participantsKey)
+	if err != nil {
+		return f, fmt.Errorf("store: conversation: %w", notFound(err, "conversation"))
+	}
+	f.last, f.lastAt = last.Int64, lastAt.Int64
+	return f, nil
+}
+
+// MarkThreadRead marks every message of conversation convID read for userID:
+// one row written (the watermark moves to the newest message and the user's
+// marks in the thread go), whatever the thread's length.
+func (s *Store) MarkThreadRead(ctx context.Context, convID, userID int64) error {
+	return s.writeData(ctx, func(tx *Tx) error {
+		f, err := lockConversation(ctx, tx, convID)
+		if err != nil {
+			return err
+		}
+		return markThreadRead(ctx, tx, convID, userID, f)
+	})
+}
+
+func markThreadRead(ctx context.Context, tx *Tx, convID, userID int64, f convFacts) error {
+	if f.last == 0 {
+		return nil
+	}
+	if userID == 0 {
+		// An API key has no personal state: only the team's view moves.
+		return markTeamRead(ctx, tx, convID, f)
+	}
+	if _, err := tx.exec(ctx, `INSERT INTO inbox_reads (conversation_id, user_id, account_id, line_id, read_through, unread, last_message_at) VALUES (?, ?, ?, ?, ?, 0, 0)
+		ON CONFLICT (conversation_id, user_id) DO UPDATE SET unread = 0,
+			read_through = CASE WHEN excluded.read_through > inbox_reads.read_through THEN excluded.read_through ELSE inbox_reads.read_through END`,
+		convID, userID, f.account, f.line, f.last); err != nil {
+		return fmt.Errorf("store: mark read: %w", err)
+	}
+	if _, err := tx.exec(ctx, `DELETE FROM inbox_read_marks WHERE user_id = ? AND conversation_id = ?`, userID, convID); err != nil {
+		return fmt.Errorf("store: mark read: %w", err)
+	}
+	return markTeamRead(ctx, tx, convID, f)
+}
+
+// markTeamRead records that the thread has been read to its newest message.
+func markTeamRead(ctx context.Context, tx *Tx, convID int64, f convFacts) error {
+	if f.last > f.teamRead || f.teamUnread != 0 {
+		if _, err := tx.exec(ctx, `UPDATE conversations SET team_read_through = ?, team_unread = 0 WHERE id = ?`, max(f.last, f.teamRead), convID); err != nil {
+			return fmt.Errorf("store: mark read: %w", err)
+		}
+	}
+	return nil
+}
+
+// userRow returns userID's watermark and unread count in a conversation,
+// creating the row (nothing read yet) if there is none.
+func userRow(ctx context.Context, tx *Tx, convID, userID int64, f convFacts) (readThrough, unread int64, err error) {
+	err = tx.queryRow(ctx, `SELECT read_through, unread FROM inbox_reads WHERE conversation_id = ? AND user_id = ?`, convID, userID).Scan(&readThrough, &unread)
+	if errors.Is(err, sql.ErrNoRows) {
+		_, err = tx.exec(ctx, `INSERT INTO inbox_reads (conversation_id, user_id, account_id, line_id, read_through, unread, last_message_at) VALUES (?, ?, ?, ?, 0, ?, ?)`,
+			convID, userID, f.account, f.line, f.inCount, f.lastAt)
+		return 0, f.inCount, err
+	}
+	return readThrough, unread, err
+}
+
+// MarkMessages sets userID's read state of messages ids (distinct) of
+// conversation convID. not_found, and nothing changed, when one of them is
+// not a visible message of the thread.
+func (s *Store) MarkMessages(ctx context.Context, convID, userID int64, ids []int64, read bool) error {
+	return s.writeData(ctx, func(tx *Tx) error {
+		f, err := lockConversation(ctx, tx, convID)
+		if err != nil {
+			return err
+		}
+		rt, _, err := userRow(ctx, tx, convID, userID, f)
+		if err != nil {
+			return fmt.Errorf("store: read state: %w", err)
+		}
+		var delta int64
+		for _, id := range ids {
+			var direction string
+			var sentBy sql.NullInt64
+			err := tx.queryRow(ctx, `SELECT direction, sent_by FROM messages WHERE id = ? AND conversation_id = ? AND `+visibleMessage, id, convID).Scan(&direction, &sentBy)
+			if errors.Is(err, sql.ErrNoRows) {
+				return domain.Errorf(domain.NotFound, "message %d is not in this conversation", id)
+			}
+			if err != nil {
+				return fmt.Errorf("store: read state: %w", err)
+			}
+			def := id <= rt || sentBy.Int64 == userID
+			before := def
+			var mark bool
+			err = tx.queryRow(ctx, `SELECT is_read FROM inbox_read_marks WHERE message_id = ? AND user_id = ?`, id, userID).Scan(&mark)
+			if err == nil {
+				before = mark
+			} else if !errors.Is(err, sql.ErrNoRows) {
+				return fmt.Errorf("store: read state: %w", err)
+			}
+			if read == def {
+				_, err = tx.exec(ctx, `DELETE FROM inbox_read_marks WHERE message_id = ? AND user_id = ?`, id, userID)
+			} else {
+				_, err = tx.exec(ctx, `INSERT INTO inbox_read_marks (message_id, user_id, conversation_id, is_read) VALUES (?, ?, ?, ?)
+					ON CONFLICT (message_id, user_id) DO UPDATE SET is_read = excluded.is_read`, id, userID, convID, read)
+			}
+			if err != nil {
+				return fmt.Errorf("store: read mark: %w", err)
+			}
+			if direction == "in" && before != read {
+				if read {
+					delta--
+				} else {
+					delta++
+				}
+			}
+		}
+		if delta != 0 {
+			if _, err := tx.exec(ctx, `UPDATE inbox_reads SET unread = unread + ?, last_message_at = ? WHERE conversation_id = ? AND user_id = ?`,
+				delta, f.lastAt, convID, userID); err != nil {
+				return fmt.Errorf("store: read state: %w", err)
+			}
+		}
+		return nil
+	})
+}
+
+// MarkLineRead marks read, for userID, every message of line lineID (since:
+// only those sent at or after it; zero time for all). It visits only the
+// conversations unread for the user.
+func (s *Store) MarkLineRead(ctx context.Context, lineID, userID int64, since time.Time) error {
+	return s.writeData(ctx, func(tx *Tx) error {
+		var convs []int64
+		err := tx.query(ctx, `SELECT conversation_id FROM inbox_reads WHERE user_id = ? AND line_id = ? AND unread > 0`, []any{userID, lineID}, func(r row) error {
+			var id int64
+			if err := r.Scan(&id); err != nil {
+				return err
+			}
+			convs = append(convs, id)
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("store: line read: %w", err)
+		}
+		for _, id := range convs {
+			f, err := lockConversation(ctx, tx, id)
+			if err != nil {
+				return err
+			}
+			if since.IsZero() {
+				err = markThreadRead(ctx, tx, id, userID, f)
+			} else {
+				err = markThreadReadSince(ctx, tx, id, userID, f, micros(since))
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// markThreadReadSince marks read the messages of a thread sent at or after
+// since: the watermark moves to the newest message, and the older messages
+// that were unread keep that state as marks.
+func markThreadReadSince(ctx context.Context, tx *Tx, convID, userID int64, f convFacts, since int64) error {
+	var first sql.NullInt64
+	if err := tx.queryRow(ctx, `SELECT MIN(id) FROM messages WHERE conversation_id = ? AND created_at >= ? AND `+visibleMessage, convID, since).Scan(&first); err != nil {
+		return fmt.Errorf("store: line read: %w", err)
+	}
+	if !first.Valid {
+		return nil // nothing that recent
+	}
+	rt, _, err := userRow(ctx, tx, convID, userID, f)
+	if err != nil {
+		return fmt.Errorf("store: line read: %w", err)
+	}
+	// Older messages above the watermark without a mark stay unread: mark them so.
+	if _, err := tx.exec(ctx, `INSERT INTO inbox_read_marks (message_id, user_id, conversation_id, is_read)
+		SELECT m.id, CAST(? AS BIGINT), m.conversation_id, FALSE FROM messages m
+		WHERE m.conversation_id = ? AND m.id > ? AND m.id < ? AND m.deleted_at IS NULL AND (m.status IN ('sent', 'received') OR m.scheduled)
+			AND NOT EXISTS (SELECT 1 FROM inbox_read_marks k WHERE k.message_id = m.id AND k.user_id = ?)
+			AND NOT (m.sent_by IS NOT NULL AND m.sent_by = ?)`,
+		userID, convID, rt, first.Int64, userID, userID); err != nil {
+		return fmt.Errorf("store: line read: %w", err)
+	}
+	// Read marks are now what the watermark says; unread marks from since on are read.
+	if _, err := tx.exec(ctx, `DELETE FROM inbox_read_marks WHERE user_id = ? AND conversation_id = ? AND (is_read OR message_id >= ?)`, userID, convID, first.Int64); err != nil {
+		return fmt.Errorf("store: line read: %w", err)
+	}
+	var unread int64
+	if err := tx.queryRow(ctx, `SELECT COUNT(*) FROM inbox_read_marks k JOIN messages m ON m.id = k.message_id
+		WHERE k.user_id = ? AND k.conversation_id = ? AND NOT k.is_read AND m.direction = 'in'`, userID, convID).Scan(&unread); err != nil {
+		return fmt.Errorf("store: line read: %w", err)
+	}
+	if _, err := tx.exec(ctx, `UPDATE inbox_reads SET read_through = ?, unread = ?, last_message_at = ? WHERE conversation_id = ? AND user_id = ?`,
+		max(rt, f.last), unread, f.lastAt, convID, userID); err != nil {
+		return fmt.Errorf("store: line read: %w", err)
+	}
+	if unread == 0 {
+		return markTeamRead(ctx, tx, convID, f)
+	}
+	return nil
+}
+
+// UnreadCounts returns unread inbound texts per line id for userID (0: the
+// team view of an API key), counting only texts sent at or after since when
+// since is not zero. Lines with none are absent. Without since it sums the
+// counters of the conversations unread for the caller; with since it counts
+// those conversations' unread messages of that period.
+func (s *Store) UnreadCounts(ctx context.Context, accountID, userID int64, since time.Time) (map[int64]int64, error) {
+	var queries []string
+	var args [][]any
+	switch {
+	case userID != 0 && since.IsZero():
+		queries = append(queries, `SELECT line_id, SUM(unread) FROM inbox_reads WHERE user_id = ? AND unread > 0 GROUP BY line_id`)
+		args = append(args, []any{userID})
+	case userID != 0:
+		queries = append(queries,
+			`SELECT r.line_id, COUNT(*) FROM inbox_reads r JOIN messages m ON m.conversation_id = r.conversation_id AND m.id > r.read_through
+			WHERE r.user_id = ? AND r.unread > 0 AND m.direction = 'in' AND m.created_at >= ? AND m.deleted_at IS NULL AND (m.status IN ('sent', 'received') OR m.scheduled)
+				AND NOT EXISTS (SELECT 1 FROM inbox_read_marks k WHERE k.message_id = m.id AND k.user_id = r.user_id AND k.is_read)
+			GROUP BY r.line_id`,
+			`SELECT r.line_id, COUNT(*) FROM inbox_read_marks k JOIN messages m ON m.id = k.message_id
+				JOIN inbox_reads r ON r.conversation_id = k.conversation_id AND r.user_id = k.user_id
+			WHERE k.user_id = ? AND NOT k.is_read AND m.id <= r.read_through AND m.direction = 'in' AND m.created_at >= ? AND m.deleted_at IS NULL
+			GROUP BY r.line_id`)
+		args = append(args, []any{userID, micros(since)}, []any{userID, micros(since)})
+	case since.IsZero():
+		queries = append(queries, `SELECT line_id, SUM(team_unread) FROM conversations WHERE account_id = ? AND team_unread > 0 GROUP BY line_id`)
+		args = append(args, []any{accountID})
+	default:
+		queries = append(queries, `SELECT c.line_id, COUNT(*) FROM conversations c JOIN messages m ON m.conversation_id = c.id AND m.id > c.team_read_through
+			WHERE c.account_id = ? AND c.team_unread > 0 AND m.direction = 'in' AND m.created_at >= ? AND m.deleted_at IS NULL AND (m.status IN ('sent', 'received') OR m.scheduled)
+			GROUP BY c.line_id`)
+		args = append(args, []any{accountID, micros(since)})
+	}
+	out := map[int64]int64{}
+	for i, q := range queries {
+		rows, err := s.query(ctx, q, args[i]...)
+		if err != nil {
+			return nil, fmt.Errorf("store: unread: %w", err)
+		}
+		for rows.Next() {
+			var line, n int64
+			if err := rows.Scan(&line, &n); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("store: unread: %w", err)
+			}
+			out[line] += n
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("store: unread: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// countInbound is the inbox's part of storing an inbound text: the
+// conversation leads its lists and is unresolved again (recorded when it was
+// resolved), and the text is unread for every user with state in the thread
+// and for each of readers (the users who may see the line).
+func countInbound(ctx context.Context, tx *Tx, account, line, convID, msgID int64, readers []int64) error {
+	if _, err := tx.exec(ctx, `INSERT INTO conversation_activity (account_id, conversation_id, kind, created_at)
+		SELECT account_id, id, CAST(? AS TEXT), CAST(? AS BIGINT) FROM conversations WHERE id = ? AND resolved_at IS NOT NULL`, domain.ActivityReopenInbound, tx.now, convID); err != nil {
+		return fmt.Errorf("store: reopen: %w", err)
+	}
+	var inCount int64
+	if err := tx.queryRow(ctx, `UPDATE conversations SET last_message_id = ?, last_message_at = ?, in_count = in_count + 1, team_unread = team_unread + 1,
+			resolved_at = NULL, resolved_by = NULL WHERE id = ? RETURNING in_count`, msgID, tx.now, convID).Scan(&inCount); err != nil {
+		return fmt.Errorf("store: conversation: %w", err)
+	}
+	if _, err := tx.exec(ctx, `UPDATE inbox_reads SET unread = unread + 1, last_message_at = ? WHERE conversation_id = ?`, tx.now, convID); err != nil {
+		return fmt.Errorf("store: unread: %w", err)
+	}
+	if len(readers) == 0 {
+		return nil
+	}
+	// Usually every reader follows the thread already: one query says so.
+	args := []any{convID}
+	for _, u := range readers {
+		args = append(args, u)
+	}
+	var following int
+	if err := tx.queryRow(ctx, `SELECT COUNT(*) FROM inbox_reads WHERE conversation_id = ? AND user_id IN (?`+strings.Repeat(", ?", len(readers)-1)+`)`, args...).Scan(&following); err != nil {
+		return fmt.Errorf("store: unread: %w", err)
+	}
+	if following == len(readers) {
+		return nil
+	}
+	for _, u := range readers {
+		// A user new to the thread has read none of it.
+		if _, err := tx.exec(ctx, `INSERT INTO inbox_reads (conversation_id, user_id, account_id, line_id, read_through, unread, last_message_at) VALUES (?, ?, ?, ?, 0, ?, ?)
+			ON CONFLICT (conversation_id, user_id) DO NOTHING`, convID, u, account, line, inCount, tx.now); err != nil {
+			return fmt.Errorf("store: unread: %w", err)
+		}
+	}
+	return nil
+}
