@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"reflect"
-	"strconv"
 	"time"
 
 	"switchboard/internal/domain"
@@ -174,22 +173,13 @@ func (s *Server) readThread(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// messageID reads the {id} path segment.
-func messageID(r *http.Request) (int64, error) {
-	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
-	if err != nil || id <= 0 {
-		return 0, domain.Errorf(domain.Invalid, "message id must be a positive integer; got %q", r.PathValue("id"))
-	}
-	return id, nil
-}
-
 func (s *Server) readThreadAround(w http.ResponseWriter, r *http.Request) error {
 	q := parseQuery(r, "groupParticipants", "limit")
 	a, limit := address(r, q), q.int("limit", inbox.DefaultLimit, 1, inbox.MaxLimit)
 	if err := q.err(); err != nil {
 		return err
 	}
-	id, err := messageID(r)
+	id, err := pathID(r, "id", "message")
 	if err != nil {
 		return err
 	}
@@ -220,7 +210,7 @@ func (s *Server) deleteMessage(w http.ResponseWriter, r *http.Request) error {
 	if err := q.err(); err != nil {
 		return err
 	}
-	id, err := messageID(r)
+	id, err := pathID(r, "id", "message")
 	if err != nil {
 		return err
 	}

@@ -626,7 +626,8 @@ func TestInboxThreadsAndPermissions(t *testing.T) {
 			t.Errorf("default page around the oldest = %d messages", len(th.Messages))
 		}
 		f.wantError(t, "GET", path+"/messages/"+fmt.Sprint(g), f.agnesTok, "", 404, "not_found")
-		f.wantError(t, "GET", path+"/messages/x", f.agnesTok, "", 400, "invalid_request")
+		// A malformed message id names no message (docs/decisions.md, "Path ids").
+		f.wantError(t, "GET", path+"/messages/x", f.agnesTok, "", 404, "not_found")
 		f.wantError(t, "GET", path+"/messages/"+fmt.Sprint(ids[0])+"?limit=0", f.agnesTok, "", 400, "invalid_request")
 		f.wantError(t, "GET", path+"?offset=x", f.agnesTok, "", 400, "invalid_request")
 		f.wantError(t, "GET", path+"?markRead=maybe", f.agnesTok, "", 400, "invalid_request")

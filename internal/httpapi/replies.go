@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"net/http"
-	"strconv"
 
 	"switchboard/internal/domain"
 )
@@ -65,7 +64,7 @@ func (s *Server) createTemplate(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) replaceTemplate(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "id", "template id")
+	id, err := pathID(r, "id", "template")
 	if err != nil {
 		return err
 	}
@@ -86,7 +85,7 @@ func (s *Server) replaceTemplate(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) deleteTemplate(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r, "id", "template id")
+	id, err := pathID(r, "id", "template")
 	if err != nil {
 		return err
 	}
@@ -136,13 +135,4 @@ func (s *Server) deleteDraft(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeNoContent(w)
 	return nil
-}
-
-// pathID reads a positive integer path segment; anything else is 400 naming it.
-func pathID(r *http.Request, name, what string) (int64, error) {
-	id, err := strconv.ParseInt(r.PathValue(name), 10, 64)
-	if err != nil || id <= 0 {
-		return 0, domain.Errorf(domain.Invalid, "%s must be a positive integer; got %q", what, r.PathValue(name))
-	}
-	return id, nil
 }

@@ -99,12 +99,21 @@ func TestTemplates(t *testing.T) {
 			{"POST", "/api/public/v1/sms/templates", `{"title":"t","body":"` + strings.Repeat("a", 2001) + `"}`, "body is 2001 bytes"},
 			{"POST", "/api/public/v1/sms/templates", `{"title":"t","body":"x","id":3}`, "id"},
 			{"PUT", path, `{"title":"t"}`, "body is required"},
-			{"PUT", "/api/public/v1/sms/templates/abc", `{"title":"t","body":"x"}`, "template id"},
-			{"DELETE", "/api/public/v1/sms/templates/0", "", "template id"},
 		} {
 			status, _, body := f.do(t, c.method, c.path, key, c.body)
 			if e := decodeInto[errorEnvelope](t, body); status != 400 || e.Error.Type != "invalid_request" || !strings.Contains(e.Error.Message, c.want) {
 				t.Errorf("%s %s %s: %d %s, want 400 naming %q", c.method, c.path, c.body, status, body, c.want)
+			}
+		}
+		// A malformed id names no template: 404 like any path id that is not
+		// a positive integer (docs/decisions.md, "Path ids"), naming the shape.
+		for _, c := range []struct{ method, path, body string }{
+			{"PUT", "/api/public/v1/sms/templates/abc", `{"title":"t","body":"x"}`},
+			{"DELETE", "/api/public/v1/sms/templates/0", ""},
+		} {
+			status, _, body := f.do(t, c.method, c.path, key, c.body)
+			if e := decodeInto[errorEnvelope](t, body); status != 404 || e.Error.Type != "not_found" || !strings.Contains(e.Error.Message, "template ids are positive integers") {
+				t.Errorf("%s %s %s: %d %s, want 404 naming the id's shape", c.method, c.path, c.body, status, body)
 			}
 		}
 		if status, _, body := f.do(t, "POST", "/api/public/v1/sms/templates", f.keys["acme-sms"], `{"title":"t","body":"x"}`); status != 403 || decodeInto[errorEnvelope](t, body).Error.Scope != "sms:write" {

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"net/http"
+	"strconv"
 	"time"
 
 	"switchboard/internal/domain"
@@ -71,7 +72,11 @@ func (s *Server) listScheduled(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) cancelScheduled(w http.ResponseWriter, r *http.Request) error {
-	if err := s.sms.CancelScheduled(r.Context(), principal(r), r.PathValue("line"), r.PathValue("id")); err != nil {
+	id, err := pathID(r, "id", "scheduled message")
+	if err != nil {
+		return err
+	}
+	if err := s.sms.CancelScheduled(r.Context(), principal(r), r.PathValue("line"), strconv.FormatInt(id, 10)); err != nil {
 		return err
 	}
 	writeNoContent(w)

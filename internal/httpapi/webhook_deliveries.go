@@ -27,16 +27,6 @@ func toAttemptLogJSON(log []domain.WebhookAttempt) []attemptLogJSON {
 	return out
 }
 
-// deliveryID reads the {deliveryId} path segment; one that is not an id
-// names no delivery.
-func deliveryID(r *http.Request) (int64, error) {
-	id, err := strconv.ParseInt(r.PathValue("deliveryId"), 10, 64)
-	if err != nil || id <= 0 {
-		return 0, domain.Errorf(domain.NotFound, "delivery not found")
-	}
-	return id, nil
-}
-
 // pageParams reads limit (1 to max, def when absent) and before (an id of
 // what, the previous page's last) of a newest-first page.
 func pageParams(r *http.Request, def, max int, what string) (limit int, before int64, err error) {
@@ -70,11 +60,11 @@ const (
 // previous page, and `next` names the next page's cursor while there may be
 // one.
 func (s *Server) listDeliveryAttempts(w http.ResponseWriter, r *http.Request) error {
-	id, err := webhookID(r)
+	id, err := pathID(r, "id", "webhook")
 	if err != nil {
 		return err
 	}
-	did, err := deliveryID(r)
+	did, err := pathID(r, "deliveryId", "delivery")
 	if err != nil {
 		return err
 	}
@@ -148,7 +138,7 @@ func recoverTime(field, v string) (time.Time, error) {
 // recoverWebhook starts a recover job (Svix's "recover"): 202 with the job,
 // and its path in Location.
 func (s *Server) recoverWebhook(w http.ResponseWriter, r *http.Request) error {
-	id, err := webhookID(r)
+	id, err := pathID(r, "id", "webhook")
 	if err != nil {
 		return err
 	}
@@ -180,13 +170,13 @@ func (s *Server) recoverWebhook(w http.ResponseWriter, r *http.Request) error {
 
 // getWebhookRecovery answers a recover job's progress.
 func (s *Server) getWebhookRecovery(w http.ResponseWriter, r *http.Request) error {
-	id, err := webhookID(r)
+	id, err := pathID(r, "id", "webhook")
 	if err != nil {
 		return err
 	}
-	rid, err := strconv.ParseInt(r.PathValue("recoverId"), 10, 64)
-	if err != nil || rid <= 0 {
-		return domain.Errorf(domain.NotFound, "recover not found")
+	rid, err := pathID(r, "recoverId", "recover job")
+	if err != nil {
+		return err
 	}
 	rc, err := s.webhooks.Recovery(r.Context(), principal(r), id, rid)
 	if err != nil {

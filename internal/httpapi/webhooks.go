@@ -92,15 +92,6 @@ func decodeWebhookBody(w http.ResponseWriter, r *http.Request) (webhookBody, err
 	return b, nil
 }
 
-// webhookID reads the {id} path segment; one that is not an id names no webhook.
-func webhookID(r *http.Request) (int64, error) {
-	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
-	if err != nil || id <= 0 {
-		return 0, domain.Errorf(domain.NotFound, "webhook not found")
-	}
-	return id, nil
-}
-
 func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	var lp webhooks.ListParams
@@ -144,7 +135,7 @@ func (s *Server) listWebhookTypes(w http.ResponseWriter, r *http.Request) error 
 }
 
 func (s *Server) getWebhook(w http.ResponseWriter, r *http.Request) error {
-	id, err := webhookID(r)
+	id, err := pathID(r, "id", "webhook")
 	if err != nil {
 		return err
 	}
@@ -180,7 +171,7 @@ func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) updateWebhook(w http.ResponseWriter, r *http.Request) error {
-	id, err := webhookID(r)
+	id, err := pathID(r, "id", "webhook")
 	if err != nil {
 		return err
 	}
@@ -199,7 +190,7 @@ func (s *Server) updateWebhook(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request) error {
-	id, err := webhookID(r)
+	id, err := pathID(r, "id", "webhook")
 	if err != nil {
 		return err
 	}
@@ -213,7 +204,7 @@ func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request) error {
 // setWebhookEnabled serves enable and disable; both are idempotent.
 func (s *Server) setWebhookEnabled(enabled bool) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		id, err := webhookID(r)
+		id, err := pathID(r, "id", "webhook")
 		if err != nil {
 			return err
 		}
@@ -227,7 +218,7 @@ func (s *Server) setWebhookEnabled(enabled bool) handlerFunc {
 }
 
 func (s *Server) getWebhookSecret(w http.ResponseWriter, r *http.Request) error {
-	id, err := webhookID(r)
+	id, err := pathID(r, "id", "webhook")
 	if err != nil {
 		return err
 	}
@@ -241,7 +232,7 @@ func (s *Server) getWebhookSecret(w http.ResponseWriter, r *http.Request) error 
 }
 
 func (s *Server) rotateWebhookSecret(w http.ResponseWriter, r *http.Request) error {
-	id, err := webhookID(r)
+	id, err := pathID(r, "id", "webhook")
 	if err != nil {
 		return err
 	}
@@ -302,7 +293,7 @@ const (
 // smallest id of the previous page, and the answer's `next` names the next
 // page's cursor while there may be one.
 func (s *Server) listWebhookDeliveries(w http.ResponseWriter, r *http.Request) error {
-	id, err := webhookID(r)
+	id, err := pathID(r, "id", "webhook")
 	if err != nil {
 		return err
 	}
@@ -341,13 +332,13 @@ func (s *Server) listWebhookDeliveries(w http.ResponseWriter, r *http.Request) e
 }
 
 func (s *Server) redeliverWebhook(w http.ResponseWriter, r *http.Request) error {
-	id, err := webhookID(r)
+	id, err := pathID(r, "id", "webhook")
 	if err != nil {
 		return err
 	}
-	deliveryID, err := strconv.ParseInt(r.PathValue("deliveryId"), 10, 64)
-	if err != nil || deliveryID <= 0 {
-		return domain.Errorf(domain.NotFound, "delivery not found")
+	deliveryID, err := pathID(r, "deliveryId", "delivery")
+	if err != nil {
+		return err
 	}
 	d, err := s.webhooks.Redeliver(r.Context(), principal(r), id, deliveryID)
 	if err != nil {
@@ -360,7 +351,7 @@ func (s *Server) redeliverWebhook(w http.ResponseWriter, r *http.Request) error 
 // testWebhook sends a signed test event now and answers with its delivery:
 // the attempt's outcome, whether the endpoint took it or not.
 func (s *Server) testWebhook(w http.ResponseWriter, r *http.Request) error {
-	id, err := webhookID(r)
+	id, err := pathID(r, "id", "webhook")
 	if err != nil {
 		return err
 	}
