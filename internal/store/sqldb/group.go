@@ -1,0 +1,398 @@
+package sqldb
+
+import (
+	"cmp"
+	"context"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
+)
+
+// maxBatch bounds how many write functions share one commit.
+const maxBatch = 256
+
+// pgCommitters is how many groups may be in flight at once on PostgreSQL,
+// each on a connection of its own: while one group waits for its COMMIT to
+// reach the disk (or for a row another group holds), the next one runs.
+const pgCommitters = 4
+
+// maxTries bounds how often a write that lost a deadlock or a serialization
+// conflict to another transaction is run again before its caller gets the
+// error.
+const maxTries = 5
+
+// startCommitters starts n committers (see committer) and the queue they
+// take writes from.
+func (db *DB) startCommitters(n int) {
+	db.batch = make(chan *writeReq, 1024)
+	db.stop = make(chan struct{})
+	db.committers = n
+	db.stopped.Add(n)
+	for range n {
+		go db.committer()
+	}
+}
+
+// runFn runs fn, then sends the statements it queued (see ExecLater),
+// turning a panic into an error so one bad write cannot take the whole batch
+// (or the committer) down.
+func runFn(tx *Tx, fn func(*Tx) error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("store: write panicked: %v", p)
+		}
+		tx.pending = tx.pending[:0] // a failed function's are dropped
+	}()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return tx.flush()
+}
+
+// committer takes whatever write requests are waiting (the ones that arrived
+// while the previous commit was syncing), runs them in one transaction and
+// commits them together. SQLite has one committer, its single writer.
+// PostgreSQL has pgCommitters of them, each running its group on a pool
+// connection: a request's writes cost their statements and a share of one
+// BEGIN/COMMIT and of one WAL flush, and a row every request of a kind
+// updates (Contended, GroupMerge) is locked once per group rather than held
+// by each request through its own commit.
+func (db *DB) committer() {
+	defer db.stopped.Done()
+	for {
+		var first *writeReq
+		select {
+		case first = <-db.batch:
+		case <-db.stop:
+			return
+		}
+		reqs := []*writeReq{first}
+	drain:
+		for len(reqs) < maxBatch {
+			select {
+			case r := <-db.batch:
+				reqs = append(reqs, r)
+			default:
+				break drain
+			}
+		}
+		if db.engine == Postgres {
+			// See Alone and Contended.
+			group := reqs[:0]
+			for _, r := range reqs {
+				if r.alone {
+					db.commitBatch([]*writeReq{r})
+				} else {
+					group = append(group, r)
+				}
+			}
+			reqs = group
+			slices.SortStableFunc(reqs, func(a, b *writeReq) int {
+				return cmp.Compare(b2i(a.contended), b2i(b.contended))
+			})
+		}
+		if len(reqs) > 0 {
+			db.commitBatch(reqs)
+		}
+	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// commitStats counts the committer's work; see CommitStats.
+type commitStats struct {
+	batches, writes, execNanos, commitNanos atomic.Int64
+}
+
+// CommitStats describes the committers' work since the database opened.
+type CommitStats struct {
+	Batches int64         // transactions committed (or rolled back)
+	Writes  int64         // write functions run in them
+	Exec    time.Duration // running the write functions
+	Commit  time.Duration // COMMIT: writing the WAL and waiting for fsync
+}
+
+// CommitStats reports the committers' counters.
+// Writes/Batches is the average group size; Commit/Batches the disk's cost.
+func (db *DB) CommitStats() CommitStats {
+	return CommitStats{
+		Batches: db.stats.batches.Load(), Writes: db.stats.writes.Load(),
+		Exec: time.Duration(db.stats.execNanos.Load()), Commit: time.Duration(db.stats.commitNanos.Load()),
+	}
+}
+
+func (db *DB) commitBatch(reqs []*writeReq) {
+	// Nearly every batch succeeds whole, so it first runs without savepoints
+	// (two statements fewer per write). If a write fails, that attempt is
+	// rolled back and the batch runs again with each write in its own
+	// savepoint, so that only the failing writes are undone.
+	reqs, results, ok := db.runBatch(reqs, false)
+	if !ok {
+		reqs, results, _ = db.runBatch(reqs, true)
+	}
+	var again []*writeReq
+	for i, r := range reqs {
+		if isConflict(results[i]) && r.tries < maxTries {
+			// Another transaction (a group of another committer or node)
+			// held what this write needed while waiting for what this group
+			// held. This group's commit released it: run the write again.
+			r.tries++
+			again = append(again, r)
+			continue
+		}
+		r.done <- results[i]
+	}
+	if len(again) > 0 {
+		db.commitBatch(again)
+	}
+}
+
+// runBatch runs reqs in one transaction on the committer's connection, with
+// plain BEGIN/COMMIT statements so that statements prepared on it are reused
+// (database/sql would re-prepare them inside an *sql.Tx). Without isolate, a
+// failing write aborts the attempt and runBatch reports !ok with nothing
+// committed; with isolate, each write runs in a savepoint and fails alone.
+func (db *DB) runBatch(reqs []*writeReq, isolate bool) (ran []*writeReq, results []error, ok bool) {
+	if db.engine == Postgres {
+		return db.runBatchPG(reqs, isolate)
+	}
+	err := db.wconn.Raw(func(dc any) error {
+		conn, isPrep := dc.(driver.ConnPrepareContext)
+		if !isPrep {
+			return fmt.Errorf("store: SQLite driver connection %T cannot prepare statements", dc)
+		}
+		if db.raw == nil || db.raw.conn != conn {
+			db.raw = &rawConn{conn: conn, stmts: map[string]driver.Stmt{}}
+		}
+		var broken bool
+		t := &Tx{db: db, now: db.now().UnixMicro()}
+		reqs, results, ok, broken = db.runGroup(t, "BEGIN IMMEDIATE", reqs, isolate)
+		if broken {
+			// Tell database/sql to discard the connection.
+			return driver.ErrBadConn
+		}
+		return nil
+	})
+	if err != nil {
+		if errors.Is(err, driver.ErrBadConn) {
+			db.wrecover()
+		}
+		if results == nil {
+			results = make([]error, len(reqs))
+			for i := range results {
+				results[i] = fmt.Errorf("store: writer connection: %w", err)
+			}
+		}
+		return reqs, results, true
+	}
+	return reqs, results, ok
+}
+
+// runBatchPG is runBatch on a PostgreSQL pool connection, taken for the
+// group. The statements go through database/sql (pgx caches their prepared
+// forms per connection); a write's queued statements (ExecLater) and COMMIT
+// go to pgx itself, for its pipeline and COMMIT's command tag.
+func (db *DB) runBatchPG(reqs []*writeReq, isolate bool) (ran []*writeReq, results []error, ok bool) {
+	conn, err := db.w.Conn(groupCtx)
+	if err != nil {
+		results = make([]error, len(reqs))
+		for i := range results {
+			results[i] = fmt.Errorf("store: writer connection: %w", err)
+		}
+		return reqs, results, true
+	}
+	t := &Tx{tx: conn, db: db, now: db.now().UnixMicro()}
+	reqs, results, ok, broken := db.runGroup(t, "BEGIN", reqs, isolate)
+	if broken {
+		// Its transaction state is unknown: database/sql must not hand the
+		// connection to anyone else.
+		conn.Raw(func(any) error { return driver.ErrBadConn })
+	}
+	conn.Close()
+	return reqs, results, ok
+}
+
+// commitPG commits the group's transaction, after the work its writes
+// deferred (GroupMerge), sent with COMMIT in one pipeline: one round trip,
+// and the rows that work updates stay locked for the COMMIT's flush only.
+// mergeErr is that work's error (a Flush's, or a statement of it refused by
+// the server, which then skipped the COMMIT), and the transaction is still
+// open (aborted), for the caller to roll back and run again with none
+// deferred. PostgreSQL answers COMMIT of a transaction that a failed
+// statement aborted with ROLLBACK, not an error, which database/sql's Exec
+// cannot tell apart from success: a write function that swallowed a
+// statement's error would otherwise be reported committed along with its
+// whole group.
+func (t *Tx) commitPG() (mergeErr, err error) {
+	if err := t.flushMerges(); err != nil {
+		return err, nil
+	}
+	pending := t.pending
+	t.pending = t.pending[:0]
+	err = t.tx.Raw(func(dc any) error {
+		c, isPgx := dc.(*stdlib.Conn)
+		if !isPgx {
+			return fmt.Errorf("store: PostgreSQL driver connection %T is not pgx's", dc)
+		}
+		b := &pgx.Batch{}
+		for _, p := range pending {
+			b.Queue(p.query, p.args...)
+		}
+		b.Queue("COMMIT")
+		br := c.Conn().SendBatch(groupCtx, b)
+		defer br.Close()
+		for range pending {
+			if _, err := br.Exec(); err != nil {
+				// Only the server's refusal proves the COMMIT was skipped;
+				// a lost connection leaves the outcome unknown, as a failed
+				// COMMIT does.
+				if pgErr := (*pgconn.PgError)(nil); errors.As(err, &pgErr) {
+					mergeErr = err
+					return nil
+				}
+				return err
+			}
+		}
+		tag, err := br.Exec()
+		if err != nil {
+			return err
+		}
+		if tag.String() != "COMMIT" {
+			return fmt.Errorf("store: commit: the transaction was rolled back (%s)", tag)
+		}
+		return nil
+	})
+	return mergeErr, err
+}
+
+// runGroup runs reqs in one transaction on t's connection, opened with
+// begin. broken reports that a ROLLBACK failed and the connection's
+// transaction state is unknown.
+func (db *DB) runGroup(t *Tx, begin string, reqs []*writeReq, isolate bool) (ran []*writeReq, results []error, ok, broken bool) {
+	ctx := groupCtx
+	results = make([]error, len(reqs))
+	fail := func(err error) ([]*writeReq, []error, bool, bool) {
+		for i := range results {
+			results[i] = err
+		}
+		return reqs, results, true, broken
+	}
+	rollback := func() {
+		if _, err := t.Exec(ctx, "ROLLBACK"); err != nil {
+			broken = true
+		}
+	}
+	started := time.Now()
+	if _, err := t.Exec(ctx, begin); err != nil {
+		return fail(fmt.Errorf("store: begin: %w", err))
+	}
+	applied := 0
+writes:
+	for i := 0; ; i++ {
+		if i == len(reqs) {
+			// Writes that arrived while this group ran join it instead of
+			// waiting a whole cycle for the next one. (An isolated retry
+			// runs the list it was given.)
+			// On PostgreSQL another committer takes them, in parallel.
+			if isolate || len(reqs) >= maxBatch || t.tx != nil {
+				break
+			}
+			select {
+			case more := <-db.batch:
+				reqs = append(reqs, more)
+				results = append(results, nil)
+			default:
+				break writes
+			}
+		}
+		r := reqs[i]
+		if err := r.ctx.Err(); err != nil {
+			results[i] = err
+			continue
+		}
+		if !isolate {
+			t.deferring = t.tx != nil && r.contended
+			if err := runFn(t, r.fn); err != nil {
+				rollback()
+				if len(reqs) == 1 {
+					// Alone, the write has failed as it would in a savepoint.
+					results[0] = err
+					return reqs, results, true, broken
+				}
+				return reqs, nil, false, broken
+			}
+			applied++
+			continue
+		}
+		if _, err := t.Exec(ctx, "SAVEPOINT w"); err != nil {
+			rollback()
+			return fail(fmt.Errorf("store: savepoint: %w", err))
+		}
+		if err := runFn(t, r.fn); err != nil {
+			results[i] = err
+			if _, rbErr := t.Exec(ctx, "ROLLBACK TO w"); rbErr != nil {
+				rollback()
+				return fail(errors.Join(err, fmt.Errorf("store: rollback to savepoint: %w", rbErr)))
+			}
+		} else {
+			applied++
+		}
+		if _, err := t.Exec(ctx, "RELEASE w"); err != nil {
+			rollback()
+			return fail(fmt.Errorf("store: release savepoint: %w", err))
+		}
+	}
+	if applied == 0 {
+		rollback()
+		return reqs, results, true, broken
+	}
+	committing := time.Now()
+	db.stats.execNanos.Add(int64(committing.Sub(started)))
+	var err error
+	if t.tx != nil {
+		var mergeErr error
+		if mergeErr, err = t.commitPG(); mergeErr != nil {
+			// Run again with each write in its savepoint, none deferred.
+			rollback()
+			return reqs, nil, false, broken
+		}
+	} else {
+		_, err = t.Exec(ctx, "COMMIT")
+	}
+	if err != nil {
+		rollback()
+		return fail(fmt.Errorf("store: commit: %w", err))
+	}
+	db.stats.commitNanos.Add(int64(time.Since(committing)))
+	db.stats.batches.Add(1)
+	db.stats.writes.Add(int64(applied))
+	db.woken(t)
+	return reqs, results, true, false
+}
+
+// wrecover replaces the committer's connection after a failed ROLLBACK left
+// it in an unknown transaction state.
+func (db *DB) wrecover() {
+	db.raw = nil // its statements died with the connection
+	db.wconn.Close()
+	for {
+		conn, err := db.w.Conn(context.Background())
+		if err == nil {
+			db.wconn = conn
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
