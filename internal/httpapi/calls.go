@@ -310,6 +310,10 @@ func (s *Server) ingestCalls(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	// No query parameter: refused before a large body is waited for.
+	if err := parseQuery(r).err(); err != nil {
+		return err
+	}
 	return s.budgeted(ingestBodyLimit, func(w http.ResponseWriter, r *http.Request) error {
 		raw, err := readBody(w, r, ingestBodyLimit)
 		if err != nil {

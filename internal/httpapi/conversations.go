@@ -133,7 +133,7 @@ func address(r *http.Request, q *queryParams) inbox.Address {
 }
 
 func (s *Server) listConversations(w http.ResponseWriter, r *http.Request) error {
-	q := parseQuery(r, "lines", "unread", "unresolved", "assignedToMe", "unassigned", "limit", "offset")
+	q := queryOf(r)
 	lp := inbox.ListParams{
 		Lines: q.list("lines"), Unread: q.bool("unread"), Unresolved: q.bool("unresolved"),
 		AssignedToMe: q.bool("assignedToMe"), Unassigned: q.bool("unassigned"),
@@ -159,7 +159,7 @@ func (s *Server) listConversations(w http.ResponseWriter, r *http.Request) error
 }
 
 func (s *Server) readThread(w http.ResponseWriter, r *http.Request) error {
-	q := parseQuery(r, "markRead", "groupParticipants", "limit", "offset")
+	q := queryOf(r)
 	tp := inbox.ThreadParams{Address: address(r, q), MarkRead: q.bool("markRead"),
 		Limit: q.int("limit", inbox.DefaultLimit, 1, inbox.MaxLimit), Offset: q.int("offset", 0, 0, inbox.MaxOffset)}
 	if err := q.err(); err != nil {
@@ -174,7 +174,7 @@ func (s *Server) readThread(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) readThreadAround(w http.ResponseWriter, r *http.Request) error {
-	q := parseQuery(r, "groupParticipants", "limit")
+	q := queryOf(r)
 	a, limit := address(r, q), q.int("limit", inbox.DefaultLimit, 1, inbox.MaxLimit)
 	if err := q.err(); err != nil {
 		return err
@@ -192,7 +192,7 @@ func (s *Server) readThreadAround(w http.ResponseWriter, r *http.Request) error 
 }
 
 func (s *Server) deleteConversation(w http.ResponseWriter, r *http.Request) error {
-	q := parseQuery(r, "groupParticipants")
+	q := queryOf(r)
 	a := address(r, q)
 	if err := q.err(); err != nil {
 		return err
@@ -205,7 +205,7 @@ func (s *Server) deleteConversation(w http.ResponseWriter, r *http.Request) erro
 }
 
 func (s *Server) deleteMessage(w http.ResponseWriter, r *http.Request) error {
-	q := parseQuery(r, "groupParticipants")
+	q := queryOf(r)
 	a := address(r, q)
 	if err := q.err(); err != nil {
 		return err
@@ -228,7 +228,7 @@ type markMessagesRequest struct {
 }
 
 func (s *Server) markMessages(w http.ResponseWriter, r *http.Request) error {
-	q := parseQuery(r, "groupParticipants")
+	q := queryOf(r)
 	a := address(r, q)
 	if err := q.err(); err != nil {
 		return err
@@ -254,9 +254,6 @@ type lineReadRequest struct {
 }
 
 func (s *Server) markLineRead(w http.ResponseWriter, r *http.Request) error {
-	if err := parseQuery(r).err(); err != nil {
-		return err
-	}
 	var req lineReadRequest
 	if err := decodeJSON(w, r, &req, defaultBodyLimit, true); err != nil {
 		return err
@@ -288,7 +285,7 @@ type lineUnreadJSON struct {
 }
 
 func (s *Server) unread(w http.ResponseWriter, r *http.Request) error {
-	q := parseQuery(r, "lines", "since")
+	q := queryOf(r)
 	lines, since := q.list("lines"), q.time("since")
 	if err := q.err(); err != nil {
 		return err
@@ -313,7 +310,7 @@ type resolveRequest struct {
 }
 
 func (s *Server) resolveConversation(w http.ResponseWriter, r *http.Request) error {
-	q := parseQuery(r, "groupParticipants")
+	q := queryOf(r)
 	a := address(r, q)
 	if err := q.err(); err != nil {
 		return err
@@ -331,7 +328,7 @@ func (s *Server) resolveConversation(w http.ResponseWriter, r *http.Request) err
 }
 
 func (s *Server) reopenConversation(w http.ResponseWriter, r *http.Request) error {
-	q := parseQuery(r, "groupParticipants")
+	q := queryOf(r)
 	a := address(r, q)
 	if err := q.err(); err != nil {
 		return err
@@ -376,7 +373,7 @@ type assignRequest struct {
 }
 
 func (s *Server) assignConversation(w http.ResponseWriter, r *http.Request) error {
-	q := parseQuery(r, "groupParticipants")
+	q := queryOf(r)
 	a := address(r, q)
 	if err := q.err(); err != nil {
 		return err
@@ -402,7 +399,7 @@ type commentRequest struct {
 }
 
 func (s *Server) addComment(w http.ResponseWriter, r *http.Request) error {
-	q := parseQuery(r, "groupParticipants")
+	q := queryOf(r)
 	a := address(r, q)
 	if err := q.err(); err != nil {
 		return err
@@ -431,7 +428,7 @@ type commentJSON struct {
 }
 
 func (s *Server) listComments(w http.ResponseWriter, r *http.Request) error {
-	q := parseQuery(r, "groupParticipants")
+	q := queryOf(r)
 	a := address(r, q)
 	if err := q.err(); err != nil {
 		return err

@@ -137,12 +137,17 @@ func (s *Server) route(pattern string, h handlerFunc) {
 	})))
 }
 
-// api registers an authenticated public API endpoint that needs scope. The
-// scope check happens before the handler runs; role permissions, which depend
-// on the object addressed, are checked by the domain code.
-func (s *Server) api(pattern string, scope auth.Scope, h handlerFunc) {
+// api registers an authenticated public API endpoint that needs scope and
+// takes the query parameters named by query (none when empty). The scope
+// check happens before the handler runs; role permissions, which depend on
+// the object addressed, are checked by the domain code. So does the query
+// check: a parameter the endpoint does not take, or one given twice, is 400
+// before anything else about the request is looked at (its body, an
+// Idempotency-Key's stored answer), and the handler reads the parsed query
+// with queryOf.
+func (s *Server) api(pattern string, scope auth.Scope, h handlerFunc, query ...string) {
 	method, path, _ := strings.Cut(pattern, " ")
-	s.apiRoutes = append(s.apiRoutes, apiRoute{method: method, path: path, scope: scope})
+	s.apiRoutes = append(s.apiRoutes, apiRoute{method: method, path: path, scope: scope, query: query})
 	s.route(method+" "+Prefix+path, func(w http.ResponseWriter, r *http.Request) error {
 		// Every answer is one account's data, and some carry a secret or a
 		// signed link (a webhook's secret, recording and media URLs): no
@@ -156,7 +161,11 @@ func (s *Server) api(pattern string, scope auth.Scope, h handlerFunc) {
 		if err := p.Require(scope); err != nil {
 			return err
 		}
-		return h(w, r.WithContext(auth.NewContext(ctx, p)))
+		q := parseQuery(r, query...)
+		if err := q.err(); err != nil {
+			return err
+		}
+		return h(w, r.WithContext(withQuery(auth.NewContext(ctx, p), q)))
 	})
 }
 

@@ -16,6 +16,11 @@ func (s *Server) openapi(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
+	// It takes no query parameter, as no operation takes one it does not
+	// document.
+	if err := parseQuery(r).err(); err != nil {
+		return err
+	}
 	doc, err := api.JSON()
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"slices"
@@ -11,27 +12,50 @@ import (
 	"switchboard/internal/domain"
 )
 
-// queryParams reads a request's query string strictly: a parameter the
-// endpoint does not take, a parameter given twice, or a value that does not
-// parse or is out of range is 400 invalid_request naming the parameter. A
-// bad value is never replaced by a default; only an absent parameter is.
-// The first problem found is kept and reported by err, so a handler reads
+// queryParams reads a request's query string strictly, the one way the
+// HTTP layer reads one: a parameter the endpoint does not take, a parameter
+// given twice, or a value that does not parse or is out of range is 400
+// invalid_request naming the parameter. A bad value is never replaced by a
+// default; only an absent parameter is.
+//
+// Every public API route names the parameters it takes in the route table
+// (routes.go); Server.api parses the query with them and refuses unknown
+// and repeated names before the handler runs. The handler then reads the
+// values; the first problem found is kept and reported by err, so it reads
 // every parameter and checks once:
 //
-//	q := parseQuery(r, "limit", "unread")
+//	q := queryOf(r)
 //	limit := q.int("limit", 50, 1, 200)
 //	unread := q.bool("unread")
 //	if err := q.err(); err != nil {
 //		return err
 //	}
 type queryParams struct {
-	values url.Values
-	first  error
+	values  url.Values
+	allowed []string
+	first   error
+}
+
+type queryKey struct{}
+
+// withQuery keeps the parsed query of the request in ctx.
+func withQuery(ctx context.Context, q *queryParams) context.Context {
+	return context.WithValue(ctx, queryKey{}, q)
+}
+
+// queryOf is the query Server.api parsed for the route's parameters.
+func queryOf(r *http.Request) *queryParams {
+	if q, ok := r.Context().Value(queryKey{}).(*queryParams); ok {
+		return q
+	}
+	return &queryParams{}
 }
 
 // parseQuery reads r's query string, which may hold only the allowed names.
+// Routes outside the public API table (the OpenAPI document, ingest) call it
+// themselves.
 func parseQuery(r *http.Request, allowed ...string) *queryParams {
-	q := &queryParams{}
+	q := &queryParams{allowed: allowed}
 	values, err := url.ParseQuery(r.URL.RawQuery)
 	if err != nil {
 		q.fail("the query string is malformed: %v", err)
@@ -64,6 +88,11 @@ func (q *queryParams) err() error { return q.first }
 
 // raw returns the parameter's value and whether it was given at all.
 func (q *queryParams) raw(name string) (string, bool) {
+	if !slices.Contains(q.allowed, name) {
+		// A handler reading a parameter its route does not declare would
+		// never see it: a programming error, caught by any test of it.
+		panic("httpapi: query parameter " + name + " is read but not declared by the route")
+	}
 	if q.values == nil {
 		return "", false
 	}
@@ -121,6 +150,22 @@ func (q *queryParams) list(name string) []string {
 		}
 	}
 	return items
+}
+
+// id reads a positive integer id, such as a page cursor (the last id of
+// the previous page); 0 when absent. what names the object, with its
+// article: "a delivery".
+func (q *queryParams) id(name, what string) int64 {
+	s, ok := q.raw(name)
+	if !ok {
+		return 0
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 1 {
+		q.fail("query parameter %s must be %s id, a positive integer; got %q", name, what, s)
+		return 0
+	}
+	return n
 }
 
 // time reads an RFC 3339 time; the zero time when absent.

@@ -10,6 +10,8 @@ import (
 )
 
 // routes is the route table: every endpoint Switchboard serves, in one place.
+// A public API route names, after its handler, the query parameters it
+// takes; any other, or one given twice, is 400 (query.go).
 func (s *Server) routes() {
 	// Operations.
 	s.route("GET /healthz", s.healthz)
@@ -51,7 +53,7 @@ func (s *Server) routes() {
 		s.route("POST "+IngestPath, s.ingestCalls)
 	}
 	// Webhook subscriptions.
-	s.api("GET /webhooks", auth.WebhooksRead, s.listWebhooks)
+	s.api("GET /webhooks", auth.WebhooksRead, s.listWebhooks, "type", "enabled")
 	s.api("POST /webhooks", auth.WebhooksWrite, s.createWebhook)
 	s.api("GET /webhooks/types", auth.WebhooksRead, s.listWebhookTypes)
 	s.api("GET /webhooks/{id}", auth.WebhooksRead, s.getWebhook)
@@ -62,26 +64,26 @@ func (s *Server) routes() {
 	s.api("POST /webhooks/{id}/disable", auth.WebhooksWrite, bodiless(s.setWebhookEnabled(false)))
 	s.api("GET /webhooks/{id}/secret", auth.WebhooksRead, s.getWebhookSecret)
 	s.api("POST /webhooks/{id}/secret/rotate", auth.WebhooksWrite, bodiless(s.rotateWebhookSecret))
-	s.api("GET /webhooks/{id}/deliveries", auth.WebhooksRead, s.listWebhookDeliveries)
+	s.api("GET /webhooks/{id}/deliveries", auth.WebhooksRead, s.listWebhookDeliveries, "limit", "before")
 	s.api("POST /webhooks/{id}/deliveries/{deliveryId}/redeliver", auth.WebhooksWrite, bodiless(s.redeliverWebhook))
-	s.api("GET /webhooks/{id}/deliveries/{deliveryId}/attempts", auth.WebhooksRead, s.listDeliveryAttempts)
+	s.api("GET /webhooks/{id}/deliveries/{deliveryId}/attempts", auth.WebhooksRead, s.listDeliveryAttempts, "limit", "before")
 	s.api("POST /webhooks/{id}/recover", auth.WebhooksWrite, s.recoverWebhook)
 	s.api("GET /webhooks/{id}/recover/{recoverId}", auth.WebhooksRead, s.getWebhookRecovery)
 	s.api("POST /webhooks/{id}/test", auth.WebhooksWrite, bodiless(s.testWebhook))
 	// The shared inbox (conversations.go).
-	s.api("GET /sms/unread", auth.MessagesRead, s.unread)
+	s.api("GET /sms/unread", auth.MessagesRead, s.unread, "lines", "since")
 	s.api("POST /sms/lines/{line}/read", auth.MessagesWrite, s.markLineRead)
-	s.api("GET /sms/conversations", auth.MessagesRead, s.listConversations)
-	s.api("GET /sms/conversations/{line}/{number}", auth.MessagesRead, s.readThread)
-	s.api("DELETE /sms/conversations/{line}/{number}", auth.MessagesWrite, bodiless(s.deleteConversation))
-	s.api("GET /sms/conversations/{line}/{number}/messages/{id}", auth.MessagesRead, s.readThreadAround)
-	s.api("DELETE /sms/conversations/{line}/{number}/messages/{id}", auth.MessagesWrite, bodiless(s.deleteMessage))
-	s.api("POST /sms/conversations/{line}/{number}/read", auth.MessagesWrite, s.markMessages)
-	s.api("POST /sms/conversations/{line}/{number}/resolve", auth.SMSWrite, s.resolveConversation)
-	s.api("POST /sms/conversations/{line}/{number}/reopen", auth.SMSWrite, bodiless(s.reopenConversation))
-	s.api("POST /sms/conversations/{line}/{number}/assign", auth.SMSWrite, s.assignConversation)
-	s.api("POST /sms/conversations/{line}/{number}/comments", auth.SMSWrite, s.addComment)
-	s.api("GET /sms/conversations/{line}/{number}/comments", auth.MessagesRead, s.listComments)
+	s.api("GET /sms/conversations", auth.MessagesRead, s.listConversations, "lines", "unread", "unresolved", "assignedToMe", "unassigned", "limit", "offset")
+	s.api("GET /sms/conversations/{line}/{number}", auth.MessagesRead, s.readThread, "markRead", "groupParticipants", "limit", "offset")
+	s.api("DELETE /sms/conversations/{line}/{number}", auth.MessagesWrite, bodiless(s.deleteConversation), "groupParticipants")
+	s.api("GET /sms/conversations/{line}/{number}/messages/{id}", auth.MessagesRead, s.readThreadAround, "groupParticipants", "limit")
+	s.api("DELETE /sms/conversations/{line}/{number}/messages/{id}", auth.MessagesWrite, bodiless(s.deleteMessage), "groupParticipants")
+	s.api("POST /sms/conversations/{line}/{number}/read", auth.MessagesWrite, s.markMessages, "groupParticipants")
+	s.api("POST /sms/conversations/{line}/{number}/resolve", auth.SMSWrite, s.resolveConversation, "groupParticipants")
+	s.api("POST /sms/conversations/{line}/{number}/reopen", auth.SMSWrite, bodiless(s.reopenConversation), "groupParticipants")
+	s.api("POST /sms/conversations/{line}/{number}/assign", auth.SMSWrite, s.assignConversation, "groupParticipants")
+	s.api("POST /sms/conversations/{line}/{number}/comments", auth.SMSWrite, s.addComment, "groupParticipants")
+	s.api("GET /sms/conversations/{line}/{number}/comments", auth.MessagesRead, s.listComments, "groupParticipants")
 
 	// Hosted attachments: public, unguessable names.
 	if s.media != nil {

@@ -91,6 +91,8 @@ type Server struct {
 type apiRoute struct {
 	method, path string
 	scope        auth.Scope
+	// query is the query parameters the route takes.
+	query []string
 }
 
 // New builds the server and its route table.

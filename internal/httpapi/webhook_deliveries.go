@@ -30,23 +30,9 @@ func toAttemptLogJSON(log []domain.WebhookAttempt) []attemptLogJSON {
 // pageParams reads limit (1 to max, def when absent) and before (an id of
 // what, the previous page's last) of a newest-first page.
 func pageParams(r *http.Request, def, max int, what string) (limit int, before int64, err error) {
-	q := r.URL.Query()
-	limit = def
-	if v := q.Get("limit"); v != "" || q.Has("limit") {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > max {
-			return 0, 0, domain.Errorf(domain.Invalid, "limit must be an integer from 1 to %d", max)
-		}
-		limit = n
-	}
-	if v := q.Get("before"); v != "" || q.Has("before") {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 1 {
-			return 0, 0, domain.Errorf(domain.Invalid, "before must be %s id", what)
-		}
-		before = n
-	}
-	return limit, before, nil
+	q := queryOf(r)
+	limit, before = q.int("limit", def, 1, max), q.id("before", what)
+	return limit, before, q.err()
 }
 
 // Paging of GET /webhooks/{id}/deliveries/{deliveryId}/attempts.

@@ -93,24 +93,25 @@ func decodeWebhookBody(w http.ResponseWriter, r *http.Request) (webhookBody, err
 }
 
 func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request) error {
-	q := r.URL.Query()
+	// Both parameters are refused given twice by the route's query parser;
+	// their values have rules of their own (the type is checked by the
+	// service, against the type list).
+	q := queryOf(r)
 	var lp webhooks.ListParams
-	if v, ok := q["type"]; ok {
-		if len(v) != 1 || v[0] == "" {
-			return domain.Errorf(domain.Invalid, "type must be given once, as one of the webhook types")
+	if v, ok := q.raw("type"); ok {
+		if v == "" {
+			return domain.Errorf(domain.Invalid, "query parameter type must be one of the webhook types; got an empty value")
 		}
-		lp.Type = v[0]
+		lp.Type = v
 	}
-	if v, ok := q["enabled"]; ok {
-		switch {
-		case len(v) != 1:
-			return domain.Errorf(domain.Invalid, "enabled must be given once")
-		case v[0] == "true":
+	if v, ok := q.raw("enabled"); ok {
+		switch v {
+		case "true":
 			lp.EnabledOnly = true
-		case v[0] == "false":
+		case "false":
 			return domain.Errorf(domain.Unsupported, "enabled=false is not supported; only enabled=true filters")
 		default:
-			return domain.Errorf(domain.Invalid, "enabled must be true")
+			return domain.Errorf(domain.Invalid, "query parameter enabled must be true; got %q", v)
 		}
 	}
 	list, err := s.webhooks.List(r.Context(), principal(r), lp)
@@ -297,22 +298,9 @@ func (s *Server) listWebhookDeliveries(w http.ResponseWriter, r *http.Request) e
 	if err != nil {
 		return err
 	}
-	q := r.URL.Query()
-	limit := defaultDeliveriesLimit
-	if v := q.Get("limit"); v != "" || q.Has("limit") {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > maxDeliveriesLimit {
-			return domain.Errorf(domain.Invalid, "limit must be an integer from 1 to %d", maxDeliveriesLimit)
-		}
-		limit = n
-	}
-	var before int64
-	if v := q.Get("before"); v != "" || q.Has("before") {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 1 {
-			return domain.Errorf(domain.Invalid, "before must be a delivery id")
-		}
-		before = n
+	limit, before, err := pageParams(r, defaultDeliveriesLimit, maxDeliveriesLimit, "a delivery")
+	if err != nil {
+		return err
 	}
 	list, err := s.webhooks.Deliveries(r.Context(), principal(r), id, before, limit)
 	if err != nil {
