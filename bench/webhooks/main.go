@@ -74,7 +74,7 @@ func main() {
 			w := domain.Webhook{AccountID: acct.ID, URL: url, Type: domain.EventAccountSMS, Enabled: true, Secret: webhooks.NewSecret()}
 			must(st.CreateWebhook(ctx, &w))
 		}
-		d := webhooks.NewDispatcher(webhooks.DispatcherConfig{Store: st, AllowHosts: webhooks.ParseAllowList("127.0.0.1")})
+		d := webhooks.New(webhooks.Config{Store: st, AllowHosts: webhooks.ParseAllowList("127.0.0.1")}).Dispatcher(webhooks.DispatcherConfig{})
 		ok.Store(0)
 		// All events first, then the dispatcher: throughput of the backlog.
 		batch := make([]domain.Event, 0, 50)
@@ -110,7 +110,7 @@ func main() {
 	must(st.CreateAccount(ctx, &acct))
 	w := domain.Webhook{AccountID: acct.ID, URL: fast, Type: domain.EventAccountSMS, Enabled: true, Secret: webhooks.NewSecret()}
 	must(st.CreateWebhook(ctx, &w))
-	d := webhooks.NewDispatcher(webhooks.DispatcherConfig{Store: st, AllowHosts: webhooks.ParseAllowList("127.0.0.1")})
+	d := webhooks.New(webhooks.Config{Store: st, AllowHosts: webhooks.ParseAllowList("127.0.0.1")}).Dispatcher(webhooks.DispatcherConfig{})
 	must(d.Start(ctx))
 	lat.reset()
 	tick := time.NewTicker(time.Second / time.Duration(*rate))

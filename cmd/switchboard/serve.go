@@ -319,10 +319,10 @@ func newApp(ctx context.Context, c *cli, st *store.Store, log *slog.Logger, publ
 	a.registry = reg
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	registerStoreMetrics(reg, st)
-	allow := webhooks.ParseAllowList(c.webhookAllowHosts)
-	a.dispatcher = webhooks.NewDispatcher(webhooks.DispatcherConfig{Store: st, AllowHosts: allow, Log: log, Registry: reg})
-	// The service sends test events through the dispatcher's client and metrics.
-	a.webhooks = webhooks.New(webhooks.Config{Store: st, AllowHosts: allow, Log: log, Dispatcher: a.dispatcher, Retention: c.webhookRetention})
+	a.webhooks = webhooks.New(webhooks.Config{Store: st, AllowHosts: webhooks.ParseAllowList(c.webhookAllowHosts), Log: log, Retention: c.webhookRetention})
+	// Built before the handler: the service sends test events through the
+	// dispatcher's client, metrics and per-subscription slots.
+	a.dispatcher = a.webhooks.Dispatcher(webhooks.DispatcherConfig{Registry: reg})
 	authz := oauth.New(oauth.Config{Store: st, Issuer: publicURL, Log: log, TrustedProxies: c.trustedProxies, Registry: reg})
 	a.handler = httpapi.New(httpapi.Config{
 		Store:    st,
@@ -340,7 +340,14 @@ func newApp(ctx context.Context, c *cli, st *store.Store, log *slog.Logger, publ
 		OAuth:        authz.Handler(),
 	})
 
+	// Every piece of background work, built by its capability's constructor
+	// with its defaults, and run by one runner: started in this order once
+	// the listener is up, stopped in reverse after the HTTP server drained.
 	a.background = background.New(background.Config{Logger: log})
+	// First, so stopped last: the settler retries records of what the
+	// carrier took that the database refused, which sends, receipts and
+	// the scheduled-message dispatcher hand it until they stop.
+	a.background.Add("send settler", a.sms.Settler())
 	a.background.Add("sms reconciler", a.sms.Reconciler(sms.ReconcilerConfig{After: c.reconcileAfter}))
 	a.background.Add("idempotency pruning", a.sms.IdempotencyPruner())
 	// Removes hosted files no message or pending schedule uses (24 h).
@@ -352,7 +359,8 @@ func newApp(ctx context.Context, c *cli, st *store.Store, log *slog.Logger, publ
 	// Stopped before the store closes: attempts in flight are cancelled and
 	// their deliveries released for the next run.
 	a.background.Add("webhook dispatcher", a.dispatcher)
-	a.background.Add("webhook pruning", webhooks.NewPruner(webhooks.PrunerConfig{Store: st, Retention: c.webhookRetention, Log: log}))
+	// Past the service's retention (--webhook-retention).
+	a.background.Add("webhook pruning", a.webhooks.Pruner(webhooks.PrunerConfig{}))
 	return a, nil
 }
 
@@ -379,7 +387,6 @@ func (a *app) close() {
 	if a.sim != nil {
 		a.sim.Close()
 	}
-	a.sms.Stop()
 	a.media.Close()
 }
 

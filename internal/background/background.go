@@ -1,9 +1,9 @@
 package background
 
 import (
+	"cmp"
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"sync"
 )
@@ -40,10 +40,7 @@ type named struct {
 
 // New returns an empty runner.
 func New(cfg Config) *Runner {
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
-	return &Runner{log: cfg.Logger}
+	return &Runner{log: cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))}
 }
 
 // Add registers s under name (used in logs). Services are added before Start.

@@ -1,9 +1,9 @@
 package background
 
 import (
+	"cmp"
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"sync"
 	"time"
@@ -17,7 +17,7 @@ type PeriodicConfig struct {
 	// Name identifies the work in logs.
 	Name string
 	// Interval is the time from the end of one pass to the start of the
-	// next. Default DefaultInterval.
+	// next. Default (zero or negative) DefaultInterval.
 	Interval time.Duration
 	// Work is one pass. Its context ends when the service stops; an error
 	// is logged (unless the service is stopping) and the next pass runs as
@@ -52,15 +52,9 @@ type Periodic struct {
 
 // NewPeriodic returns a stopped Periodic with cfg's defaults applied.
 func NewPeriodic(cfg PeriodicConfig) *Periodic {
-	if cfg.Interval <= 0 {
-		cfg.Interval = DefaultInterval
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
-	if cfg.Name == "" {
-		cfg.Name = "periodic"
-	}
+	cfg.Interval = cmp.Or(max(cfg.Interval, 0), DefaultInterval)
+	cfg.Logger = cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
+	cfg.Name = cmp.Or(cfg.Name, "periodic")
 	return &Periodic{cfg: cfg, wake: make(chan struct{}, 1)}
 }
 

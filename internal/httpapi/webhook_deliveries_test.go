@@ -99,14 +99,15 @@ func (r *scriptedReceiver) received() []string {
 func (f *fixture) deliveringServer(t *testing.T, retry time.Duration) *webhooks.Dispatcher {
 	t.Helper()
 	allow := webhooks.ParseAllowList("127.0.0.1")
-	d := webhooks.NewDispatcher(webhooks.DispatcherConfig{Store: f.st, AllowHosts: allow, Poll: 10 * time.Millisecond,
+	hooks := webhooks.New(webhooks.Config{Store: f.st, AllowHosts: allow})
+	d := hooks.Dispatcher(webhooks.DispatcherConfig{Poll: 10 * time.Millisecond,
 		Retry: []time.Duration{retry, retry, retry, retry, retry, retry}})
 	must(t, d.Start(ctx))
 	t.Cleanup(d.Stop)
 	srv := httptest.NewServer(httpapi.New(httpapi.Config{
 		Store: f.st, Auth: &auth.Authenticator{Store: f.st},
 		SMS: sms.New(sms.Config{Store: f.st}), Users: users.New(users.Config{Store: f.st}),
-		Webhooks: webhooks.New(webhooks.Config{Store: f.st, AllowHosts: allow, Dispatcher: d}),
+		Webhooks: hooks,
 		Log:      slog.New(slog.DiscardHandler),
 	}))
 	t.Cleanup(srv.Close)

@@ -27,12 +27,12 @@ func TestWebhookAttemptErrorsAreCategories(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, f *fixture) {
 		allow := webhooks.ParseAllowList("127.0.0.1,nonexistent.invalid")
 		logs := &lockedBuffer{}
-		d := webhooks.NewDispatcher(webhooks.DispatcherConfig{Store: f.st, AllowHosts: allow, Timeout: 300 * time.Millisecond,
-			Log: slog.New(slog.NewTextHandler(logs, nil))})
+		hooks := webhooks.New(webhooks.Config{Store: f.st, AllowHosts: allow, Log: slog.New(slog.NewTextHandler(logs, nil))})
+		hooks.Dispatcher(webhooks.DispatcherConfig{Timeout: 300 * time.Millisecond}) // test sends go through it
 		srv := httptest.NewServer(httpapi.New(httpapi.Config{
 			Store: f.st, Auth: &auth.Authenticator{Store: f.st},
 			SMS: sms.New(sms.Config{Store: f.st}), Users: users.New(users.Config{Store: f.st}),
-			Webhooks: webhooks.New(webhooks.Config{Store: f.st, AllowHosts: allow, Dispatcher: d}),
+			Webhooks: hooks,
 			Log:      slog.New(slog.DiscardHandler),
 		}))
 		t.Cleanup(srv.Close)

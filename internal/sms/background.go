@@ -1,6 +1,7 @@
 package sms
 
 import (
+	"cmp"
 	"context"
 	"time"
 
@@ -11,7 +12,8 @@ import (
 // reconciler resolves it, unless the operator says otherwise.
 const DefaultReconcileAfter = 2 * time.Minute
 
-// ReconcilerConfig configures the reconciler.
+// ReconcilerConfig configures the reconciler; zero (or negative) fields take
+// the defaults.
 type ReconcilerConfig struct {
 	// After is how long a message may stay pending before Reconcile resolves
 	// it. Default DefaultReconcileAfter.
@@ -25,12 +27,8 @@ type ReconcilerConfig struct {
 // Reconciler returns the background service that resolves sends interrupted
 // before their outcome was recorded: a Reconcile(After) pass every Interval.
 func (s *Service) Reconciler(cfg ReconcilerConfig) *background.Periodic {
-	if cfg.After <= 0 {
-		cfg.After = DefaultReconcileAfter
-	}
-	if cfg.Interval <= 0 {
-		cfg.Interval = min(cfg.After/4+time.Second, time.Minute)
-	}
+	cfg.After = cmp.Or(max(cfg.After, 0), DefaultReconcileAfter)
+	cfg.Interval = cmp.Or(max(cfg.Interval, 0), min(cfg.After/4+time.Second, time.Minute))
 	return background.NewPeriodic(background.PeriodicConfig{
 		Name:     "sms reconciler",
 		Interval: cfg.Interval,

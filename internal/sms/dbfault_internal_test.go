@@ -192,7 +192,7 @@ func TestReceiptRetriedAfterDatabaseRefusal(t *testing.T) {
 	}
 }
 
-// The settler stops with the service; a record still refused is given up
+// The settler stops as a background service; a record still refused is given up
 // (and logged), and stopping does not hang.
 func TestSettlerStops(t *testing.T) {
 	e, f := newFaultEnv(t, store.SQLite)
@@ -202,7 +202,7 @@ func TestSettlerStops(t *testing.T) {
 	}
 	<-e.attempts // one retry failed
 	done := make(chan struct{})
-	go func() { e.svc.Stop(); close(done) }()
+	go func() { e.svc.Settler().Stop(); close(done) }()
 	select {
 	case <-done:
 	case <-time.After(10 * time.Second):

@@ -1,6 +1,7 @@
 package sms
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -28,8 +29,9 @@ const (
 	DefaultRetryMax  = 5 * time.Minute
 )
 
-// DispatcherConfig configures the scheduled-message dispatcher. Zero values
-// take the defaults.
+// DispatcherConfig configures the scheduled-message dispatcher. Zero (or
+// negative) values take the defaults. Its clock is the service's
+// (Config.Now).
 type DispatcherConfig struct {
 	// Interval is how often the dispatcher looks for due messages when idle:
 	// a message is sent at most about this long after its send time.
@@ -104,32 +106,17 @@ type Dispatcher struct {
 	p   *background.Periodic
 }
 
-// ScheduledDispatcher returns the dispatcher of scheduled messages, stopped.
+// ScheduledDispatcher returns the dispatcher of scheduled messages, stopped:
+// a background.Service, which cmd/switchboard adds to the runner.
 func (s *Service) ScheduledDispatcher(cfg DispatcherConfig) *Dispatcher {
-	if cfg.Interval <= 0 {
-		cfg.Interval = DefaultDispatchInterval
-	}
-	if cfg.Batch <= 0 {
-		cfg.Batch = DefaultDispatchBatch
-	}
-	if cfg.Workers <= 0 {
-		cfg.Workers = DefaultDispatchWorkers
-	}
-	if cfg.Lease <= 0 {
-		cfg.Lease = DefaultDispatchLease
-	}
-	if cfg.ReconcileAfter <= 0 {
-		cfg.ReconcileAfter = DefaultReconcileAfter
-	}
-	if cfg.RetryBase <= 0 {
-		cfg.RetryBase = DefaultRetryBase
-	}
-	if cfg.RetryMax <= 0 {
-		cfg.RetryMax = DefaultRetryMax
-	}
-	if cfg.Owner == "" {
-		cfg.Owner = store.NewLeaseOwner("scheduled")
-	}
+	cfg.Interval = cmp.Or(max(cfg.Interval, 0), DefaultDispatchInterval)
+	cfg.Batch = cmp.Or(max(cfg.Batch, 0), DefaultDispatchBatch)
+	cfg.Workers = cmp.Or(max(cfg.Workers, 0), DefaultDispatchWorkers)
+	cfg.Lease = cmp.Or(max(cfg.Lease, 0), DefaultDispatchLease)
+	cfg.ReconcileAfter = cmp.Or(max(cfg.ReconcileAfter, 0), DefaultReconcileAfter)
+	cfg.RetryBase = cmp.Or(max(cfg.RetryBase, 0), DefaultRetryBase)
+	cfg.RetryMax = cmp.Or(max(cfg.RetryMax, 0), DefaultRetryMax)
+	cfg.Owner = cmp.Or(cfg.Owner, store.NewLeaseOwner("scheduled"))
 	d := &Dispatcher{s: s, cfg: cfg}
 	d.p = background.NewPeriodic(background.PeriodicConfig{Name: "scheduled messages", Interval: cfg.Interval, Logger: s.log, Work: d.pass})
 	return d
@@ -272,14 +259,14 @@ func (d *Dispatcher) dispatch(ctx context.Context, id int64) Dispatched {
 	case carrierUnknown:
 		// The schedule waits for its message to settle, as after a crash
 		// (see resume): a receipt ends it, no evidence sends it anew.
-		next := time.Now().Add(d.cfg.ReconcileAfter + time.Second)
+		next := s.now().Add(d.cfg.ReconcileAfter + time.Second)
 		if err := s.store.Release(ctx, store.ClaimScheduledMessages, d.cfg.Owner, id, &next); err != nil && !errors.Is(err, store.ErrLeaseLost) {
 			return fail(err)
 		}
 		return Dispatched{ID: id, Outcome: DispatchPending}
 	case carrierRefused:
 		wait := d.backoff(m.Attempts)
-		requeued, err := s.store.RequeueScheduled(ctx, id, msgID, m.SendAt, time.Now().Add(wait))
+		requeued, err := s.store.RequeueScheduled(ctx, id, msgID, m.SendAt, s.now().Add(wait))
 		if err != nil {
 			// Left sending and pending: the reconciler abandons the message
 			// (uncharged) and the schedule is handed off when its lease ends.
@@ -324,9 +311,9 @@ func (d *Dispatcher) resume(ctx context.Context, m domain.ScheduledMessage, fail
 		return Dispatched{ID: id, Outcome: DispatchSent}
 	case domain.StatusPending:
 		if _, sending := s.inflight.Load(msg.ID); sending || s.settle.settling(msg.ID) {
-			return waitUntil(time.Now().Add(d.cfg.Lease)) // this process is still at it
+			return waitUntil(s.now().Add(d.cfg.Lease)) // this process is still at it
 		}
-		cutoff := time.Now().Add(-d.cfg.ReconcileAfter)
+		cutoff := s.now().Add(-d.cfg.ReconcileAfter)
 		if msg.CreatedAt.After(cutoff) {
 			return waitUntil(msg.CreatedAt.Add(d.cfg.ReconcileAfter + time.Second))
 		}
@@ -335,18 +322,18 @@ func (d *Dispatcher) resume(ctx context.Context, m domain.ScheduledMessage, fail
 			return fail(err)
 		}
 		if !abandoned {
-			return waitUntil(time.Now()) // evidence came meanwhile: read it again
+			return waitUntil(s.now()) // evidence came meanwhile: read it again
 		}
 	case domain.StatusAbandoned:
 	default:
 		return fail(fmt.Errorf("sms: scheduled message %d: its message %d is %s", id, msg.ID, msg.Status))
 	}
-	requeued, err := s.store.ResendScheduled(ctx, m, time.Now())
+	requeued, err := s.store.ResendScheduled(ctx, m, s.now())
 	if err != nil {
 		return fail(err)
 	}
 	if !requeued {
-		return waitUntil(time.Now()) // a receipt came meanwhile, or another node moved it: read it again
+		return waitUntil(s.now()) // a receipt came meanwhile, or another node moved it: read it again
 	}
 	s.log.Warn("a scheduled message's send was interrupted with no evidence the carrier took it: its message is abandoned, uncharged (a late delivery receipt still charges it), and the schedule is sent anew",
 		"scheduled_id", id, "message_id", msg.ID)

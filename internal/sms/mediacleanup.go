@@ -1,6 +1,7 @@
 package sms
 
 import (
+	"cmp"
 	"context"
 	"time"
 
@@ -21,7 +22,8 @@ const (
 	DefaultMediaCleanupBatch = 500
 )
 
-// MediaCleanupConfig configures the cleanup; zero fields take the defaults.
+// MediaCleanupConfig configures the cleanup; zero (or negative) fields take
+// the defaults.
 type MediaCleanupConfig struct {
 	UnusedFor time.Duration
 	Interval  time.Duration
@@ -33,15 +35,9 @@ type MediaCleanupConfig struct {
 // the row and its bytes from the account's usage, then the blob), batch by
 // batch until none is left, every Interval. Several nodes may run it.
 func (s *Service) MediaCleanup(cfg MediaCleanupConfig) *background.Periodic {
-	if cfg.UnusedFor <= 0 {
-		cfg.UnusedFor = MediaUnusedFor
-	}
-	if cfg.Interval <= 0 {
-		cfg.Interval = DefaultMediaCleanupInterval
-	}
-	if cfg.Batch <= 0 {
-		cfg.Batch = DefaultMediaCleanupBatch
-	}
+	cfg.UnusedFor = cmp.Or(max(cfg.UnusedFor, 0), MediaUnusedFor)
+	cfg.Interval = cmp.Or(max(cfg.Interval, 0), DefaultMediaCleanupInterval)
+	cfg.Batch = cmp.Or(max(cfg.Batch, 0), DefaultMediaCleanupBatch)
 	return background.NewPeriodic(background.PeriodicConfig{
 		Name:     "hosted media cleanup",
 		Interval: cfg.Interval,

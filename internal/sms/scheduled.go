@@ -43,7 +43,7 @@ func (s *Service) Schedule(ctx context.Context, p auth.Principal, line string, r
 	if err != nil {
 		return domain.ScheduledMessage{}, err
 	}
-	if err := validateSchedule(req, time.Now()); err != nil {
+	if err := validateSchedule(req, s.now()); err != nil {
 		return domain.ScheduledMessage{}, err
 	}
 	names, err := s.hostedNames(ctx, p.AccountID, req.Media)

@@ -65,6 +65,10 @@ type Config struct {
 	// reconciler's age must be longer, so that no node abandons a message
 	// another is still sending.
 	CarrierTimeout time.Duration
+	// Now is the clock that scheduled messages are checked and dispatched
+	// by: time.Now by default. Tests set it, with the store's
+	// (store.SetClock), to make messages due without waiting.
+	Now func() time.Time
 }
 
 // Service sends messages, lists the lines they are sent from and receives
@@ -89,12 +93,9 @@ type Service struct {
 	// settle retries recording evidence of acceptance that the database
 	// refused (see settler).
 	settle settler
+	// now is Config.Now with its default applied.
+	now func() time.Time
 }
-
-// Stop ends the retries of records the database refused so far; each one
-// still unwritten is logged with its message id. Call it when the process
-// stops serving.
-func (s *Service) Stop() { s.settle.stop() }
 
 // New builds the service, applying Config's defaults.
 func New(cfg Config) *Service {
@@ -108,6 +109,9 @@ func New(cfg Config) *Service {
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.now = cfg.Now; s.now == nil {
+		s.now = time.Now
 	}
 	return s
 }

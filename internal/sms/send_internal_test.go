@@ -125,7 +125,7 @@ func newEnvOn(t *testing.T, st *store.Store) *env {
 		default:
 		}
 	}
-	t.Cleanup(e.svc.Stop)
+	t.Cleanup(e.svc.Settler().Stop)
 	return e
 }
 

@@ -2,6 +2,7 @@ package webhooks
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -29,28 +30,45 @@ var DefaultRetrySchedule = []time.Duration{
 	time.Hour, 2 * time.Hour, 4 * time.Hour, 8 * time.Hour, 8 * time.Hour,
 }
 
-// DispatcherConfig configures the dispatcher; zero fields take defaults.
+// Dispatcher defaults.
+const (
+	// DefaultAttemptTimeout bounds one delivery attempt.
+	DefaultAttemptTimeout = 10 * time.Second
+	// DefaultWorkers bounds the attempts in flight in one process, and
+	// DefaultPerWebhook those of one subscription.
+	DefaultWorkers    = 256
+	DefaultPerWebhook = 8
+	// DefaultMaxAge is how long after its creation a delivery may still be
+	// retried.
+	DefaultMaxAge = 26 * time.Hour
+	// DefaultPoll is how often an idle dispatcher looks for work.
+	DefaultPoll = 50 * time.Millisecond
+	// leaseOverTimeout is how much longer than an attempt a claimed
+	// delivery's lease lasts by default.
+	leaseOverTimeout = 20 * time.Second
+)
+
+// DispatcherConfig configures the dispatcher; zero (or negative) fields take
+// the defaults. Its store, allow list and log are the Service's.
 type DispatcherConfig struct {
-	Store      *store.Store
-	AllowHosts AllowList
-	Log        *slog.Logger
 	// Registry receives the delivery metrics; nil registers none.
 	Registry prometheus.Registerer
-	// Timeout bounds one attempt (10 s).
+	// Timeout bounds one attempt (DefaultAttemptTimeout).
 	Timeout time.Duration
-	// Workers bounds attempts in flight in this process (256); PerWebhook
-	// bounds them per subscription (8), so one slow endpoint holds at most
-	// that many workers. Workers are goroutines waiting on the network:
-	// there are enough that 10 endpoints hanging until the timeout (80
-	// workers) leave most of them to the healthy ones.
+	// Workers bounds attempts in flight in this process (DefaultWorkers);
+	// PerWebhook bounds them per subscription (DefaultPerWebhook), so one
+	// slow endpoint holds at most that many workers. Workers are goroutines
+	// waiting on the network: there are enough that 10 endpoints hanging
+	// until the timeout (80 workers) leave most of them to the healthy ones.
 	Workers, PerWebhook int
-	// Retry is the wait before each retry (DefaultRetrySchedule); MaxAge
-	// gives up a delivery that would be retried more than this long after it
-	// was created (26 h).
+	// Retry is the wait before each retry: nil means DefaultRetrySchedule,
+	// an empty (non-nil) schedule never retries. MaxAge gives up a delivery
+	// that would be retried more than this long after it was created
+	// (DefaultMaxAge).
 	Retry  []time.Duration
 	MaxAge time.Duration
-	// Poll is how often an idle dispatcher looks for work (50 ms); Wake
-	// wakes it at once.
+	// Poll is how often an idle dispatcher looks for work (DefaultPoll);
+	// Wake wakes it at once.
 	Poll time.Duration
 	// Lease is how long a claimed delivery stays this process's (Timeout
 	// plus 20 s). A crashed process's deliveries are retried after it.
@@ -59,6 +77,25 @@ type DispatcherConfig struct {
 	Owner string
 	// Now is the clock (time.Now).
 	Now func() time.Time
+}
+
+// withDefaults returns cfg with every default applied: the one place they
+// are.
+func (cfg DispatcherConfig) withDefaults() DispatcherConfig {
+	cfg.Timeout = cmp.Or(max(cfg.Timeout, 0), DefaultAttemptTimeout)
+	cfg.Workers = cmp.Or(max(cfg.Workers, 0), DefaultWorkers)
+	cfg.PerWebhook = cmp.Or(max(cfg.PerWebhook, 0), DefaultPerWebhook)
+	if cfg.Retry == nil {
+		cfg.Retry = DefaultRetrySchedule
+	}
+	cfg.MaxAge = cmp.Or(max(cfg.MaxAge, 0), DefaultMaxAge)
+	cfg.Poll = cmp.Or(max(cfg.Poll, 0), DefaultPoll)
+	cfg.Lease = cmp.Or(max(cfg.Lease, 0), cfg.Timeout+leaseOverTimeout)
+	cfg.Owner = cmp.Or(cfg.Owner, store.NewLeaseOwner("webhooks"))
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return cfg
 }
 
 // DispatchSignals are the test signals of a Dispatcher.
@@ -81,6 +118,7 @@ type Dispatcher struct {
 	TestSignals DispatchSignals
 
 	cfg    DispatcherConfig
+	st     *store.Store
 	client *http.Client
 	log    *slog.Logger
 	p      *background.Periodic
@@ -118,45 +156,26 @@ type queuedJob struct {
 	job store.DeliveryJob
 }
 
-// NewDispatcher builds a dispatcher with defaults applied.
-func NewDispatcher(cfg DispatcherConfig) *Dispatcher {
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = 10 * time.Second
-	}
-	if cfg.Workers <= 0 {
-		cfg.Workers = 256
-	}
-	if cfg.PerWebhook <= 0 {
-		cfg.PerWebhook = 8
-	}
-	if cfg.Retry == nil {
-		cfg.Retry = DefaultRetrySchedule
-	}
-	if cfg.MaxAge <= 0 {
-		cfg.MaxAge = 26 * time.Hour
-	}
-	if cfg.Poll <= 0 {
-		cfg.Poll = 50 * time.Millisecond
-	}
-	if cfg.Lease <= 0 {
-		cfg.Lease = cfg.Timeout + 20*time.Second
-	}
-	if cfg.Owner == "" {
-		cfg.Owner = store.NewLeaseOwner("webhooks")
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	if cfg.Log == nil {
-		cfg.Log = slog.New(slog.DiscardHandler)
-	}
-	if cfg.AllowHosts == nil {
-		cfg.AllowHosts = AllowList{}
-	}
+// Dispatcher returns a stopped dispatcher of the service's subscriptions, a
+// background.Service: cmd/switchboard adds it to the runner. Test events
+// (POST /webhooks/{id}/test) are sent through the last one built, sharing
+// its client, metrics and per-subscription slots, so build it before the
+// service answers requests. Several may run on one database (and in one
+// process, as tests of several nodes do): they claim deliveries.
+func (s *Service) Dispatcher(cfg DispatcherConfig) *Dispatcher {
+	d := s.newDispatcher(cfg)
+	s.sender = d
+	return d
+}
+
+// newDispatcher builds a dispatcher with cfg's defaults applied.
+func (s *Service) newDispatcher(cfg DispatcherConfig) *Dispatcher {
+	cfg = cfg.withDefaults()
 	d := &Dispatcher{
 		cfg:    cfg,
-		client: newClient(cfg.AllowHosts, cfg.Timeout, cfg.Workers),
-		log:    cfg.Log,
+		st:     s.store,
+		client: newClient(s.allow, cfg.Timeout, cfg.Workers),
+		log:    s.log,
 		slots:  newHookSlots(cfg.PerWebhook),
 		queued: map[int64][]queuedJob{},
 		outcomes: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -169,7 +188,7 @@ func NewDispatcher(cfg DispatcherConfig) *Dispatcher {
 			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
 		}),
 	}
-	d.p = background.NewPeriodic(background.PeriodicConfig{Name: "webhook dispatcher", Interval: cfg.Poll, Logger: cfg.Log, Work: d.work})
+	d.p = background.NewPeriodic(background.PeriodicConfig{Name: "webhook dispatcher", Interval: cfg.Poll, Logger: s.log, Work: d.work})
 	if cfg.Registry != nil {
 		cfg.Registry.MustRegister(d.outcomes, d.latency, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "switchboard_webhook_backlog",
@@ -177,7 +196,7 @@ func NewDispatcher(cfg DispatcherConfig) *Dispatcher {
 		}, func() float64 {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 			defer cancel()
-			n, err := cfg.Store.DeliveryBacklog(ctx)
+			n, err := s.store.DeliveryBacklog(ctx)
 			if err != nil {
 				return -1
 			}
@@ -206,7 +225,7 @@ func (d *Dispatcher) Start(ctx context.Context) error {
 	}
 	// Events committed in this process wake it at once; the poll finds
 	// other processes' events.
-	d.cfg.Store.OnEvents(d.Wake)
+	d.st.OnEvents(d.Wake)
 	return nil
 }
 
@@ -219,7 +238,7 @@ func (d *Dispatcher) Stop() {
 	if d.results == nil {
 		return
 	}
-	d.cfg.Store.OnEvents(nil)
+	d.st.OnEvents(nil)
 	d.p.Stop() // cancels the attempts, which the passes started
 	// Claimed deliveries still waiting for a slot are released, due now.
 	d.mu.Lock()
@@ -285,10 +304,10 @@ const fanOutBatch = 200
 // and whether events were waiting that it could not fan out yet. A failed
 // fan-out does not keep due deliveries from being attempted.
 func (d *Dispatcher) pass(ctx context.Context) (more, held bool, err error) {
-	if ok, ferr := d.cfg.Store.HasUnfannedEvents(ctx); ferr != nil {
+	if ok, ferr := d.st.HasUnfannedEvents(ctx); ferr != nil {
 		err = fmt.Errorf("webhooks: look for events: %w", ferr)
 	} else if ok {
-		n, _, ferr := d.cfg.Store.FanOutEvents(ctx, fanOutBatch)
+		n, _, ferr := d.st.FanOutEvents(ctx, fanOutBatch)
 		if ferr != nil {
 			err = fmt.Errorf("webhooks: fan out events: %w", ferr)
 		}
@@ -305,7 +324,7 @@ func (d *Dispatcher) pass(ctx context.Context) (more, held bool, err error) {
 		return more, held, err
 	}
 	now := d.cfg.Now()
-	if ok, derr := d.cfg.Store.HasDueDeliveries(ctx, now); derr != nil || !ok {
+	if ok, derr := d.st.HasDueDeliveries(ctx, now); derr != nil || !ok {
 		if derr != nil {
 			err = errors.Join(err, fmt.Errorf("webhooks: look for deliveries: %w", derr))
 		}
@@ -321,7 +340,7 @@ func (d *Dispatcher) pass(ctx context.Context) (more, held bool, err error) {
 		}
 	}
 	d.mu.Unlock()
-	ids, cerr := d.cfg.Store.ClaimDeliveries(ctx, d.cfg.Owner, free, d.cfg.Lease, skip)
+	ids, cerr := d.st.ClaimDeliveries(ctx, d.cfg.Owner, free, d.cfg.Lease, skip)
 	if cerr != nil {
 		return more, held, errors.Join(err, fmt.Errorf("webhooks: claim deliveries: %w", cerr))
 	}
@@ -329,7 +348,7 @@ func (d *Dispatcher) pass(ctx context.Context) (more, held bool, err error) {
 		return more, held, err
 	}
 	d.busy.Add(int64(len(ids)))
-	jobs, jerr := d.cfg.Store.DeliveryJobs(ctx, ids)
+	jobs, jerr := d.st.DeliveryJobs(ctx, ids)
 	if jerr != nil {
 		// The leases run out and the deliveries come back.
 		d.busy.Add(-int64(len(ids)))
@@ -395,7 +414,7 @@ func (d *Dispatcher) finisher(results chan result, done chan<- struct{}) {
 		}
 		// Recorded even while stopping: an attempt made must not be lost.
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		_, err := d.cfg.Store.FinishDeliveries(ctx, d.cfg.Owner, outs)
+		_, err := d.st.FinishDeliveries(ctx, d.cfg.Owner, outs)
 		cancel()
 		if err != nil {
 			// Leases run out and the deliveries are attempted again, with

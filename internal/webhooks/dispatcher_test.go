@@ -99,14 +99,15 @@ func (e *env) hook(t *testing.T, account int64, url, typ string, enabled bool) d
 
 // start runs a dispatcher allowed to reach 127.0.0.1, stopped at cleanup.
 func (e *env) start(t *testing.T, cfg webhooks.DispatcherConfig) *webhooks.Dispatcher {
-	cfg.Store = e.st
-	if cfg.AllowHosts == nil {
-		cfg.AllowHosts = webhooks.ParseAllowList("127.0.0.1")
-	}
+	return e.startAllowing(t, webhooks.ParseAllowList("127.0.0.1"), cfg)
+}
+
+// startAllowing runs a dispatcher allowed to reach allow, stopped at cleanup.
+func (e *env) startAllowing(t *testing.T, allow webhooks.AllowList, cfg webhooks.DispatcherConfig) *webhooks.Dispatcher {
 	if cfg.Poll == 0 {
 		cfg.Poll = 10 * time.Millisecond
 	}
-	d := webhooks.NewDispatcher(cfg)
+	d := webhooks.New(webhooks.Config{Store: e.st, AllowHosts: allow}).Dispatcher(cfg)
 	d.TestSignals.Init()
 	must(t, d.Start(ctx))
 	t.Cleanup(d.Stop)
@@ -392,7 +393,7 @@ func TestDialerRefusesPrivateAddresses(t *testing.T) {
 		// A name, resolved at dial time to loopback.
 		e.hook(t, e.account, "http://localhost"+port, domain.EventAccountSMS, true),
 	}
-	e.start(t, webhooks.DispatcherConfig{AllowHosts: webhooks.AllowList{}, Retry: []time.Duration{}})
+	e.startAllowing(t, webhooks.AllowList{}, webhooks.DispatcherConfig{Retry: []time.Duration{}})
 	e.event(t, e.account, domain.EventAccountSMS, map[string]any{})
 	for _, h := range hooks {
 		e.waitFor(t, "refusal recorded", func() bool {
@@ -435,7 +436,7 @@ func TestDispatcherLifecycle(t *testing.T) {
 	e := setup(t, store.SQLite)
 	r := newReceiver(t, nil)
 	e.hook(t, e.account, r.srv.URL, domain.EventAccountSMS, true)
-	var d background.Service = webhooks.NewDispatcher(webhooks.DispatcherConfig{Store: e.st, AllowHosts: webhooks.ParseAllowList("127.0.0.1"), Poll: time.Hour})
+	var d background.Service = webhooks.New(webhooks.Config{Store: e.st, AllowHosts: webhooks.ParseAllowList("127.0.0.1")}).Dispatcher(webhooks.DispatcherConfig{Poll: time.Hour})
 	d.Stop()
 	wd := d.(*webhooks.Dispatcher)
 	wd.TestSignals.Init()

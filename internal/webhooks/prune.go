@@ -1,12 +1,11 @@
 package webhooks
 
 import (
+	"cmp"
 	"context"
-	"log/slog"
 	"time"
 
 	"switchboard/internal/background"
-	"switchboard/internal/store"
 )
 
 // Pruning defaults.
@@ -21,45 +20,34 @@ const (
 	DefaultPruneBatch = 1000
 )
 
-// PrunerConfig configures the pruner; zero fields take the defaults.
+// PrunerConfig configures the pruner; zero (or negative) fields take the
+// defaults. The retention is the service's (Config.Retention), the one a
+// recover window is bounded by.
 type PrunerConfig struct {
-	Store     *store.Store
-	Retention time.Duration
-	Interval  time.Duration
-	Batch     int
-	Log       *slog.Logger
+	Interval time.Duration
+	Batch    int
 }
 
-// NewPruner returns the background service that deletes webhook history
-// past its retention (store.PruneWebhookHistory), batch by batch until none
-// is left, every Interval.
-func NewPruner(cfg PrunerConfig) *background.Periodic {
-	if cfg.Retention <= 0 {
-		cfg.Retention = DefaultRetention
-	}
-	if cfg.Interval <= 0 {
-		cfg.Interval = DefaultPruneInterval
-	}
-	if cfg.Batch <= 0 {
-		cfg.Batch = DefaultPruneBatch
-	}
-	if cfg.Log == nil {
-		cfg.Log = slog.New(slog.DiscardHandler)
-	}
+// Pruner returns the background service that deletes webhook history past
+// the service's retention (store.PruneWebhookHistory), batch by batch until
+// none is left, every Interval, and expired previous signing secrets.
+func (s *Service) Pruner(cfg PrunerConfig) *background.Periodic {
+	cfg.Interval = cmp.Or(max(cfg.Interval, 0), DefaultPruneInterval)
+	cfg.Batch = cmp.Or(max(cfg.Batch, 0), DefaultPruneBatch)
 	return background.NewPeriodic(background.PeriodicConfig{
 		Name:     "webhook pruning",
 		Interval: cfg.Interval,
-		Logger:   cfg.Log,
+		Logger:   s.log,
 		Work: func(ctx context.Context) error {
-			prunePreviousSecrets(ctx, cfg) // secretprune.go
+			s.prunePreviousSecrets(ctx, cfg.Batch) // secretprune.go
 			var deliveries, events int
 			defer func() {
 				if deliveries+events > 0 {
-					cfg.Log.Info("webhook history pruned", "deliveries", deliveries, "events", events)
+					s.log.Info("webhook history pruned", "deliveries", deliveries, "events", events)
 				}
 			}()
 			for ctx.Err() == nil {
-				d, e, err := cfg.Store.PruneWebhookHistory(ctx, cfg.Retention, cfg.Batch)
+				d, e, err := s.store.PruneWebhookHistory(ctx, s.retention, cfg.Batch)
 				deliveries, events = deliveries+d, events+e
 				if err != nil || (d < cfg.Batch && e < cfg.Batch) {
 					return err

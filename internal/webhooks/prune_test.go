@@ -32,7 +32,7 @@ func TestPrunerDeletesInBatchesUntilDone(t *testing.T) {
 		must(t, err)
 
 		now = now.Add(webhooks.DefaultRetention + time.Second)
-		p := webhooks.NewPruner(webhooks.PrunerConfig{Store: st, Batch: 2, Interval: time.Hour})
+		p := webhooks.New(webhooks.Config{Store: st}).Pruner(webhooks.PrunerConfig{Batch: 2, Interval: time.Hour})
 		p.TestSignals.Init()
 		must(t, p.Start(ctx))
 		defer p.Stop()

@@ -40,7 +40,7 @@ const recoverJobs = 4
 // and a crashed node's come back when their leases end. It reports whether
 // a job has more to do.
 func (d *Dispatcher) recoverBatches(ctx context.Context) (more bool, err error) {
-	st := d.cfg.Store
+	st := d.st
 	if ok, err := st.HasDueRecoveries(ctx, d.cfg.Now()); err != nil || !ok {
 		if err != nil {
 			return false, fmt.Errorf("webhooks: look for recover jobs: %w", err)

@@ -3,20 +3,20 @@ package webhooks
 import "context"
 
 // prunePreviousSecrets deletes expired previous signing secrets
-// (store.PruneWebhookSecrets), for the pruner's pass. They sign nothing any
-// more; this keeps old keys from lingering in the database and its backups.
-// A failure is logged and left for the next pass.
-func prunePreviousSecrets(ctx context.Context, cfg PrunerConfig) {
+// (store.PruneWebhookSecrets), batch at a time, for the pruner's pass. They
+// sign nothing any more; this keeps old keys from lingering in the database
+// and its backups. A failure is logged and left for the next pass.
+func (s *Service) prunePreviousSecrets(ctx context.Context, batch int) {
 	for ctx.Err() == nil {
-		n, err := cfg.Store.PruneWebhookSecrets(ctx, cfg.Batch)
+		n, err := s.store.PruneWebhookSecrets(ctx, batch)
 		if err != nil {
-			cfg.Log.Warn("webhooks: prune previous secrets", "err", err)
+			s.log.Warn("webhooks: prune previous secrets", "err", err)
 			return
 		}
 		if n > 0 {
-			cfg.Log.Info("expired webhook secrets pruned", "secrets", n)
+			s.log.Info("expired webhook secrets pruned", "secrets", n)
 		}
-		if n < cfg.Batch {
+		if n < batch {
 			return
 		}
 	}

@@ -1,6 +1,7 @@
 package webhooks
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -28,7 +29,8 @@ const secretBytes = 32
 // DefaultRotationOverlap is how long the old secret keeps signing after a rotation.
 const DefaultRotationOverlap = 24 * time.Hour
 
-// Config is what the service needs.
+// Config is what the service needs; zero (or negative) fields take the
+// defaults.
 type Config struct {
 	Store *store.Store
 	// AllowHosts may be plain http and private addresses.
@@ -36,43 +38,38 @@ type Config struct {
 	// RotationOverlap defaults to DefaultRotationOverlap.
 	RotationOverlap time.Duration
 	Log             *slog.Logger
-	// Dispatcher sends test events (POST /webhooks/{id}/test); by default
-	// one that is never started, used only for that.
-	Dispatcher *Dispatcher
-	// Retention is how long webhook history is kept (the pruner's,
-	// DefaultRetention by default): a recover window starts within it.
+	// Retention is how long webhook history is kept (DefaultRetention): the
+	// pruner deletes what is older, and a recover window starts within it.
 	Retention time.Duration
 }
 
-// Service manages subscriptions.
+// Service manages subscriptions; its background work is the Dispatcher
+// (dispatcher.go) and the Pruner (prune.go).
 type Service struct {
 	store   *store.Store
 	allow   AllowList
 	overlap time.Duration
 	log     *slog.Logger
-	sender  *Dispatcher
-	// retention bounds a recover window (Config.Retention).
+	// sender sends test events: the last Dispatcher built, or one never
+	// started, used only for that.
+	sender *Dispatcher
+	// retention bounds a recover window and the history the pruner keeps.
 	retention time.Duration
 }
 
 // New builds the service, applying defaults.
 func New(cfg Config) *Service {
-	s := &Service{store: cfg.Store, allow: cfg.AllowHosts, overlap: cfg.RotationOverlap, log: cfg.Log, sender: cfg.Dispatcher}
+	s := &Service{
+		store:     cfg.Store,
+		allow:     cfg.AllowHosts,
+		overlap:   cmp.Or(max(cfg.RotationOverlap, 0), DefaultRotationOverlap),
+		log:       cmp.Or(cfg.Log, slog.New(slog.DiscardHandler)),
+		retention: cmp.Or(max(cfg.Retention, 0), DefaultRetention),
+	}
 	if s.allow == nil {
 		s.allow = AllowList{}
 	}
-	if s.overlap <= 0 {
-		s.overlap = DefaultRotationOverlap
-	}
-	if s.retention = cfg.Retention; s.retention <= 0 {
-		s.retention = DefaultRetention
-	}
-	if s.log == nil {
-		s.log = slog.New(slog.DiscardHandler)
-	}
-	if s.sender == nil {
-		s.sender = NewDispatcher(DispatcherConfig{Store: cfg.Store, AllowHosts: s.allow, Log: s.log})
-	}
+	s.sender = s.newDispatcher(DispatcherConfig{})
 	return s
 }
 

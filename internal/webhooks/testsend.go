@@ -34,7 +34,7 @@ func (d *Dispatcher) SendTest(ctx context.Context, accountID, id int64) (domain.
 	if err != nil {
 		return domain.WebhookDelivery{}, err
 	}
-	st := d.cfg.Store
+	st := d.st
 	// Another account's subscription is not found before any waiting.
 	if _, err := st.Webhook(ctx, accountID, id); err != nil {
 		return domain.WebhookDelivery{}, err
