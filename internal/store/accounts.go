@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"switchboard/internal/domain"
+	"switchboard/internal/store/sqldb"
 )
 
 // CreateAccount adds an account.
@@ -14,26 +15,26 @@ func (s *Store) CreateAccount(ctx context.Context, a *domain.Account) error {
 	if strings.TrimSpace(a.Name) == "" {
 		return domain.Errorf(domain.Invalid, "account name is required")
 	}
-	return s.write(ctx, func(tx *Tx) error {
-		id, err := tx.insert(ctx, `INSERT INTO accounts (name, restrict_sms_delete, sensitive_reverify, created_at) VALUES (?, ?, ?, ?)`,
-			a.Name, a.RestrictSMSDelete, a.SensitiveReverify, tx.now)
+	return s.db.Write(ctx, sqldb.DropCache, func(tx *Tx) error {
+		id, err := tx.Insert(ctx, `INSERT INTO accounts (name, restrict_sms_delete, sensitive_reverify, created_at) VALUES (?, ?, ?, ?)`,
+			a.Name, a.RestrictSMSDelete, a.SensitiveReverify, tx.Now())
 		if err != nil {
 			return fmt.Errorf("store: create account: %w", err)
 		}
-		a.ID, a.CreatedAt = id, fromMicros(tx.now)
+		a.ID, a.CreatedAt = id, fromMicros(tx.Now())
 		return nil
 	})
 }
 
 // Account returns the account with id.
 func (s *Store) Account(ctx context.Context, id int64) (domain.Account, error) {
-	return cached(ctx, s, "account:"+strconv.FormatInt(id, 10), func() (domain.Account, error) { return s.account(ctx, id) })
+	return sqldb.Cached(ctx, s.db, "account:"+strconv.FormatInt(id, 10), func() (domain.Account, error) { return s.account(ctx, id) })
 }
 
 func (s *Store) account(ctx context.Context, id int64) (domain.Account, error) {
 	var a domain.Account
 	var created int64
-	err := s.queryRow(ctx, `SELECT id, name, restrict_sms_delete, sensitive_reverify, created_at FROM accounts WHERE id = ?`, id).
+	err := s.db.QueryRow(ctx, `SELECT id, name, restrict_sms_delete, sensitive_reverify, created_at FROM accounts WHERE id = ?`, id).
 		Scan(&a.ID, &a.Name, &a.RestrictSMSDelete, &a.SensitiveReverify, &created)
 	if err != nil {
 		return a, fmt.Errorf("store: account: %w", notFound(err, "account"))
@@ -44,7 +45,7 @@ func (s *Store) account(ctx context.Context, id int64) (domain.Account, error) {
 
 // Accounts lists every account, oldest first.
 func (s *Store) Accounts(ctx context.Context) ([]domain.Account, error) {
-	rows, err := s.query(ctx, `SELECT id, name, restrict_sms_delete, sensitive_reverify, created_at FROM accounts ORDER BY id`)
+	rows, err := s.db.Query(ctx, `SELECT id, name, restrict_sms_delete, sensitive_reverify, created_at FROM accounts ORDER BY id`)
 	if err != nil {
 		return nil, fmt.Errorf("store: accounts: %w", err)
 	}
@@ -64,8 +65,8 @@ func (s *Store) Accounts(ctx context.Context) ([]domain.Account, error) {
 
 // UpdateAccountSettings stores the account's settings.
 func (s *Store) UpdateAccountSettings(ctx context.Context, a domain.Account) error {
-	return s.write(ctx, func(tx *Tx) error {
-		res, err := tx.exec(ctx, `UPDATE accounts SET restrict_sms_delete = ?, sensitive_reverify = ? WHERE id = ?`,
+	return s.db.Write(ctx, sqldb.DropCache, func(tx *Tx) error {
+		res, err := tx.Exec(ctx, `UPDATE accounts SET restrict_sms_delete = ?, sensitive_reverify = ? WHERE id = ?`,
 			a.RestrictSMSDelete, a.SensitiveReverify, a.ID)
 		if err != nil {
 			return fmt.Errorf("store: update account: %w", err)
@@ -82,14 +83,14 @@ func (s *Store) CreateRole(ctx context.Context, r *domain.Role) error {
 	if strings.TrimSpace(r.Name) == "" {
 		return domain.Errorf(domain.Invalid, "role name is required")
 	}
-	return s.write(ctx, func(tx *Tx) error {
+	return s.db.Write(ctx, sqldb.DropCache, func(tx *Tx) error {
 		if err := accountExists(ctx, tx, r.AccountID); err != nil {
 			return err
 		}
 		p := r.Permissions
-		id, err := tx.insert(ctx, `INSERT INTO roles (account_id, name, users_visibility, numbers_access, call_reports, allow_recordings) VALUES (?, ?, ?, ?, ?, ?)`,
+		id, err := tx.Insert(ctx, `INSERT INTO roles (account_id, name, users_visibility, numbers_access, call_reports, allow_recordings) VALUES (?, ?, ?, ?, ?, ?)`,
 			r.AccountID, r.Name, string(p.Users), string(p.Numbers), p.CallReports, p.AllowRecordings)
-		if isUniqueViolation(err) {
+		if sqldb.IsUniqueViolation(err) {
 			return domain.Errorf(domain.Conflict, "role %q already exists in account %d", r.Name, r.AccountID)
 		}
 		if err != nil {
@@ -112,11 +113,11 @@ func scanRole(sc interface{ Scan(...any) error }) (domain.Role, error) {
 
 // Role returns the account's role with id.
 func (s *Store) Role(ctx context.Context, accountID, id int64) (domain.Role, error) {
-	return cached(ctx, s, fmt.Sprintf("role:%d:%d", accountID, id), func() (domain.Role, error) { return s.role(ctx, accountID, id) })
+	return sqldb.Cached(ctx, s.db, fmt.Sprintf("role:%d:%d", accountID, id), func() (domain.Role, error) { return s.role(ctx, accountID, id) })
 }
 
 func (s *Store) role(ctx context.Context, accountID, id int64) (domain.Role, error) {
-	r, err := scanRole(s.queryRow(ctx, `SELECT `+roleColumns+` FROM roles WHERE account_id = ? AND id = ?`, accountID, id))
+	r, err := scanRole(s.db.QueryRow(ctx, `SELECT `+roleColumns+` FROM roles WHERE account_id = ? AND id = ?`, accountID, id))
 	if err != nil {
 		return r, fmt.Errorf("store: role: %w", notFound(err, "role"))
 	}
@@ -125,7 +126,7 @@ func (s *Store) role(ctx context.Context, accountID, id int64) (domain.Role, err
 
 // RoleByName returns the account's role called name.
 func (s *Store) RoleByName(ctx context.Context, accountID int64, name string) (domain.Role, error) {
-	r, err := scanRole(s.queryRow(ctx, `SELECT `+roleColumns+` FROM roles WHERE account_id = ? AND name = ?`, accountID, name))
+	r, err := scanRole(s.db.QueryRow(ctx, `SELECT `+roleColumns+` FROM roles WHERE account_id = ? AND name = ?`, accountID, name))
 	if err != nil {
 		return r, fmt.Errorf("store: role: %w", notFound(err, "role"))
 	}
@@ -134,7 +135,7 @@ func (s *Store) RoleByName(ctx context.Context, accountID int64, name string) (d
 
 // Roles lists the account's roles by name.
 func (s *Store) Roles(ctx context.Context, accountID int64) ([]domain.Role, error) {
-	rows, err := s.query(ctx, `SELECT `+roleColumns+` FROM roles WHERE account_id = ? ORDER BY name`, accountID)
+	rows, err := s.db.Query(ctx, `SELECT `+roleColumns+` FROM roles WHERE account_id = ? ORDER BY name`, accountID)
 	if err != nil {
 		return nil, fmt.Errorf("store: roles: %w", err)
 	}
@@ -152,7 +153,7 @@ func (s *Store) Roles(ctx context.Context, accountID int64) ([]domain.Role, erro
 
 func accountExists(ctx context.Context, tx *Tx, id int64) error {
 	var n int
-	if err := tx.queryRow(ctx, `SELECT COUNT(*) FROM accounts WHERE id = ?`, id).Scan(&n); err != nil {
+	if err := tx.QueryRow(ctx, `SELECT COUNT(*) FROM accounts WHERE id = ?`, id).Scan(&n); err != nil {
 		return fmt.Errorf("store: find account: %w", err)
 	}
 	if n == 0 {

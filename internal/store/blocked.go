@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"switchboard/internal/domain"
+	"switchboard/internal/store/sqldb"
 )
 
 // MaxBlockedPerLine bounds a line's block list.
@@ -14,7 +15,7 @@ const MaxBlockedPerLine = 10000
 
 // BlockedSenders lists the line's blocked numbers, newest first.
 func (s *Store) BlockedSenders(ctx context.Context, line domain.Line) ([]domain.BlockedSender, error) {
-	rows, err := s.query(ctx, `SELECT number, reason, blocked_at FROM blocked_senders WHERE line_id = ? ORDER BY blocked_at DESC, number`, line.ID)
+	rows, err := s.db.Query(ctx, `SELECT number, reason, blocked_at FROM blocked_senders WHERE line_id = ? ORDER BY blocked_at DESC, number`, line.ID)
 	if err != nil {
 		return nil, fmt.Errorf("store: blocked senders: %w", err)
 	}
@@ -37,7 +38,7 @@ func (s *Store) BlockedSenders(ctx context.Context, line domain.Line) ([]domain.
 func (s *Store) BlockedSender(ctx context.Context, line domain.Line, number string) (domain.BlockedSender, error) {
 	b := domain.BlockedSender{LineID: line.ID, Line: line.Number, Number: number}
 	var at int64
-	err := s.queryRow(ctx, `SELECT reason, blocked_at FROM blocked_senders WHERE line_id = ? AND number = ?`, line.ID, number).Scan(&b.Reason, &at)
+	err := s.db.QueryRow(ctx, `SELECT reason, blocked_at FROM blocked_senders WHERE line_id = ? AND number = ?`, line.ID, number).Scan(&b.Reason, &at)
 	if err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			return domain.BlockedSender{}, domain.Errorf(domain.NotFound, "%s is not blocked on line %s", number, line.Number)
@@ -52,11 +53,11 @@ func (s *Store) BlockedSender(ctx context.Context, line domain.Line, number stri
 // b becomes the stored entry (its reason and time unchanged) and created is
 // false.
 func (s *Store) Block(ctx context.Context, b *domain.BlockedSender) (created bool, err error) {
-	err = s.write(ctx, func(tx *Tx) error {
+	err = s.db.Write(ctx, sqldb.DropCache, func(tx *Tx) error {
 		created = false
 		var reason string
 		var at int64
-		err := tx.queryRow(ctx, `SELECT reason, blocked_at FROM blocked_senders WHERE line_id = ? AND number = ?`, b.LineID, b.Number).Scan(&reason, &at)
+		err := tx.QueryRow(ctx, `SELECT reason, blocked_at FROM blocked_senders WHERE line_id = ? AND number = ?`, b.LineID, b.Number).Scan(&reason, &at)
 		if err == nil {
 			b.Reason, b.BlockedAt = reason, fromMicros(at)
 			return nil
@@ -65,16 +66,16 @@ func (s *Store) Block(ctx context.Context, b *domain.BlockedSender) (created boo
 			return fmt.Errorf("store: block: %w", err)
 		}
 		var n int
-		if err := tx.queryRow(ctx, `SELECT COUNT(*) FROM blocked_senders WHERE line_id = ?`, b.LineID).Scan(&n); err != nil {
+		if err := tx.QueryRow(ctx, `SELECT COUNT(*) FROM blocked_senders WHERE line_id = ?`, b.LineID).Scan(&n); err != nil {
 			return fmt.Errorf("store: block: %w", err)
 		}
 		if n >= MaxBlockedPerLine {
 			return domain.Errorf(domain.Conflict, "line %s already blocks %d numbers, the most allowed; unblock one first", b.Line, MaxBlockedPerLine)
 		}
-		if _, err := tx.exec(ctx, `INSERT INTO blocked_senders (line_id, number, reason, blocked_at) VALUES (?, ?, ?, ?)`, b.LineID, b.Number, b.Reason, tx.now); err != nil {
+		if _, err := tx.Exec(ctx, `INSERT INTO blocked_senders (line_id, number, reason, blocked_at) VALUES (?, ?, ?, ?)`, b.LineID, b.Number, b.Reason, tx.Now()); err != nil {
 			return fmt.Errorf("store: block: %w", err)
 		}
-		b.BlockedAt, created = fromMicros(tx.now), true
+		b.BlockedAt, created = fromMicros(tx.Now()), true
 		return nil
 	})
 	return created, err
@@ -83,8 +84,8 @@ func (s *Store) Block(ctx context.Context, b *domain.BlockedSender) (created boo
 // Unblock removes number from the line's block list; not_found when it was
 // not blocked.
 func (s *Store) Unblock(ctx context.Context, line domain.Line, number string) error {
-	return s.write(ctx, func(tx *Tx) error {
-		res, err := tx.exec(ctx, `DELETE FROM blocked_senders WHERE line_id = ? AND number = ?`, line.ID, number)
+	return s.db.Write(ctx, sqldb.DropCache, func(tx *Tx) error {
+		res, err := tx.Exec(ctx, `DELETE FROM blocked_senders WHERE line_id = ? AND number = ?`, line.ID, number)
 		if err != nil {
 			return fmt.Errorf("store: unblock: %w", err)
 		}

@@ -50,7 +50,7 @@ func bucketKeys(start int64, direction, status string) []bucketKey {
 }
 
 func countBucket(ctx context.Context, tx *Tx, accountID int64, k bucketKey, delta int64) error {
-	_, err := tx.exec(ctx, `INSERT INTO call_counts (account_id, hour, direction, status, n) VALUES (?, ?, ?, ?, ?)
+	_, err := tx.Exec(ctx, `INSERT INTO call_counts (account_id, hour, direction, status, n) VALUES (?, ?, ?, ?, ?)
 		ON CONFLICT (account_id, hour, direction, status) DO UPDATE SET n = call_counts.n + excluded.n`,
 		accountID, k.hour, k.direction, k.status, delta)
 	if err != nil {
@@ -109,7 +109,7 @@ func (q *CallQuery) countFilter() (string, []any) {
 func (s *Store) bucketSum(ctx context.Context, q *CallQuery, spans [][2]int64) (int64, error) {
 	query, args := bucketSumStatement(q, spans)
 	var n int64
-	if err := s.queryRow(ctx, query, args...).Scan(&n); err != nil {
+	if err := s.db.QueryRow(ctx, query, args...).Scan(&n); err != nil {
 		return 0, fmt.Errorf("store: call counts: %w", err)
 	}
 	return n, nil

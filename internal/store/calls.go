@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"switchboard/internal/domain"
+	"switchboard/internal/store/sqldb"
 )
 
 // SavedCall is what SaveCall did.
@@ -32,7 +33,7 @@ func (s *Store) SaveCall(ctx context.Context, rec *domain.CallRecord, events []d
 		return SavedCall{}, domain.Errorf(domain.Invalid, "id: want %s", domain.CallIDShape)
 	}
 	var out SavedCall
-	err := s.writeData(ctx, func(tx *Tx) error {
+	err := s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
 		out = SavedCall{}
 		if err := accountExists(ctx, tx, c.AccountID); err != nil {
 			return err
@@ -48,9 +49,9 @@ func (s *Store) SaveCall(ctx context.Context, rec *domain.CallRecord, events []d
 			direction, status string
 			blobs             sql.NullString
 		}
-		err := tx.queryRow(ctx, `SELECT id, link_gen, start_time, caller_number, called_number, direction, status,
+		err := tx.QueryRow(ctx, `SELECT id, link_gen, start_time, caller_number, called_number, direction, status,
 			(SELECT `+s.groupConcat("recording_blob")+` FROM call_legs WHERE call_pk = calls.id AND recording_blob IS NOT NULL)
-			FROM calls WHERE account_id = ? AND id_sec = ? AND id_seq = ?`+s.forUpdate(), c.AccountID, sec, seq).
+			FROM calls WHERE account_id = ? AND id_sec = ? AND id_seq = ?`+s.db.ForUpdate(), c.AccountID, sec, seq).
 			Scan(&old.pk, &old.gen, &old.start, &old.caller, &old.called, &old.direction, &old.status, &old.blobs)
 		switch {
 		case err == nil:
@@ -58,7 +59,7 @@ func (s *Store) SaveCall(ctx context.Context, rec *domain.CallRecord, events []d
 			if old.blobs.Valid && old.blobs.String != "" {
 				out.OldBlobs = strings.Split(old.blobs.String, ",")
 			}
-			if _, err := tx.exec(ctx, `DELETE FROM calls WHERE id = ?`, old.pk); err != nil {
+			if _, err := tx.Exec(ctx, `DELETE FROM calls WHERE id = ?`, old.pk); err != nil {
 				return fmt.Errorf("store: replace call: %w", err)
 			}
 			if err := countCall(ctx, tx, c.AccountID, old.start, old.direction, old.status, -1); err != nil {
@@ -68,7 +69,7 @@ func (s *Store) SaveCall(ctx context.Context, rec *domain.CallRecord, events []d
 		default:
 			return fmt.Errorf("store: find call: %w", err)
 		}
-		pk, err := tx.insert(ctx, insertCall, CallRow(c.AccountID, c, sec, seq, old.gen, tx.now)...)
+		pk, err := tx.Insert(ctx, insertCall, CallRow(c.AccountID, c, sec, seq, old.gen, tx.Now())...)
 		if err != nil {
 			return fmt.Errorf("store: insert call: %w", err)
 		}
@@ -80,7 +81,7 @@ func (s *Store) SaveCall(ctx context.Context, rec *domain.CallRecord, events []d
 			{domain.TagHuntgroup, c.Huntgroups}, {domain.TagUser, c.Users},
 		} {
 			for _, v := range dedupe(t.values) {
-				if _, err := tx.exec(ctx, `INSERT INTO call_tags (call_pk, kind, value) VALUES (?, ?, ?)`, pk, t.kind, v); err != nil {
+				if _, err := tx.Exec(ctx, `INSERT INTO call_tags (call_pk, kind, value) VALUES (?, ?, ?)`, pk, t.kind, v); err != nil {
 					return fmt.Errorf("store: call tag: %w", err)
 				}
 			}
@@ -89,7 +90,7 @@ func (s *Store) SaveCall(ctx context.Context, rec *domain.CallRecord, events []d
 			if v == "" {
 				continue
 			}
-			if _, err := tx.exec(ctx, `INSERT INTO call_vocabulary (account_id, kind, value) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`, c.AccountID, kind, v); err != nil {
+			if _, err := tx.Exec(ctx, `INSERT INTO call_vocabulary (account_id, kind, value) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`, c.AccountID, kind, v); err != nil {
 				return fmt.Errorf("store: call vocabulary: %w", err)
 			}
 		}
@@ -105,7 +106,7 @@ func (s *Store) SaveCall(ctx context.Context, rec *domain.CallRecord, events []d
 				ctype = sql.NullString{String: r.ContentType, Valid: true}
 				size = sql.NullInt64{Int64: r.Bytes, Valid: true}
 			}
-			if _, err := tx.exec(ctx, `INSERT INTO call_legs (call_pk, position, unique_id, leg_call_id, bridged_from_call_id,
+			if _, err := tx.Exec(ctx, `INSERT INTO call_legs (call_pk, position, unique_id, leg_call_id, bridged_from_call_id,
 				start_time, end_time, duration_seconds, talk_time_seconds, from_number, to_number,
 				recording_blob, recording_type, recording_bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 				pk, i, l.UniqueID, l.CallID, l.BridgedFromCallID, micros(l.StartTime), lend, l.DurationSeconds,
@@ -118,7 +119,7 @@ func (s *Store) SaveCall(ctx context.Context, rec *domain.CallRecord, events []d
 			if err != nil {
 				return err
 			}
-			if _, err := tx.exec(ctx, `INSERT INTO call_transcripts (call_pk, unique_id, language, segments) VALUES (?, ?, ?, ?)`,
+			if _, err := tx.Exec(ctx, `INSERT INTO call_transcripts (call_pk, unique_id, language, segments) VALUES (?, ?, ?, ?)`,
 				pk, t.UniqueID, t.Language, string(segs)); err != nil {
 				return fmt.Errorf("store: call transcript: %w", err)
 			}
@@ -166,7 +167,7 @@ func (s *Store) SaveCall(ctx context.Context, rec *domain.CallRecord, events []d
 // AddEvents writes events for an account in one transaction (real-time call
 // events, which change nothing else).
 func (s *Store) AddEvents(ctx context.Context, accountID int64, events []domain.Event) error {
-	return s.writeData(ctx, func(tx *Tx) error {
+	return s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
 		if err := accountExists(ctx, tx, accountID); err != nil {
 			return err
 		}
@@ -196,7 +197,7 @@ func (s *Store) KnownUsers(ctx context.Context, accountID int64, ids []string) (
 	}
 	// The IN list's length varies, so the statement is not kept prepared
 	// (as searchQuery does for search's lists).
-	rows, err := s.r.QueryContext(ctx, s.q(`SELECT id FROM users WHERE account_id = ? AND id IN (`+placeholders(len(args)-1)+`)`), args...)
+	rows, err := s.db.Readers().QueryContext(ctx, s.db.Rebind(`SELECT id FROM users WHERE account_id = ? AND id IN (`+placeholders(len(args)-1)+`)`), args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: known users: %w", err)
 	}
@@ -289,7 +290,7 @@ func refreshDerived(ctx context.Context, tx *Tx, accountID int64, caller string,
 		return nil
 	}
 	w := derivedWindow
-	_, err := tx.exec(ctx, `UPDATE calls SET
+	_, err := tx.Exec(ctx, `UPDATE calls SET
 		repeated = CASE WHEN direction = 'inbound' THEN (
 			SELECT COUNT(*) FROM calls e WHERE e.account_id = calls.account_id AND e.caller_number = calls.caller_number
 			AND e.direction = 'inbound' AND e.start_time >= calls.start_time - ? AND e.start_time <= calls.start_time
@@ -314,7 +315,7 @@ func refreshDerived(ctx context.Context, tx *Tx, accountID int64, caller string,
 // (READ COMMITTED gives every statement a fresh snapshot, so waiting on the
 // lock is enough). Locks are taken in a fixed order. SQLite has one writer.
 func (s *Store) lockNumbers(ctx context.Context, tx *Tx, accountID int64, numbers ...string) error {
-	if s.engine != Postgres {
+	if s.db.Engine() != Postgres {
 		return nil
 	}
 	var keys []int64
@@ -328,7 +329,7 @@ func (s *Store) lockNumbers(ctx context.Context, tx *Tx, accountID int64, number
 	}
 	slices.Sort(keys)
 	for _, k := range slices.Compact(keys) {
-		if _, err := tx.exec(ctx, `SELECT pg_advisory_xact_lock(?)`, k); err != nil {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(?)`, k); err != nil {
 			return fmt.Errorf("store: lock call numbers: %w", err)
 		}
 	}
@@ -337,7 +338,7 @@ func (s *Store) lockNumbers(ctx context.Context, tx *Tx, accountID int64, number
 
 // groupConcat is the engine's aggregate joining strings with commas.
 func (s *Store) groupConcat(col string) string {
-	if s.engine == Postgres {
+	if s.db.Engine() == Postgres {
 		return "string_agg(" + col + ", ',')"
 	}
 	return "group_concat(" + col + ", ',')"
@@ -414,7 +415,7 @@ func (s *Store) Call(ctx context.Context, accountID int64, id string) (StoredCal
 	if !ok {
 		return StoredCall{}, domain.Errorf(domain.NotFound, "call not found")
 	}
-	c, err := scanCall(s.queryRow(ctx, `SELECT `+callColumns+` FROM calls WHERE account_id = ? AND id_sec = ? AND id_seq = ?`, accountID, sec, seq))
+	c, err := scanCall(s.db.QueryRow(ctx, `SELECT `+callColumns+` FROM calls WHERE account_id = ? AND id_sec = ? AND id_seq = ?`, accountID, sec, seq))
 	if err != nil {
 		return c, fmt.Errorf("store: call: %w", notFound(err, "call"))
 	}
@@ -423,7 +424,7 @@ func (s *Store) Call(ctx context.Context, accountID int64, id string) (StoredCal
 
 // CallLegs returns the legs of c in the order they were ingested.
 func (s *Store) CallLegs(ctx context.Context, c StoredCall) ([]domain.CallLeg, error) {
-	rows, err := s.query(ctx, `SELECT unique_id, leg_call_id, bridged_from_call_id, start_time, end_time, duration_seconds,
+	rows, err := s.db.Query(ctx, `SELECT unique_id, leg_call_id, bridged_from_call_id, start_time, end_time, duration_seconds,
 		talk_time_seconds, from_number, to_number, recording_blob, recording_type, recording_bytes
 		FROM call_legs WHERE call_pk = ? ORDER BY position`, c.pk)
 	if err != nil {
@@ -455,7 +456,7 @@ func (s *Store) CallLegs(ctx context.Context, c StoredCall) ([]domain.CallLeg, e
 
 // CallTranscripts returns the transcripts of c, by leg order then language.
 func (s *Store) CallTranscripts(ctx context.Context, c StoredCall) ([]domain.Transcript, error) {
-	rows, err := s.query(ctx, `SELECT t.unique_id, t.language, t.segments FROM call_transcripts t
+	rows, err := s.db.Query(ctx, `SELECT t.unique_id, t.language, t.segments FROM call_transcripts t
 		LEFT JOIN call_legs l ON l.call_pk = t.call_pk AND l.unique_id = t.unique_id
 		WHERE t.call_pk = ? ORDER BY COALESCE(l.position, -1), t.unique_id, t.language`, c.pk)
 	if err != nil {
@@ -484,8 +485,8 @@ func (s *Store) RevokeRecordingLinks(ctx context.Context, accountID int64, id st
 	if !ok {
 		return domain.Errorf(domain.Invalid, "call id: want %s", domain.CallIDShape)
 	}
-	return s.writeData(ctx, func(tx *Tx) error {
-		res, err := tx.exec(ctx, `UPDATE calls SET link_gen = link_gen + 1 WHERE account_id = ? AND id_sec = ? AND id_seq = ?`, accountID, sec, seq)
+	return s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
+		res, err := tx.Exec(ctx, `UPDATE calls SET link_gen = link_gen + 1 WHERE account_id = ? AND id_sec = ? AND id_seq = ?`, accountID, sec, seq)
 		if err != nil {
 			return fmt.Errorf("store: revoke recording links: %w", err)
 		}
@@ -501,7 +502,7 @@ func (s *Store) RevokeRecordingLinks(ctx context.Context, accountID int64, id st
 // does not replace existing ids, keeps call_counts exact, stores the numbers
 // filter values, and leaves repeated and calledBack at zero.
 func (s *Store) BulkInsertCalls(ctx context.Context, accountID int64, list []domain.Call) error {
-	return s.writeData(ctx, func(tx *Tx) error {
+	return s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
 		counts := map[bucketKey]int64{}
 		for i := range list {
 			c := &list[i]
@@ -509,12 +510,12 @@ func (s *Store) BulkInsertCalls(ctx context.Context, accountID int64, list []dom
 			if !ok {
 				return domain.Errorf(domain.Invalid, "id %q: want %s", c.ID, domain.CallIDShape)
 			}
-			pk, err := tx.insert(ctx, insertCall, CallRow(accountID, c, sec, seq, 0, tx.now)...)
+			pk, err := tx.Insert(ctx, insertCall, CallRow(accountID, c, sec, seq, 0, tx.Now())...)
 			if err != nil {
 				return fmt.Errorf("store: bulk insert call: %w", err)
 			}
 			for _, n := range c.Numbers {
-				if _, err := tx.exec(ctx, `INSERT INTO call_tags (call_pk, kind, value) VALUES (?, ?, ?)`, pk, domain.TagNumber, n); err != nil {
+				if _, err := tx.Exec(ctx, `INSERT INTO call_tags (call_pk, kind, value) VALUES (?, ?, ?)`, pk, domain.TagNumber, n); err != nil {
 					return fmt.Errorf("store: bulk call tag: %w", err)
 				}
 			}

@@ -125,7 +125,7 @@ func (s *Store) callWhere(q *CallQuery, from, to int64) (string, []any) {
 		}
 	}
 	if q.Search != "" {
-		if s.engine == Postgres {
+		if s.db.Engine() == Postgres {
 			b.WriteString(` AND strpos(search_text, ?) > 0`)
 		} else {
 			b.WriteString(` AND instr(search_text, ?) > 0`)
@@ -180,7 +180,7 @@ func (s *Store) SearchCalls(ctx context.Context, q CallQuery) (int64, []domain.C
 		// Per-hour segments only when a deep page needs them to seek; the
 		// first page needs only their sum.
 		deep := (q.Sort == "" || q.Sort == "startTime") && offset > 0
-		if !deep && s.engine == Postgres && q.Start%hourMicros == 0 && q.End%hourMicros == 0 && q.Start < q.End {
+		if !deep && s.db.Engine() == Postgres && q.Start%hourMicros == 0 && q.End%hourMicros == 0 && q.Start < q.End {
 			return s.firstPagePG(ctx, &q)
 		}
 		segs, err := s.callSegments(ctx, &q, !deep)
@@ -205,7 +205,7 @@ func (s *Store) SearchCalls(ctx context.Context, q CallQuery) (int64, []domain.C
 		}
 	} else {
 		where, args := s.callWhere(&q, q.Start, q.End)
-		if err := s.r.QueryRowContext(ctx, s.q(`SELECT COUNT(*) FROM calls WHERE `+where), args...).Scan(&total); err != nil {
+		if err := s.db.Readers().QueryRowContext(ctx, s.db.Rebind(`SELECT COUNT(*) FROM calls WHERE `+where), args...).Scan(&total); err != nil {
 			return 0, nil, fmt.Errorf("store: count calls: %w", err)
 		}
 	}
@@ -238,7 +238,7 @@ func (s *Store) SearchCalls(ctx context.Context, q CallQuery) (int64, []domain.C
 func (s *Store) firstPagePG(ctx context.Context, q *CallQuery) (int64, []domain.Call, error) {
 	sumQuery, sumArgs := bucketSumStatement(q, bucketSpans(q.Start/hourMicros, q.End/hourMicros))
 	pageQuery, pageArgs := s.pageStatement(q, q.Start, q.End, q.Offset)
-	conn, err := s.r.Conn(ctx)
+	conn, err := s.db.Readers().Conn(ctx)
 	if err != nil {
 		return 0, nil, fmt.Errorf("store: search calls: %w", err)
 	}
@@ -251,8 +251,8 @@ func (s *Store) firstPagePG(ctx context.Context, q *CallQuery) (int64, []domain.
 			return fmt.Errorf("store: PostgreSQL driver connection %T is not pgx's", dc)
 		}
 		b := &pgx.Batch{}
-		b.Queue(s.q(sumQuery), sumArgs...)
-		b.Queue(s.q(pageQuery), pageArgs...)
+		b.Queue(s.db.Rebind(sumQuery), sumArgs...)
+		b.Queue(s.db.Rebind(pageQuery), pageArgs...)
 		br := c.Conn().SendBatch(ctx, b)
 		defer br.Close()
 		if err := br.QueryRow().Scan(&total); err != nil {
@@ -292,7 +292,7 @@ func (s *Store) pageStatement(q *CallQuery, from, to int64, offset int) (string,
 		if col == "" {
 			order = "id_sec" + dir + ", id_seq" + dir
 		} else {
-			if s.engine == Postgres && textSort[q.Sort] {
+			if s.db.Engine() == Postgres && textSort[q.Sort] {
 				col += ` COLLATE "C"`
 			}
 			order = col + dir + ", id_sec" + dir + ", id_seq" + dir
@@ -307,9 +307,9 @@ func (s *Store) pageStatement(q *CallQuery, from, to int64, offset int) (string,
 // ranges) is prepared per request rather than cached forever.
 func (s *Store) searchQuery(ctx context.Context, q *CallQuery, query string, args ...any) (*sql.Rows, error) {
 	if q.bucketed() {
-		return s.query(ctx, query, args...)
+		return s.db.Query(ctx, query, args...)
 	}
-	return s.r.QueryContext(ctx, s.q(query), args...)
+	return s.db.Readers().QueryContext(ctx, s.db.Rebind(query), args...)
 }
 
 // segment is a run of start times [from, to) holding n matching calls.
@@ -326,7 +326,7 @@ func (s *Store) callSegments(ctx context.Context, q *CallQuery, sumOnly bool) ([
 	count := func(from, to int64) (int64, error) {
 		where, args := s.callWhere(q, from, to)
 		var n int64
-		err := s.queryRow(ctx, `SELECT COUNT(*) FROM calls WHERE `+where, args...).Scan(&n)
+		err := s.db.QueryRow(ctx, `SELECT COUNT(*) FROM calls WHERE `+where, args...).Scan(&n)
 		if err != nil {
 			return 0, fmt.Errorf("store: count calls: %w", err)
 		}

@@ -12,6 +12,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"switchboard/internal/store/sqldb"
 )
 
 // ClaimTable names a claimable table: a queue of background work that
@@ -42,7 +44,7 @@ import (
 // Claim leases rows that are due and not leased (or whose lease ran out) to
 // one owner for a while; nobody else gets them until then. The owner does the
 // work, then calls Release (or, inside its own store method's transaction,
-// Tx.release) with the next time the row is due, or nil when it is done.
+// releaseClaim) with the next time the row is due, or nil when it is done.
 // Release acts only while the row is still leased to that owner, so a process
 // whose lease ran out and was claimed by another cannot overwrite the other's
 // outcome; it gets ErrLeaseLost instead. A lease must therefore be longer than
@@ -141,17 +143,17 @@ func (s *Store) claim(ctx context.Context, table ClaimTable, c *claimSQL, filter
 	}
 	type claimed struct{ id, due int64 }
 	var got []claimed
-	err := s.writeData(ctx, func(tx *Tx) error {
+	err := s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
 		// On SQLite this function may run twice (a batch retried in
 		// savepoints); only the last run's rows were committed.
 		got = got[:0]
-		until := tx.now + lease.Microseconds()
-		pick := append(append([]any{tx.now, tx.now}, filterArgs...), limit)
+		until := tx.Now() + lease.Microseconds()
+		pick := append(append([]any{tx.Now(), tx.Now()}, filterArgs...), limit)
 		query, args := c.sqlite, append([]any{owner, until}, pick...)
-		if s.engine == Postgres {
+		if s.db.Engine() == Postgres {
 			query, args = c.postgres, append(pick, owner, until)
 		}
-		return tx.query(ctx, query, args, func(r row) error {
+		return tx.Query(ctx, query, args, func(r row) error {
 			var cl claimed
 			if err := r.Scan(&cl.id, &cl.due); err != nil {
 				return err
@@ -186,14 +188,14 @@ func (s *Store) Release(ctx context.Context, table ClaimTable, owner string, id 
 		us := micros(*nextDue)
 		due = &us
 	}
-	return s.writeData(ctx, func(tx *Tx) error { return tx.release(ctx, table, owner, id, due) })
+	return s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error { return releaseClaim(ctx, tx, table, owner, id, due) })
 }
 
-// release is Release inside a store method's own transaction, so that a
+// releaseClaim is Release inside a store method's own transaction, so that a
 // row's outcome (a delivery attempt, a sent message) and the end of its lease
 // commit together; ErrLeaseLost then rolls the outcome back as well. nextDue
 // is in unix micros; nil means never.
-func (t *Tx) release(ctx context.Context, table ClaimTable, owner string, id int64, nextDue *int64) error {
+func releaseClaim(ctx context.Context, t *Tx, table ClaimTable, owner string, id int64, nextDue *int64) error {
 	c, err := claimStatements(table)
 	if err != nil {
 		return err
@@ -202,7 +204,7 @@ func (t *Tx) release(ctx context.Context, table ClaimTable, owner string, id int
 	if nextDue != nil {
 		due = *nextDue
 	}
-	res, err := t.exec(ctx, c.release, due, id, owner)
+	res, err := t.Exec(ctx, c.release, due, id, owner)
 	if err != nil {
 		return fmt.Errorf("store: release %s %d: %w", table, id, err)
 	}

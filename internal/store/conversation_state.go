@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"switchboard/internal/domain"
+	"switchboard/internal/store/sqldb"
 )
 
 // conversationForState finds or creates the conversation of key and locks it:
@@ -24,8 +25,8 @@ func conversationForState(ctx context.Context, tx *Tx, key domain.ConversationKe
 }
 
 func addActivity(ctx context.Context, tx *Tx, account, conv int64, kind string, actor, subject int64, body string) error {
-	if _, err := tx.exec(ctx, `INSERT INTO conversation_activity (account_id, conversation_id, kind, actor_id, subject_id, body, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-		account, conv, kind, nullID(actor), nullID(subject), body, tx.now); err != nil {
+	if _, err := tx.Exec(ctx, `INSERT INTO conversation_activity (account_id, conversation_id, kind, actor_id, subject_id, body, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		account, conv, kind, nullID(actor), nullID(subject), body, tx.Now()); err != nil {
 		return fmt.Errorf("store: activity: %w", err)
 	}
 	return nil
@@ -56,16 +57,16 @@ type StateChange struct {
 // not empty) by author in the same transaction.
 func (s *Store) Resolve(ctx context.Context, ch StateChange, by int64, comment string, author int64) (domain.Conversation, error) {
 	var out domain.Conversation
-	err := s.writeData(ctx, func(tx *Tx) error {
+	err := s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
 		id, f, err := conversationForState(ctx, tx, ch.Key)
 		if err != nil {
 			return err
 		}
 		if !f.resolvedAt.Valid {
-			if _, err := tx.exec(ctx, `UPDATE conversations SET resolved_at = ?, resolved_by = ? WHERE id = ?`, tx.now, nullID(by), id); err != nil {
+			if _, err := tx.Exec(ctx, `UPDATE conversations SET resolved_at = ?, resolved_by = ? WHERE id = ?`, tx.Now(), nullID(by), id); err != nil {
 				return fmt.Errorf("store: resolve: %w", err)
 			}
-			f.resolvedAt = sql.NullInt64{Int64: tx.now, Valid: true}
+			f.resolvedAt = sql.NullInt64{Int64: tx.Now(), Valid: true}
 			f.resolvedBy = sql.NullInt64{Int64: by, Valid: by != 0}
 			if err := addActivity(ctx, tx, f.account, id, domain.ActivityResolve, ch.Actor, by, ""); err != nil {
 				return err
@@ -85,13 +86,13 @@ func (s *Store) Resolve(ctx context.Context, ch StateChange, by int64, comment s
 // Reopen marks the conversation unresolved (a no-op when it is).
 func (s *Store) Reopen(ctx context.Context, ch StateChange) (domain.Conversation, error) {
 	var out domain.Conversation
-	err := s.writeData(ctx, func(tx *Tx) error {
+	err := s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
 		id, f, err := conversationForState(ctx, tx, ch.Key)
 		if err != nil {
 			return err
 		}
 		if f.resolvedAt.Valid {
-			if _, err := tx.exec(ctx, `UPDATE conversations SET resolved_at = NULL, resolved_by = NULL WHERE id = ?`, id); err != nil {
+			if _, err := tx.Exec(ctx, `UPDATE conversations SET resolved_at = NULL, resolved_by = NULL WHERE id = ?`, id); err != nil {
 				return fmt.Errorf("store: reopen: %w", err)
 			}
 			f.resolvedAt, f.resolvedBy = sql.NullInt64{}, sql.NullInt64{}
@@ -108,13 +109,13 @@ func (s *Store) Reopen(ctx context.Context, ch StateChange) (domain.Conversation
 // Assign gives the conversation to user (0: nobody).
 func (s *Store) Assign(ctx context.Context, ch StateChange, user int64) (domain.Conversation, error) {
 	var out domain.Conversation
-	err := s.writeData(ctx, func(tx *Tx) error {
+	err := s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
 		id, f, err := conversationForState(ctx, tx, ch.Key)
 		if err != nil {
 			return err
 		}
 		if f.assignedTo.Int64 != user {
-			if _, err := tx.exec(ctx, `UPDATE conversations SET assigned_to = ? WHERE id = ?`, nullID(user), id); err != nil {
+			if _, err := tx.Exec(ctx, `UPDATE conversations SET assigned_to = ? WHERE id = ?`, nullID(user), id); err != nil {
 				return fmt.Errorf("store: assign: %w", err)
 			}
 			f.assignedTo = sql.NullInt64{Int64: user, Valid: user != 0}
@@ -135,7 +136,7 @@ func (s *Store) Assign(ctx context.Context, ch StateChange, user int64) (domain.
 // AddComment saves an internal note by ch.Actor.
 func (s *Store) AddComment(ctx context.Context, ch StateChange, body string) (domain.Conversation, error) {
 	var out domain.Conversation
-	err := s.writeData(ctx, func(tx *Tx) error {
+	err := s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
 		id, f, err := conversationForState(ctx, tx, ch.Key)
 		if err != nil {
 			return err
@@ -151,7 +152,7 @@ func (s *Store) AddComment(ctx context.Context, ch StateChange, body string) (do
 
 // Comments lists a conversation's notes, oldest first.
 func (s *Store) Comments(ctx context.Context, convID int64) ([]domain.Comment, error) {
-	rows, err := s.query(ctx, `SELECT id, actor_id, body, created_at FROM conversation_activity WHERE conversation_id = ? AND kind = 'comment' ORDER BY id`, convID)
+	rows, err := s.db.Query(ctx, `SELECT id, actor_id, body, created_at FROM conversation_activity WHERE conversation_id = ? AND kind = 'comment' ORDER BY id`, convID)
 	if err != nil {
 		return nil, fmt.Errorf("store: comments: %w", err)
 	}
@@ -181,7 +182,7 @@ type Activity struct {
 
 // ConversationActivity lists what happened to a conversation, oldest first.
 func (s *Store) ConversationActivity(ctx context.Context, convID int64) ([]Activity, error) {
-	rows, err := s.query(ctx, `SELECT kind, actor_id, subject_id, body, created_at FROM conversation_activity WHERE conversation_id = ? ORDER BY id`, convID)
+	rows, err := s.db.Query(ctx, `SELECT kind, actor_id, subject_id, body, created_at FROM conversation_activity WHERE conversation_id = ? ORDER BY id`, convID)
 	if err != nil {
 		return nil, fmt.Errorf("store: activity: %w", err)
 	}
@@ -206,14 +207,14 @@ func (s *Store) ConversationActivity(ctx context.Context, convID int64) ([]Activ
 // a fresh thread. It returns the media names to remove from the blob store.
 func (s *Store) DeleteConversation(ctx context.Context, convID int64) ([]string, error) {
 	var media []string
-	err := s.writeData(ctx, func(tx *Tx) error {
+	err := s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
 		media = nil // the function runs again if its group is retried
 		if _, err := lockConversation(ctx, tx, convID); err != nil {
 			return err
 		}
 		// Scheduled messages are their schedules' (cancelled with DELETE
 		// …/scheduled/{id}): they stay, with their media.
-		err := tx.query(ctx, `SELECT media FROM messages WHERE conversation_id = ? AND deleted_at IS NULL AND media <> '[]' AND status <> 'scheduled'`, []any{convID}, func(r row) error {
+		err := tx.Query(ctx, `SELECT media FROM messages WHERE conversation_id = ? AND deleted_at IS NULL AND media <> '[]' AND status <> 'scheduled'`, []any{convID}, func(r row) error {
 			var m string
 			if err := r.Scan(&m); err != nil {
 				return err
@@ -236,9 +237,9 @@ func (s *Store) DeleteConversation(ctx context.Context, convID int64) ([]string,
 		} {
 			args := []any{convID}
 			if strings.HasPrefix(q, "UPDATE messages") {
-				args = []any{tx.now, convID}
+				args = []any{tx.Now(), convID}
 			}
-			if _, err := tx.exec(ctx, q, args...); err != nil {
+			if _, err := tx.Exec(ctx, q, args...); err != nil {
 				return fmt.Errorf("store: delete conversation: %w", err)
 			}
 		}
@@ -254,14 +255,14 @@ func (s *Store) DeleteConversation(ctx context.Context, convID int64) ([]string,
 // count. It returns the media names to remove from the blob store.
 func (s *Store) DeleteMessage(ctx context.Context, convID, id int64) ([]string, error) {
 	var names []string
-	err := s.writeData(ctx, func(tx *Tx) error {
+	err := s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
 		f, err := lockConversation(ctx, tx, convID)
 		if err != nil {
 			return err
 		}
 		var direction, media string
 		var status string
-		err = tx.queryRow(ctx, `SELECT direction, media, status FROM messages WHERE id = ? AND conversation_id = ? AND `+visibleMessage, id, convID).Scan(&direction, &media, &status)
+		err = tx.QueryRow(ctx, `SELECT direction, media, status FROM messages WHERE id = ? AND conversation_id = ? AND `+visibleMessage, id, convID).Scan(&direction, &media, &status)
 		if errors.Is(err, sql.ErrNoRows) {
 			return domain.Errorf(domain.NotFound, "message %d is not in this conversation", id)
 		}
@@ -276,7 +277,7 @@ func (s *Store) DeleteMessage(ctx context.Context, convID, id int64) ([]string, 
 		if direction == "in" {
 			// Out of the count of every user for whom it was unread: above
 			// their watermark without a read mark, or marked unread.
-			if _, err := tx.exec(ctx, `UPDATE inbox_reads SET unread = unread - 1 WHERE conversation_id = ? AND (
+			if _, err := tx.Exec(ctx, `UPDATE inbox_reads SET unread = unread - 1 WHERE conversation_id = ? AND (
 					(read_through < ? AND NOT EXISTS (SELECT 1 FROM inbox_read_marks k WHERE k.message_id = ? AND k.user_id = inbox_reads.user_id AND k.is_read))
 					OR EXISTS (SELECT 1 FROM inbox_read_marks k WHERE k.message_id = ? AND k.user_id = inbox_reads.user_id AND NOT k.is_read))`,
 				convID, id, id, id); err != nil {
@@ -286,14 +287,14 @@ func (s *Store) DeleteMessage(ctx context.Context, convID, id int64) ([]string, 
 			if id > f.teamRead {
 				teamUnread--
 			}
-			if _, err := tx.exec(ctx, `UPDATE conversations SET in_count = in_count - 1, team_unread = ? WHERE id = ?`, teamUnread, convID); err != nil {
+			if _, err := tx.Exec(ctx, `UPDATE conversations SET in_count = in_count - 1, team_unread = ? WHERE id = ?`, teamUnread, convID); err != nil {
 				return fmt.Errorf("store: delete message: %w", err)
 			}
 		}
-		if _, err := tx.exec(ctx, `DELETE FROM inbox_read_marks WHERE message_id = ?`, id); err != nil {
+		if _, err := tx.Exec(ctx, `DELETE FROM inbox_read_marks WHERE message_id = ?`, id); err != nil {
 			return fmt.Errorf("store: delete message: %w", err)
 		}
-		if _, err := tx.exec(ctx, `UPDATE messages SET deleted_at = ?, body = '', media = '[]' WHERE id = ?`, tx.now, id); err != nil {
+		if _, err := tx.Exec(ctx, `UPDATE messages SET deleted_at = ?, body = '', media = '[]' WHERE id = ?`, tx.Now(), id); err != nil {
 			return fmt.Errorf("store: delete message: %w", err)
 		}
 		// Only files no other message (or pending schedule) still uses go.
@@ -305,7 +306,7 @@ func (s *Store) DeleteMessage(ctx context.Context, convID, id int64) ([]string, 
 		}
 		// The newest message went: the one before it leads the thread now.
 		var prev, prevAt sql.NullInt64
-		err = tx.queryRow(ctx, `SELECT id, created_at FROM messages WHERE conversation_id = ? AND status <> 'scheduled' AND `+visibleMessage+` ORDER BY id DESC LIMIT 1`, convID).Scan(&prev, &prevAt)
+		err = tx.QueryRow(ctx, `SELECT id, created_at FROM messages WHERE conversation_id = ? AND status <> 'scheduled' AND `+visibleMessage+` ORDER BY id DESC LIMIT 1`, convID).Scan(&prev, &prevAt)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("store: delete message: %w", err)
 		}
@@ -313,11 +314,11 @@ func (s *Store) DeleteMessage(ctx context.Context, convID, id int64) ([]string, 
 		if prev.Valid {
 			at = max(prevAt.Int64, 1)
 		}
-		if _, err := tx.exec(ctx, `UPDATE conversations SET last_message_id = ?, last_message_at = ? WHERE id = ?`, nullID(prev.Int64), at, convID); err != nil {
+		if _, err := tx.Exec(ctx, `UPDATE conversations SET last_message_id = ?, last_message_at = ? WHERE id = ?`, nullID(prev.Int64), at, convID); err != nil {
 			return fmt.Errorf("store: delete message: %w", err)
 		}
 		if prev.Valid {
-			if _, err := tx.exec(ctx, `UPDATE inbox_reads SET last_message_at = ? WHERE conversation_id = ? AND unread > 0`, prevAt.Int64, convID); err != nil {
+			if _, err := tx.Exec(ctx, `UPDATE inbox_reads SET last_message_at = ? WHERE conversation_id = ? AND unread > 0`, prevAt.Int64, convID); err != nil {
 				return fmt.Errorf("store: delete message: %w", err)
 			}
 		}

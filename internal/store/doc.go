@@ -1,8 +1,14 @@
 // Package store keeps Switchboard's state in SQLite or PostgreSQL behind one
-// set of methods. Both engines run the same SQL wherever they accept it; the
-// few differences sit in dialect. Every write goes through Store.write so that
-// SQLite can group concurrent writes into shared commits (one fsync for many
-// requests) while PostgreSQL runs them as ordinary concurrent transactions.
+// set of methods: the entities (accounts, messages, conversations, calls,
+// webhooks, OAuth), their migrations and their SQL. Both engines run the
+// same SQL wherever they accept it; the few differences are chosen where
+// they occur (Store.Engine, Tx.Engine). The engine that runs that SQL is
+// package sqldb: every write goes through its one entry point, DB.Write,
+// whose options say whether the write drops the read cache, updates a row
+// every send updates (Contended) or must commit alone, so that concurrent
+// writes share group commits (one fsync, or one PostgreSQL round trip, for
+// many requests). The conversation update that sends share is merged at
+// the group's end through sqldb.GroupMerge (leads, messages.go).
 //
 // Background work shared by several processes is claimed row by row with
 // Store.Claim and given back with Store.Release: a lease per row, taken with

@@ -10,12 +10,12 @@ import (
 // addEvent writes an event to the outbox in the caller's transaction. The
 // payload is the domain's encoding (domain/events.go); the store does not
 // read it. No write reads the outbox back, so the insert is queued
-// (execLater).
+// (ExecLater). Tx.Wake runs the OnEvents listener after the commit.
 func addEvent(ctx context.Context, tx *Tx, accountID int64, typ string, payload []byte) error {
-	if err := tx.execLater(ctx, `INSERT INTO events (account_id, type, payload, created_at) VALUES (?, ?, ?, ?)`, accountID, typ, string(payload), tx.now); err != nil {
+	if err := tx.ExecLater(ctx, `INSERT INTO events (account_id, type, payload, created_at) VALUES (?, ?, ?, ?)`, accountID, typ, string(payload), tx.Now()); err != nil {
 		return fmt.Errorf("store: event: %w", err)
 	}
-	tx.events = true
+	tx.Wake()
 	return nil
 }
 
@@ -23,25 +23,9 @@ func addEvent(ctx context.Context, tx *Tx, accountID int64, typ string, payload 
 // events or a delivery due now, so that the webhook dispatcher starts at once
 // instead of at its next poll. One listener per store, in this process only:
 // other processes find the work by polling. fn runs on the writer's path and
-// must return at once (Dispatcher.Wake does).
-func (s *Store) OnEvents(fn func()) {
-	if fn == nil {
-		s.onEvents.Store(nil)
-		return
-	}
-	s.onEvents.Store(&fn)
-}
-
-// eventsCommitted calls the OnEvents listener if t, just committed, added
-// outbox work.
-func (s *Store) eventsCommitted(t *Tx) {
-	if !t.events {
-		return
-	}
-	if fn := s.onEvents.Load(); fn != nil {
-		(*fn)()
-	}
-}
+// must return at once (Dispatcher.Wake does). The writes that add such
+// work call Tx.Wake.
+func (s *Store) OnEvents(fn func()) { s.db.OnWake(fn) }
 
 // Event is one outbox row.
 type Event struct {
@@ -54,7 +38,7 @@ type Event struct {
 
 // Events lists the account's events after id, oldest first.
 func (s *Store) Events(ctx context.Context, accountID, after int64, limit int) ([]Event, error) {
-	rows, err := s.query(ctx, `SELECT id, type, payload, created_at FROM events WHERE account_id = ? AND id > ? ORDER BY id LIMIT ?`, accountID, after, limit)
+	rows, err := s.db.Query(ctx, `SELECT id, type, payload, created_at FROM events WHERE account_id = ? AND id > ? ORDER BY id LIMIT ?`, accountID, after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("store: events: %w", err)
 	}

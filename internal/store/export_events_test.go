@@ -12,13 +12,13 @@ import (
 // "0025"), as Migrate would, so that a test can write rows in an older schema
 // and check what a later migration makes of them.
 func (s *Store) MigrateBefore(ctx context.Context, version string) error {
-	dir := "migrations/" + string(s.engine)
+	dir := "migrations/" + string(s.db.Engine())
 	entries, err := fs.ReadDir(migrationFS, dir)
 	if err != nil {
 		return err
 	}
 	sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
-	if _, err := s.w.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version TEXT PRIMARY KEY, applied_at BIGINT NOT NULL)`); err != nil {
+	if _, err := s.db.Writer().ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version TEXT PRIMARY KEY, applied_at BIGINT NOT NULL)`); err != nil {
 		return err
 	}
 	for _, e := range entries {
@@ -40,13 +40,13 @@ func (s *Store) MigrateBefore(ctx context.Context, version string) error {
 // ExecRaw runs a statement written for s's engine on the writer's pool,
 // outside the committer (tests that set up rows in an older schema).
 func (s *Store) ExecRaw(ctx context.Context, query string, args ...any) error {
-	_, err := s.w.ExecContext(ctx, s.q(query), args...)
+	_, err := s.db.Writer().ExecContext(ctx, s.db.Rebind(query), args...)
 	return err
 }
 
 // QueryInt reads one integer (tests).
 func (s *Store) QueryInt(ctx context.Context, query string, args ...any) (n int64, err error) {
-	err = s.r.QueryRowContext(ctx, s.q(query), args...).Scan(&n)
+	err = s.db.Readers().QueryRowContext(ctx, s.db.Rebind(query), args...).Scan(&n)
 	return n, err
 }
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"time"
+
+	"switchboard/internal/store/sqldb"
 )
 
 // ClaimTestJobs is a claimable table that only the tests create, so that the
@@ -19,7 +21,7 @@ func (s *Store) CreateClaimTestJobs(ctx context.Context) error {
 		`CREATE TABLE claim_test_jobs (id BIGINT PRIMARY KEY, due_at BIGINT, lease_owner TEXT, lease_until BIGINT)`,
 		`CREATE INDEX claim_test_jobs_due ON claim_test_jobs (due_at, id) WHERE due_at IS NOT NULL`,
 	} {
-		if _, err := s.w.ExecContext(ctx, q); err != nil {
+		if _, err := s.db.Writer().ExecContext(ctx, q); err != nil {
 			return err
 		}
 	}
@@ -32,64 +34,46 @@ func (s *Store) AddClaimTestJob(ctx context.Context, id int64, due *time.Time) e
 	if due != nil {
 		d = micros(*due)
 	}
-	return s.writeData(ctx, func(tx *Tx) error {
-		_, err := tx.exec(ctx, `INSERT INTO claim_test_jobs (id, due_at) VALUES (?, ?)`, id, d)
+	return s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
+		_, err := tx.Exec(ctx, `INSERT INTO claim_test_jobs (id, due_at) VALUES (?, ?)`, id, d)
 		return err
 	})
 }
 
 // ClaimTestJobLease reads job id's lease and due time.
 func (s *Store) ClaimTestJobLease(ctx context.Context, id int64) (owner sql.NullString, until, due sql.NullInt64, err error) {
-	err = s.r.QueryRowContext(ctx, s.q(`SELECT lease_owner, lease_until, due_at FROM claim_test_jobs WHERE id = ?`), id).Scan(&owner, &until, &due)
+	err = s.db.Readers().QueryRowContext(ctx, s.db.Rebind(`SELECT lease_owner, lease_until, due_at FROM claim_test_jobs WHERE id = ?`), id).Scan(&owner, &until, &due)
 	return
 }
 
 // IdempotencyKeys counts the stored Idempotency-Key records.
 func (s *Store) IdempotencyKeys(ctx context.Context) (n int, err error) {
-	err = s.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM idempotency_keys`).Scan(&n)
+	err = s.db.Readers().QueryRowContext(ctx, `SELECT COUNT(*) FROM idempotency_keys`).Scan(&n)
 	return
 }
 
 // CachedEntries returns how many entries the read cache holds.
-func (s *Store) CachedEntries() int {
-	s.cache.mu.Lock()
-	defer s.cache.mu.Unlock()
-	return len(s.cache.entries)
-}
+func (s *Store) CachedEntries() int { return s.db.CachedEntries() }
 
 // KillCacheListener terminates the PostgreSQL backend the read cache listens
 // on, as a restart or a network failure would, and makes the listener wait
 // retry before it reconnects.
 func (s *Store) KillCacheListener(ctx context.Context, retry time.Duration) error {
-	l := s.listener
-	l.mu.Lock()
-	l.retry = retry
-	pid := l.pid
-	l.mu.Unlock()
-	_, err := s.w.ExecContext(ctx, "SELECT pg_terminate_backend($1)", int64(pid))
-	return err
+	return s.db.KillCacheListener(ctx, retry)
 }
 
 // SetDeepPage makes list pages from offset n on seek through the per-day
 // conversation counts (SQLite), so that tests reach that path with few rows.
 func (s *Store) SetDeepPage(n int) { s.deepPage = n }
 
-// Write runs fn as a write (see Store.write), for tests of the committers.
-func (s *Store) Write(ctx context.Context, fn func(*Tx) error) error { return s.writeData(ctx, fn) }
+// Write runs fn as a write that keeps the read cache, for tests of the
+// committers.
+func (s *Store) Write(ctx context.Context, fn func(*Tx) error) error {
+	return s.db.Write(ctx, sqldb.KeepCache, fn)
+}
 
 // Committers reports how many committers run groups at once.
-func (s *Store) Committers() int { return s.committers }
+func (s *Store) Committers() int { return s.db.Committers() }
 
 // Queued reports how many writes wait for a committer.
-func (s *Store) Queued() int { return len(s.batch) }
-
-// Exec runs a statement in the write's transaction.
-func (t *Tx) Exec(query string, args ...any) error {
-	_, err := t.exec(context.Background(), query, args...)
-	return err
-}
-
-// ExecLater queues a statement in the write's transaction (see execLater).
-func (t *Tx) ExecLater(query string, args ...any) error {
-	return t.execLater(context.Background(), query, args...)
-}
+func (s *Store) Queued() int { return s.db.Queued() }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"switchboard/internal/domain"
+	"switchboard/internal/store/sqldb"
 )
 
 // Idempotency-Key records are kept at least this long.
@@ -50,7 +51,7 @@ type IdempotencyClaim struct {
 func (s *Store) BeginIdempotent(ctx context.Context, accountID int64, key string, hash []byte) (*IdempotentRecord, *IdempotencyClaim, error) {
 	var rec *IdempotentRecord
 	var claim *IdempotencyClaim
-	err := s.writeData(ctx, func(tx *Tx) error {
+	err := s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
 		// A write function may run twice (again in a savepoint when another
 		// write of its group fails): start from nothing each time.
 		rec, claim = nil, nil
@@ -62,26 +63,26 @@ func (s *Store) BeginIdempotent(ctx context.Context, accountID int64, key string
 			msgStatus  sql.NullString
 			created    int64
 		)
-		err := tx.queryRow(ctx, `SELECT k.request_hash, k.state, k.response, k.message_id, m.status, k.created_at
+		err := tx.QueryRow(ctx, `SELECT k.request_hash, k.state, k.response, k.message_id, m.status, k.created_at
 			FROM idempotency_keys k LEFT JOIN messages m ON m.id = k.message_id WHERE k.account_id = ? AND k.key = ?`, accountID, key).
 			Scan(&storedHash, &state, &response, &messageID, &msgStatus, &created)
 		conflict := domain.Errorf(domain.Conflict, "a request with this Idempotency-Key is still in progress; retry later")
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 			// Claim it; a concurrent request that claimed it first wins.
-			res, err := tx.exec(ctx, `INSERT INTO idempotency_keys (account_id, key, request_hash, state, created_at) VALUES (?, ?, ?, 'running', ?) ON CONFLICT DO NOTHING`,
-				accountID, key, hash, tx.now)
+			res, err := tx.Exec(ctx, `INSERT INTO idempotency_keys (account_id, key, request_hash, state, created_at) VALUES (?, ?, ?, 'running', ?) ON CONFLICT DO NOTHING`,
+				accountID, key, hash, tx.Now())
 			if err != nil {
 				return fmt.Errorf("store: idempotency: %w", err)
 			}
 			if n, _ := res.RowsAffected(); n == 0 {
 				return conflict
 			}
-			claim = &IdempotencyClaim{AccountID: accountID, Key: key, at: tx.now}
+			claim = &IdempotencyClaim{AccountID: accountID, Key: key, at: tx.Now()}
 			return nil
 		case err != nil:
 			return fmt.Errorf("store: idempotency: %w", err)
-		case tx.now-created > IdempotencyTTL.Microseconds():
+		case tx.Now()-created > IdempotencyTTL.Microseconds():
 			// Expired: forget it and start over.
 		case !bytes.Equal(storedHash, hash):
 			return domain.Unprocessablef("Idempotency-Key was already used for a different request (another body, or another user)")
@@ -96,20 +97,20 @@ func (s *Store) BeginIdempotent(ctx context.Context, accountID int64, key string
 		case state == "done":
 			rec = &IdempotentRecord{Data: response}
 			return nil
-		case tx.now-created < idempotencyLease.Microseconds():
+		case tx.Now()-created < idempotencyLease.Microseconds():
 			return conflict
 		}
 		// Take over an expired record or a dead request's claim, unless a
 		// concurrent request just did (compare-and-swap on created_at).
-		res, err := tx.exec(ctx, `UPDATE idempotency_keys SET request_hash = ?, state = 'running', status = 0, response = NULL, message_id = NULL, created_at = ?
-			WHERE account_id = ? AND key = ? AND created_at = ?`, hash, tx.now, accountID, key, created)
+		res, err := tx.Exec(ctx, `UPDATE idempotency_keys SET request_hash = ?, state = 'running', status = 0, response = NULL, message_id = NULL, created_at = ?
+			WHERE account_id = ? AND key = ? AND created_at = ?`, hash, tx.Now(), accountID, key, created)
 		if err != nil {
 			return fmt.Errorf("store: idempotency: %w", err)
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
 			return conflict
 		}
-		claim = &IdempotencyClaim{AccountID: accountID, Key: key, at: tx.now}
+		claim = &IdempotencyClaim{AccountID: accountID, Key: key, at: tx.Now()}
 		return nil
 	})
 	if err != nil {
@@ -126,8 +127,8 @@ var errClaimLost = domain.Errorf(domain.Conflict, "a newer request with this Ide
 // that was taken over, or whose request wrote a message (the message decides
 // then), changes nothing.
 func (s *Store) FinishIdempotent(ctx context.Context, c *IdempotencyClaim, data []byte) error {
-	return s.writeData(ctx, func(tx *Tx) error {
-		_, err := tx.exec(ctx, `UPDATE idempotency_keys SET state = 'done', response = ? WHERE account_id = ? AND key = ? AND created_at = ? AND message_id IS NULL`,
+	return s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
+		_, err := tx.Exec(ctx, `UPDATE idempotency_keys SET state = 'done', response = ? WHERE account_id = ? AND key = ? AND created_at = ? AND message_id IS NULL`,
 			data, c.AccountID, c.Key, c.at)
 		if err != nil {
 			return fmt.Errorf("store: idempotency: %w", err)
@@ -140,8 +141,8 @@ func (s *Store) FinishIdempotent(ctx context.Context, c *IdempotencyClaim, data 
 // request did nothing. A claim that was taken over, or whose request wrote a
 // message, changes nothing.
 func (s *Store) ReleaseIdempotent(ctx context.Context, c *IdempotencyClaim) error {
-	return s.writeData(ctx, func(tx *Tx) error {
-		_, err := tx.exec(ctx, `DELETE FROM idempotency_keys WHERE account_id = ? AND key = ? AND created_at = ? AND state = 'running' AND message_id IS NULL`,
+	return s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
+		_, err := tx.Exec(ctx, `DELETE FROM idempotency_keys WHERE account_id = ? AND key = ? AND created_at = ? AND state = 'running' AND message_id IS NULL`,
 			c.AccountID, c.Key, c.at)
 		if err != nil {
 			return fmt.Errorf("store: idempotency: %w", err)
@@ -154,8 +155,8 @@ func (s *Store) ReleaseIdempotent(ctx context.Context, c *IdempotencyClaim) erro
 // claim that old belongs to a request long dead, and a message that old was
 // resolved by the reconciler long ago).
 func (s *Store) PruneIdempotency(ctx context.Context) error {
-	return s.writeData(ctx, func(tx *Tx) error {
-		_, err := tx.exec(ctx, `DELETE FROM idempotency_keys WHERE created_at < ?`, tx.now-IdempotencyTTL.Microseconds())
+	return s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
+		_, err := tx.Exec(ctx, `DELETE FROM idempotency_keys WHERE created_at < ?`, tx.Now()-IdempotencyTTL.Microseconds())
 		return err
 	})
 }

@@ -60,7 +60,7 @@ func (s *Store) ListConversations(ctx context.Context, f ConversationFilter) ([]
 	for _, id := range ids {
 		args = append(args, id)
 	}
-	rows, err := s.query(ctx, `SELECT c.id, c.line_id, c.participants, c.resolved_at, c.resolved_by, c.assigned_to,
+	rows, err := s.db.Query(ctx, `SELECT c.id, c.line_id, c.participants, c.resolved_at, c.resolved_by, c.assigned_to,
 			c.last_message_id, c.last_message_at, c.in_count, c.team_unread, m.direction, m.body, m.media, r.unread
 		FROM conversations c
 		JOIN messages m ON m.id = c.last_message_id
@@ -165,7 +165,7 @@ func (s *Store) conversationPage(ctx context.Context, f ConversationFilter) ([]i
 		if f.Unread {
 			q.WriteString(` AND c.team_unread > 0`)
 		}
-		if s.engine == SQLite && f.Offset >= cmp.Or(s.deepPage, deepPage) && !f.Unread && !f.Unresolved && !f.Unassigned {
+		if s.db.Engine() == SQLite && f.Offset >= cmp.Or(s.deepPage, deepPage) && !f.Unread && !f.Unresolved && !f.Unassigned {
 			before, newer, err := s.conversationDay(ctx, f)
 			if err != nil {
 				return nil, err
@@ -181,7 +181,7 @@ func (s *Store) conversationPage(ctx context.Context, f ConversationFilter) ([]i
 	}
 	q.WriteString(` LIMIT ? OFFSET ?`)
 	args = append(args, f.Limit, f.Offset)
-	rows, err := s.query(ctx, q.String(), args...)
+	rows, err := s.db.Query(ctx, q.String(), args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: conversation page: %w", err)
 	}
@@ -215,7 +215,7 @@ func (s *Store) conversationDay(ctx context.Context, f ConversationFilter) (befo
 			args = append(args, id)
 		}
 	}
-	rows, err := s.query(ctx, q+` GROUP BY day ORDER BY day DESC`, args...)
+	rows, err := s.db.Query(ctx, q+` GROUP BY day ORDER BY day DESC`, args...)
 	if err != nil {
 		return 0, 0, fmt.Errorf("store: conversation days: %w", err)
 	}
@@ -250,7 +250,7 @@ func (s *Store) Conversation(ctx context.Context, key domain.ConversationKey) (d
 	var visible bool
 	// A thread whose only message is scheduled is visible too (it stands in
 	// no list until a message is sent or received).
-	err := s.queryRow(ctx, `SELECT id, account_id, resolved_at, resolved_by, assigned_to,
+	err := s.db.QueryRow(ctx, `SELECT id, account_id, resolved_at, resolved_by, assigned_to,
 		last_message_id IS NOT NULL OR EXISTS (SELECT 1 FROM messages m WHERE m.conversation_id = c.id AND m.status = 'scheduled' AND m.deleted_at IS NULL)
 		FROM conversations c WHERE line_id = ? AND participants = ?`,
 		key.Line.ID, key.Joined()).Scan(&c.ID, &c.AccountID, &resolvedAt, &resolvedBy, &assignedTo, &visible)
@@ -270,7 +270,7 @@ const threadColumns = `id, direction, from_number, to_numbers, body, media, type
 // one's read state for userID (0: an API key, for which a message is read
 // once any user has read it).
 func (s *Store) ThreadPage(ctx context.Context, conv domain.Conversation, userID int64, limit, offset int) ([]domain.ThreadMessage, error) {
-	rows, err := s.query(ctx, `SELECT `+threadColumns+` FROM messages WHERE conversation_id = ? AND `+visibleMessage+` ORDER BY id DESC LIMIT ? OFFSET ?`,
+	rows, err := s.db.Query(ctx, `SELECT `+threadColumns+` FROM messages WHERE conversation_id = ? AND `+visibleMessage+` ORDER BY id DESC LIMIT ? OFFSET ?`,
 		conv.ID, limit, offset)
 	if err != nil {
 		return nil, fmt.Errorf("store: thread: %w", err)
@@ -317,14 +317,14 @@ func (s *Store) ThreadPage(ctx context.Context, conv domain.Conversation, userID
 // a visible message of conv.
 func (s *Store) MessagePosition(ctx context.Context, convID, id int64) (int, error) {
 	var n int
-	err := s.queryRow(ctx, `SELECT COUNT(*) FROM messages WHERE conversation_id = ? AND id = ? AND `+visibleMessage, convID, id).Scan(&n)
+	err := s.db.QueryRow(ctx, `SELECT COUNT(*) FROM messages WHERE conversation_id = ? AND id = ? AND `+visibleMessage, convID, id).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("store: message position: %w", err)
 	}
 	if n == 0 {
 		return 0, domain.Errorf(domain.NotFound, "message %d is not in this conversation", id)
 	}
-	err = s.queryRow(ctx, `SELECT COUNT(*) FROM messages WHERE conversation_id = ? AND id > ? AND `+visibleMessage, convID, id).Scan(&n)
+	err = s.db.QueryRow(ctx, `SELECT COUNT(*) FROM messages WHERE conversation_id = ? AND id > ? AND `+visibleMessage, convID, id).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("store: message position: %w", err)
 	}

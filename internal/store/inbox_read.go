@@ -10,13 +10,14 @@ import (
 	"time"
 
 	"switchboard/internal/domain"
+	"switchboard/internal/store/sqldb"
 )
 
 // readState fills Read and ReadBy of msgs: a user has read a message when a
 // mark says so, or else when it is at or below their watermark or they sent it.
 func (s *Store) readState(ctx context.Context, convID, userID int64, msgs []domain.ThreadMessage) error {
 	watermarks := map[int64]int64{}
-	rows, err := s.query(ctx, `SELECT user_id, read_through FROM inbox_reads WHERE conversation_id = ?`, convID)
+	rows, err := s.db.Query(ctx, `SELECT user_id, read_through FROM inbox_reads WHERE conversation_id = ?`, convID)
 	if err != nil {
 		return fmt.Errorf("store: read state: %w", err)
 	}
@@ -38,7 +39,7 @@ func (s *Store) readState(ctx context.Context, convID, userID int64, msgs []doma
 	for i, m := range msgs {
 		args[i] = m.ID
 	}
-	rows, err = s.query(ctx, `SELECT message_id, user_id, is_read FROM inbox_read_marks WHERE message_id IN (?`+strings.Repeat(", ?", len(msgs)-1)+`)`, args...)
+	rows, err = s.db.Query(ctx, `SELECT message_id, user_id, is_read FROM inbox_read_marks WHERE message_id IN (?`+strings.Repeat(", ?", len(msgs)-1)+`)`, args...)
 	if err != nil {
 		return fmt.Errorf("store: read marks: %w", err)
 	}
@@ -103,8 +104,8 @@ type convFacts struct {
 func lockConversation(ctx context.Context, tx *Tx, id int64) (convFacts, error) {
 	var f convFacts
 	var last, lastAt sql.NullInt64
-	err := tx.queryRow(ctx, `SELECT account_id, line_id, last_message_id, last_message_at, in_count, team_read_through, team_unread, resolved_at, resolved_by, assigned_to, participants
-		FROM conversations WHERE id = ?`+tx.s.forUpdate(), id).
+	err := tx.QueryRow(ctx, `SELECT account_id, line_id, last_message_id, last_message_at, in_count, team_read_through, team_unread, resolved_at, resolved_by, assigned_to, participants
+		FROM conversations WHERE id = ?`+tx.ForUpdate(), id).
 		Scan(&f.account, &f.line, &last, &lastAt, &f.inCount, &f.teamRead, &f.teamUnread, &f.resolvedAt, &f.resolvedBy, &f.assignedTo, &f.participantsKey)
 	if err != nil {
 		return f, fmt.Errorf("store: conversation: %w", notFound(err, "conversation"))
@@ -117,7 +118,7 @@ func lockConversation(ctx context.Context, tx *Tx, id int64) (convFacts, error) 
 // one row written (the watermark moves to the newest message and the user's
 // marks in the thread go), whatever the thread's length.
 func (s *Store) MarkThreadRead(ctx context.Context, convID, userID int64) error {
-	return s.writeData(ctx, func(tx *Tx) error {
+	return s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
 		f, err := lockConversation(ctx, tx, convID)
 		if err != nil {
 			return err
@@ -134,13 +135,13 @@ func markThreadRead(ctx context.Context, tx *Tx, convID, userID int64, f convFac
 		// An API key has no personal state: only the team's view moves.
 		return markTeamRead(ctx, tx, convID, f)
 	}
-	if _, err := tx.exec(ctx, `INSERT INTO inbox_reads (conversation_id, user_id, account_id, line_id, read_through, unread, last_message_at) VALUES (?, ?, ?, ?, ?, 0, 0)
+	if _, err := tx.Exec(ctx, `INSERT INTO inbox_reads (conversation_id, user_id, account_id, line_id, read_through, unread, last_message_at) VALUES (?, ?, ?, ?, ?, 0, 0)
 		ON CONFLICT (conversation_id, user_id) DO UPDATE SET unread = 0,
 			read_through = CASE WHEN excluded.read_through > inbox_reads.read_through THEN excluded.read_through ELSE inbox_reads.read_through END`,
 		convID, userID, f.account, f.line, f.last); err != nil {
 		return fmt.Errorf("store: mark read: %w", err)
 	}
-	if _, err := tx.exec(ctx, `DELETE FROM inbox_read_marks WHERE user_id = ? AND conversation_id = ?`, userID, convID); err != nil {
+	if _, err := tx.Exec(ctx, `DELETE FROM inbox_read_marks WHERE user_id = ? AND conversation_id = ?`, userID, convID); err != nil {
 		return fmt.Errorf("store: mark read: %w", err)
 	}
 	return markTeamRead(ctx, tx, convID, f)
@@ -149,7 +150,7 @@ func markThreadRead(ctx context.Context, tx *Tx, convID, userID int64, f convFac
 // markTeamRead records that the thread has been read to its newest message.
 func markTeamRead(ctx context.Context, tx *Tx, convID int64, f convFacts) error {
 	if f.last > f.teamRead || f.teamUnread != 0 {
-		if _, err := tx.exec(ctx, `UPDATE conversations SET team_read_through = ?, team_unread = 0 WHERE id = ?`, max(f.last, f.teamRead), convID); err != nil {
+		if _, err := tx.Exec(ctx, `UPDATE conversations SET team_read_through = ?, team_unread = 0 WHERE id = ?`, max(f.last, f.teamRead), convID); err != nil {
 			return fmt.Errorf("store: mark read: %w", err)
 		}
 	}
@@ -159,9 +160,9 @@ func markTeamRead(ctx context.Context, tx *Tx, convID int64, f convFacts) error 
 // userRow returns userID's watermark and unread count in a conversation,
 // creating the row (nothing read yet) if there is none.
 func userRow(ctx context.Context, tx *Tx, convID, userID int64, f convFacts) (readThrough, unread int64, err error) {
-	err = tx.queryRow(ctx, `SELECT read_through, unread FROM inbox_reads WHERE conversation_id = ? AND user_id = ?`, convID, userID).Scan(&readThrough, &unread)
+	err = tx.QueryRow(ctx, `SELECT read_through, unread FROM inbox_reads WHERE conversation_id = ? AND user_id = ?`, convID, userID).Scan(&readThrough, &unread)
 	if errors.Is(err, sql.ErrNoRows) {
-		_, err = tx.exec(ctx, `INSERT INTO inbox_reads (conversation_id, user_id, account_id, line_id, read_through, unread, last_message_at) VALUES (?, ?, ?, ?, 0, ?, ?)`,
+		_, err = tx.Exec(ctx, `INSERT INTO inbox_reads (conversation_id, user_id, account_id, line_id, read_through, unread, last_message_at) VALUES (?, ?, ?, ?, 0, ?, ?)`,
 			convID, userID, f.account, f.line, f.inCount, f.lastAt)
 		return 0, f.inCount, err
 	}
@@ -172,7 +173,7 @@ func userRow(ctx context.Context, tx *Tx, convID, userID int64, f convFacts) (re
 // conversation convID. not_found, and nothing changed, when one of them is
 // not a visible message of the thread.
 func (s *Store) MarkMessages(ctx context.Context, convID, userID int64, ids []int64, read bool) error {
-	return s.writeData(ctx, func(tx *Tx) error {
+	return s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
 		f, err := lockConversation(ctx, tx, convID)
 		if err != nil {
 			return err
@@ -185,7 +186,7 @@ func (s *Store) MarkMessages(ctx context.Context, convID, userID int64, ids []in
 		for _, id := range ids {
 			var direction string
 			var sentBy sql.NullInt64
-			err := tx.queryRow(ctx, `SELECT direction, sent_by FROM messages WHERE id = ? AND conversation_id = ? AND `+visibleMessage, id, convID).Scan(&direction, &sentBy)
+			err := tx.QueryRow(ctx, `SELECT direction, sent_by FROM messages WHERE id = ? AND conversation_id = ? AND `+visibleMessage, id, convID).Scan(&direction, &sentBy)
 			if errors.Is(err, sql.ErrNoRows) {
 				return domain.Errorf(domain.NotFound, "message %d is not in this conversation", id)
 			}
@@ -195,16 +196,16 @@ func (s *Store) MarkMessages(ctx context.Context, convID, userID int64, ids []in
 			def := id <= rt || sentBy.Int64 == userID
 			before := def
 			var mark bool
-			err = tx.queryRow(ctx, `SELECT is_read FROM inbox_read_marks WHERE message_id = ? AND user_id = ?`, id, userID).Scan(&mark)
+			err = tx.QueryRow(ctx, `SELECT is_read FROM inbox_read_marks WHERE message_id = ? AND user_id = ?`, id, userID).Scan(&mark)
 			if err == nil {
 				before = mark
 			} else if !errors.Is(err, sql.ErrNoRows) {
 				return fmt.Errorf("store: read state: %w", err)
 			}
 			if read == def {
-				_, err = tx.exec(ctx, `DELETE FROM inbox_read_marks WHERE message_id = ? AND user_id = ?`, id, userID)
+				_, err = tx.Exec(ctx, `DELETE FROM inbox_read_marks WHERE message_id = ? AND user_id = ?`, id, userID)
 			} else {
-				_, err = tx.exec(ctx, `INSERT INTO inbox_read_marks (message_id, user_id, conversation_id, is_read) VALUES (?, ?, ?, ?)
+				_, err = tx.Exec(ctx, `INSERT INTO inbox_read_marks (message_id, user_id, conversation_id, is_read) VALUES (?, ?, ?, ?)
 					ON CONFLICT (message_id, user_id) DO UPDATE SET is_read = excluded.is_read`, id, userID, convID, read)
 			}
 			if err != nil {
@@ -219,7 +220,7 @@ func (s *Store) MarkMessages(ctx context.Context, convID, userID int64, ids []in
 			}
 		}
 		if delta != 0 {
-			if _, err := tx.exec(ctx, `UPDATE inbox_reads SET unread = unread + ?, last_message_at = ? WHERE conversation_id = ? AND user_id = ?`,
+			if _, err := tx.Exec(ctx, `UPDATE inbox_reads SET unread = unread + ?, last_message_at = ? WHERE conversation_id = ? AND user_id = ?`,
 				delta, f.lastAt, convID, userID); err != nil {
 				return fmt.Errorf("store: read state: %w", err)
 			}
@@ -232,9 +233,9 @@ func (s *Store) MarkMessages(ctx context.Context, convID, userID int64, ids []in
 // only those sent at or after it; zero time for all). It visits only the
 // conversations unread for the user.
 func (s *Store) MarkLineRead(ctx context.Context, lineID, userID int64, since time.Time) error {
-	return s.writeData(ctx, func(tx *Tx) error {
+	return s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
 		var convs []int64
-		err := tx.query(ctx, `SELECT conversation_id FROM inbox_reads WHERE user_id = ? AND line_id = ? AND unread > 0`, []any{userID, lineID}, func(r row) error {
+		err := tx.Query(ctx, `SELECT conversation_id FROM inbox_reads WHERE user_id = ? AND line_id = ? AND unread > 0`, []any{userID, lineID}, func(r row) error {
 			var id int64
 			if err := r.Scan(&id); err != nil {
 				return err
@@ -268,7 +269,7 @@ func (s *Store) MarkLineRead(ctx context.Context, lineID, userID int64, since ti
 // that were unread keep that state as marks.
 func markThreadReadSince(ctx context.Context, tx *Tx, convID, userID int64, f convFacts, since int64) error {
 	var first sql.NullInt64
-	if err := tx.queryRow(ctx, `SELECT MIN(id) FROM messages WHERE conversation_id = ? AND created_at >= ? AND `+visibleMessage, convID, since).Scan(&first); err != nil {
+	if err := tx.QueryRow(ctx, `SELECT MIN(id) FROM messages WHERE conversation_id = ? AND created_at >= ? AND `+visibleMessage, convID, since).Scan(&first); err != nil {
 		return fmt.Errorf("store: line read: %w", err)
 	}
 	if !first.Valid {
@@ -279,7 +280,7 @@ func markThreadReadSince(ctx context.Context, tx *Tx, convID, userID int64, f co
 		return fmt.Errorf("store: line read: %w", err)
 	}
 	// Older messages above the watermark without a mark stay unread: mark them so.
-	if _, err := tx.exec(ctx, `INSERT INTO inbox_read_marks (message_id, user_id, conversation_id, is_read)
+	if _, err := tx.Exec(ctx, `INSERT INTO inbox_read_marks (message_id, user_id, conversation_id, is_read)
 		SELECT m.id, CAST(? AS BIGINT), m.conversation_id, FALSE FROM messages m
 		WHERE m.conversation_id = ? AND m.id > ? AND m.id < ? AND m.deleted_at IS NULL AND (m.status IN ('sent', 'received') OR m.scheduled)
 			AND NOT EXISTS (SELECT 1 FROM inbox_read_marks k WHERE k.message_id = m.id AND k.user_id = ?)
@@ -288,15 +289,15 @@ func markThreadReadSince(ctx context.Context, tx *Tx, convID, userID int64, f co
 		return fmt.Errorf("store: line read: %w", err)
 	}
 	// Read marks are now what the watermark says; unread marks from since on are read.
-	if _, err := tx.exec(ctx, `DELETE FROM inbox_read_marks WHERE user_id = ? AND conversation_id = ? AND (is_read OR message_id >= ?)`, userID, convID, first.Int64); err != nil {
+	if _, err := tx.Exec(ctx, `DELETE FROM inbox_read_marks WHERE user_id = ? AND conversation_id = ? AND (is_read OR message_id >= ?)`, userID, convID, first.Int64); err != nil {
 		return fmt.Errorf("store: line read: %w", err)
 	}
 	var unread int64
-	if err := tx.queryRow(ctx, `SELECT COUNT(*) FROM inbox_read_marks k JOIN messages m ON m.id = k.message_id
+	if err := tx.QueryRow(ctx, `SELECT COUNT(*) FROM inbox_read_marks k JOIN messages m ON m.id = k.message_id
 		WHERE k.user_id = ? AND k.conversation_id = ? AND NOT k.is_read AND m.direction = 'in'`, userID, convID).Scan(&unread); err != nil {
 		return fmt.Errorf("store: line read: %w", err)
 	}
-	if _, err := tx.exec(ctx, `UPDATE inbox_reads SET read_through = ?, unread = ?, last_message_at = ? WHERE conversation_id = ? AND user_id = ?`,
+	if _, err := tx.Exec(ctx, `UPDATE inbox_reads SET read_through = ?, unread = ?, last_message_at = ? WHERE conversation_id = ? AND user_id = ?`,
 		max(rt, f.last), unread, f.lastAt, convID, userID); err != nil {
 		return fmt.Errorf("store: line read: %w", err)
 	}
@@ -340,7 +341,7 @@ func (s *Store) UnreadCounts(ctx context.Context, accountID, userID int64, since
 	}
 	out := map[int64]int64{}
 	for i, q := range queries {
-		rows, err := s.query(ctx, q, args[i]...)
+		rows, err := s.db.Query(ctx, q, args[i]...)
 		if err != nil {
 			return nil, fmt.Errorf("store: unread: %w", err)
 		}
@@ -365,16 +366,16 @@ func (s *Store) UnreadCounts(ctx context.Context, accountID, userID int64, since
 // resolved), and the text is unread for every user with state in the thread
 // and for each of readers (the users who may see the line).
 func countInbound(ctx context.Context, tx *Tx, account, line, convID, msgID int64, readers []int64) error {
-	if _, err := tx.exec(ctx, `INSERT INTO conversation_activity (account_id, conversation_id, kind, created_at)
-		SELECT account_id, id, CAST(? AS TEXT), CAST(? AS BIGINT) FROM conversations WHERE id = ? AND resolved_at IS NOT NULL`, domain.ActivityReopenInbound, tx.now, convID); err != nil {
+	if _, err := tx.Exec(ctx, `INSERT INTO conversation_activity (account_id, conversation_id, kind, created_at)
+		SELECT account_id, id, CAST(? AS TEXT), CAST(? AS BIGINT) FROM conversations WHERE id = ? AND resolved_at IS NOT NULL`, domain.ActivityReopenInbound, tx.Now(), convID); err != nil {
 		return fmt.Errorf("store: reopen: %w", err)
 	}
 	var inCount int64
-	if err := tx.queryRow(ctx, `UPDATE conversations SET last_message_id = ?, last_message_at = ?, in_count = in_count + 1, team_unread = team_unread + 1,
-			resolved_at = NULL, resolved_by = NULL WHERE id = ? RETURNING in_count`, msgID, tx.now, convID).Scan(&inCount); err != nil {
+	if err := tx.QueryRow(ctx, `UPDATE conversations SET last_message_id = ?, last_message_at = ?, in_count = in_count + 1, team_unread = team_unread + 1,
+			resolved_at = NULL, resolved_by = NULL WHERE id = ? RETURNING in_count`, msgID, tx.Now(), convID).Scan(&inCount); err != nil {
 		return fmt.Errorf("store: conversation: %w", err)
 	}
-	if _, err := tx.exec(ctx, `UPDATE inbox_reads SET unread = unread + 1, last_message_at = ? WHERE conversation_id = ?`, tx.now, convID); err != nil {
+	if _, err := tx.Exec(ctx, `UPDATE inbox_reads SET unread = unread + 1, last_message_at = ? WHERE conversation_id = ?`, tx.Now(), convID); err != nil {
 		return fmt.Errorf("store: unread: %w", err)
 	}
 	if len(readers) == 0 {
@@ -386,7 +387,7 @@ func countInbound(ctx context.Context, tx *Tx, account, line, convID, msgID int6
 		args = append(args, u)
 	}
 	var following int
-	if err := tx.queryRow(ctx, `SELECT COUNT(*) FROM inbox_reads WHERE conversation_id = ? AND user_id IN (?`+strings.Repeat(", ?", len(readers)-1)+`)`, args...).Scan(&following); err != nil {
+	if err := tx.QueryRow(ctx, `SELECT COUNT(*) FROM inbox_reads WHERE conversation_id = ? AND user_id IN (?`+strings.Repeat(", ?", len(readers)-1)+`)`, args...).Scan(&following); err != nil {
 		return fmt.Errorf("store: unread: %w", err)
 	}
 	if following == len(readers) {
@@ -394,8 +395,8 @@ func countInbound(ctx context.Context, tx *Tx, account, line, convID, msgID int6
 	}
 	for _, u := range readers {
 		// A user new to the thread has read none of it.
-		if _, err := tx.exec(ctx, `INSERT INTO inbox_reads (conversation_id, user_id, account_id, line_id, read_through, unread, last_message_at) VALUES (?, ?, ?, ?, 0, ?, ?)
-			ON CONFLICT (conversation_id, user_id) DO NOTHING`, convID, u, account, line, inCount, tx.now); err != nil {
+		if _, err := tx.Exec(ctx, `INSERT INTO inbox_reads (conversation_id, user_id, account_id, line_id, read_through, unread, last_message_at) VALUES (?, ?, ?, ?, 0, ?, ?)
+			ON CONFLICT (conversation_id, user_id) DO NOTHING`, convID, u, account, line, inCount, tx.Now()); err != nil {
 			return fmt.Errorf("store: unread: %w", err)
 		}
 	}

@@ -7,20 +7,21 @@ import (
 	"strings"
 
 	"switchboard/internal/domain"
+	"switchboard/internal/store/sqldb"
 )
 
 // CreateAPIKey stores a key's hash and metadata (never the key itself).
 func (s *Store) CreateAPIKey(ctx context.Context, k *domain.APIKey) error {
-	return s.write(ctx, func(tx *Tx) error {
+	return s.db.Write(ctx, sqldb.DropCache, func(tx *Tx) error {
 		if err := accountExists(ctx, tx, k.AccountID); err != nil {
 			return err
 		}
-		id, err := tx.insert(ctx, `INSERT INTO api_keys (account_id, name, prefix, hash, scopes, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
-			k.AccountID, k.Name, k.Prefix, k.Hash, strings.Join(k.Scopes, " "), tx.now)
+		id, err := tx.Insert(ctx, `INSERT INTO api_keys (account_id, name, prefix, hash, scopes, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
+			k.AccountID, k.Name, k.Prefix, k.Hash, strings.Join(k.Scopes, " "), tx.Now())
 		if err != nil {
 			return fmt.Errorf("store: create api key: %w", err)
 		}
-		k.ID, k.CreatedAt = id, fromMicros(tx.now)
+		k.ID, k.CreatedAt = id, fromMicros(tx.Now())
 		return nil
 	})
 }
@@ -46,11 +47,11 @@ func scanKey(sc interface{ Scan(...any) error }) (domain.APIKey, error) {
 
 // APIKeyByHash finds a key by the hash of its secret, revoked or not.
 func (s *Store) APIKeyByHash(ctx context.Context, hash []byte) (domain.APIKey, error) {
-	return cached(ctx, s, "key:"+string(hash), func() (domain.APIKey, error) { return s.apiKeyByHash(ctx, hash) })
+	return sqldb.Cached(ctx, s.db, "key:"+string(hash), func() (domain.APIKey, error) { return s.apiKeyByHash(ctx, hash) })
 }
 
 func (s *Store) apiKeyByHash(ctx context.Context, hash []byte) (domain.APIKey, error) {
-	k, err := scanKey(s.queryRow(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE hash = ?`, hash))
+	k, err := scanKey(s.db.QueryRow(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE hash = ?`, hash))
 	if err != nil {
 		return k, fmt.Errorf("store: api key: %w", notFound(err, "api key"))
 	}
@@ -59,7 +60,7 @@ func (s *Store) apiKeyByHash(ctx context.Context, hash []byte) (domain.APIKey, e
 
 // APIKeys lists the account's keys, oldest first.
 func (s *Store) APIKeys(ctx context.Context, accountID int64) ([]domain.APIKey, error) {
-	rows, err := s.query(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE account_id = ? ORDER BY id`, accountID)
+	rows, err := s.db.Query(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE account_id = ? ORDER BY id`, accountID)
 	if err != nil {
 		return nil, fmt.Errorf("store: api keys: %w", err)
 	}
@@ -77,8 +78,8 @@ func (s *Store) APIKeys(ctx context.Context, accountID int64) ([]domain.APIKey, 
 
 // RevokeAPIKey revokes the account's key id. Revoking twice keeps the first time.
 func (s *Store) RevokeAPIKey(ctx context.Context, accountID, id int64) error {
-	return s.write(ctx, func(tx *Tx) error {
-		res, err := tx.exec(ctx, `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE account_id = ? AND id = ?`, tx.now, accountID, id)
+	return s.db.Write(ctx, sqldb.DropCache, func(tx *Tx) error {
+		res, err := tx.Exec(ctx, `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE account_id = ? AND id = ?`, tx.Now(), accountID, id)
 		if err != nil {
 			return fmt.Errorf("store: revoke api key: %w", err)
 		}

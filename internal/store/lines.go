@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"switchboard/internal/domain"
+	"switchboard/internal/store/sqldb"
 )
 
 // CreateLine adds a phone number to an account. A number belongs to at most one
@@ -13,13 +14,13 @@ func (s *Store) CreateLine(ctx context.Context, l *domain.Line) error {
 	if l.Number == "" {
 		return domain.Errorf(domain.Invalid, "line number is required")
 	}
-	return s.write(ctx, func(tx *Tx) error {
+	return s.db.Write(ctx, sqldb.DropCache, func(tx *Tx) error {
 		if err := accountExists(ctx, tx, l.AccountID); err != nil {
 			return err
 		}
-		id, err := tx.insert(ctx, `INSERT INTO lines (account_id, number, name, bulk_enabled, sms_enabled, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
-			l.AccountID, l.Number, l.Name, l.BulkEnabled, l.SMSEnabled, tx.now)
-		if isUniqueViolation(err) {
+		id, err := tx.Insert(ctx, `INSERT INTO lines (account_id, number, name, bulk_enabled, sms_enabled, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
+			l.AccountID, l.Number, l.Name, l.BulkEnabled, l.SMSEnabled, tx.Now())
+		if sqldb.IsUniqueViolation(err) {
 			return domain.Errorf(domain.Conflict, "number %s is already a line", l.Number)
 		}
 		if err != nil {
@@ -27,13 +28,13 @@ func (s *Store) CreateLine(ctx context.Context, l *domain.Line) error {
 		}
 		for _, uid := range l.UserIDs {
 			var n int
-			if err := tx.queryRow(ctx, `SELECT COUNT(*) FROM users WHERE id = ? AND account_id = ?`, uid, l.AccountID).Scan(&n); err != nil {
+			if err := tx.QueryRow(ctx, `SELECT COUNT(*) FROM users WHERE id = ? AND account_id = ?`, uid, l.AccountID).Scan(&n); err != nil {
 				return fmt.Errorf("store: find user: %w", err)
 			}
 			if n == 0 {
 				return domain.Errorf(domain.NotFound, "user %d not found in account %d", uid, l.AccountID)
 			}
-			if _, err := tx.exec(ctx, `INSERT INTO line_users (line_id, user_id) VALUES (?, ?) ON CONFLICT DO NOTHING`, id, uid); err != nil {
+			if _, err := tx.Exec(ctx, `INSERT INTO line_users (line_id, user_id) VALUES (?, ?) ON CONFLICT DO NOTHING`, id, uid); err != nil {
 				return fmt.Errorf("store: assign line: %w", err)
 			}
 		}
@@ -48,7 +49,7 @@ const lineColumns = `id, account_id, number, name, bulk_enabled, sms_enabled`
 // The result is shared: callers must not modify it.
 func (s *Store) Lines(ctx context.Context, accountID int64, smsOnly bool) ([]domain.Line, error) {
 	key := fmt.Sprintf("lines:%d:%t", accountID, smsOnly)
-	return cached(ctx, s, key, func() ([]domain.Line, error) { return s.lines(ctx, accountID, smsOnly) })
+	return sqldb.Cached(ctx, s.db, key, func() ([]domain.Line, error) { return s.lines(ctx, accountID, smsOnly) })
 }
 
 func (s *Store) lines(ctx context.Context, accountID int64, smsOnly bool) ([]domain.Line, error) {
@@ -56,7 +57,7 @@ func (s *Store) lines(ctx context.Context, accountID int64, smsOnly bool) ([]dom
 	if smsOnly {
 		q += ` AND sms_enabled`
 	}
-	rows, err := s.query(ctx, q+` ORDER BY number`, accountID)
+	rows, err := s.db.Query(ctx, q+` ORDER BY number`, accountID)
 	if err != nil {
 		return nil, fmt.Errorf("store: lines: %w", err)
 	}
@@ -77,7 +78,7 @@ func (s *Store) lines(ctx context.Context, accountID int64, smsOnly bool) ([]dom
 	}
 	rows.Close()
 
-	urows, err := s.query(ctx, `SELECT lu.line_id, lu.user_id FROM line_users lu JOIN lines l ON l.id = lu.line_id WHERE l.account_id = ? ORDER BY lu.line_id, lu.user_id`, accountID)
+	urows, err := s.db.Query(ctx, `SELECT lu.line_id, lu.user_id FROM line_users lu JOIN lines l ON l.id = lu.line_id WHERE l.account_id = ? ORDER BY lu.line_id, lu.user_id`, accountID)
 	if err != nil {
 		return nil, fmt.Errorf("store: line users: %w", err)
 	}
@@ -97,12 +98,12 @@ func (s *Store) lines(ctx context.Context, accountID int64, smsOnly bool) ([]dom
 // LineByNumber finds the line with number, in any account (for routing inbound texts).
 func (s *Store) LineByNumber(ctx context.Context, number string) (domain.Line, error) {
 	var l domain.Line
-	err := s.queryRow(ctx, `SELECT `+lineColumns+` FROM lines WHERE number = ?`, number).
+	err := s.db.QueryRow(ctx, `SELECT `+lineColumns+` FROM lines WHERE number = ?`, number).
 		Scan(&l.ID, &l.AccountID, &l.Number, &l.Name, &l.BulkEnabled, &l.SMSEnabled)
 	if err != nil {
 		return l, fmt.Errorf("store: line: %w", notFound(err, "line"))
 	}
-	rows, err := s.query(ctx, `SELECT user_id FROM line_users WHERE line_id = ? ORDER BY user_id`, l.ID)
+	rows, err := s.db.Query(ctx, `SELECT user_id FROM line_users WHERE line_id = ? ORDER BY user_id`, l.ID)
 	if err != nil {
 		return l, fmt.Errorf("store: line users: %w", err)
 	}

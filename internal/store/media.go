@@ -12,6 +12,7 @@ import (
 
 	"switchboard/internal/bytesize"
 	"switchboard/internal/domain"
+	"switchboard/internal/store/sqldb"
 )
 
 // Hosted media: every file the server hosts for messages (an upload of POST
@@ -35,7 +36,7 @@ type MediaUsage struct {
 // MediaUsage returns the account's hosted-media usage and quota.
 func (s *Store) MediaUsage(ctx context.Context, accountID int64) (MediaUsage, error) {
 	var u MediaUsage
-	err := s.queryRow(ctx, `SELECT media_used, media_quota FROM accounts WHERE id = ?`, accountID).Scan(&u.Used, &u.Quota)
+	err := s.db.QueryRow(ctx, `SELECT media_used, media_quota FROM accounts WHERE id = ?`, accountID).Scan(&u.Used, &u.Quota)
 	if err != nil {
 		return u, fmt.Errorf("store: media usage: %w", notFound(err, "account"))
 	}
@@ -44,7 +45,7 @@ func (s *Store) MediaUsage(ctx context.Context, accountID int64) (MediaUsage, er
 
 // MediaUsages returns every account's hosted-media usage and quota, by id.
 func (s *Store) MediaUsages(ctx context.Context) (map[int64]MediaUsage, error) {
-	rows, err := s.query(ctx, `SELECT id, media_used, media_quota FROM accounts`)
+	rows, err := s.db.Query(ctx, `SELECT id, media_used, media_quota FROM accounts`)
 	if err != nil {
 		return nil, fmt.Errorf("store: media usage: %w", err)
 	}
@@ -68,8 +69,8 @@ func (s *Store) SetMediaQuota(ctx context.Context, accountID, quota int64) error
 	if quota < 0 {
 		return domain.Errorf(domain.Invalid, "the media quota cannot be negative")
 	}
-	return s.writeData(ctx, func(tx *Tx) error {
-		res, err := tx.exec(ctx, `UPDATE accounts SET media_quota = ? WHERE id = ?`, quota, accountID)
+	return s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
+		res, err := tx.Exec(ctx, `UPDATE accounts SET media_quota = ? WHERE id = ?`, quota, accountID)
 		if err != nil {
 			return fmt.Errorf("store: set media quota: %w", err)
 		}
@@ -106,14 +107,14 @@ func quotaError(u MediaUsage, size int64, what string) error {
 // the account's, unused so far: its bytes are reserved against the quota in
 // the same transaction (409 beyond it).
 func (s *Store) AddHostedMedia(ctx context.Context, m *domain.HostedMedia) error {
-	return s.writeData(ctx, func(tx *Tx) error {
+	return s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
 		if err := reserveMedia(ctx, tx, m.AccountID, m.Size, "this upload"); err != nil {
 			return err
 		}
 		if err := insertHosted(ctx, tx, m, 0); err != nil {
 			return err
 		}
-		m.CreatedAt = fromMicros(tx.now)
+		m.CreatedAt = fromMicros(tx.Now())
 		return nil
 	})
 }
@@ -123,7 +124,7 @@ func (s *Store) AddHostedMedia(ctx context.Context, m *domain.HostedMedia) error
 // UPDATE itself: on PostgreSQL a concurrent reservation waits for the row
 // and re-reads it, so two that only fit one at a time cannot both pass.
 func reserveMedia(ctx context.Context, tx *Tx, accountID, size int64, what string) error {
-	res, err := tx.exec(ctx, `UPDATE accounts SET media_used = media_used + ? WHERE id = ? AND media_used + ? <= media_quota`, size, accountID, size)
+	res, err := tx.Exec(ctx, `UPDATE accounts SET media_used = media_used + ? WHERE id = ? AND media_used + ? <= media_quota`, size, accountID, size)
 	if err != nil {
 		return fmt.Errorf("store: reserve media: %w", err)
 	}
@@ -131,7 +132,7 @@ func reserveMedia(ctx context.Context, tx *Tx, accountID, size int64, what strin
 		return nil
 	}
 	var u MediaUsage
-	err = tx.queryRow(ctx, `SELECT media_used, media_quota FROM accounts WHERE id = ?`, accountID).Scan(&u.Used, &u.Quota)
+	err = tx.QueryRow(ctx, `SELECT media_used, media_quota FROM accounts WHERE id = ?`, accountID).Scan(&u.Used, &u.Quota)
 	if err != nil {
 		return fmt.Errorf("store: reserve media: %w", notFound(err, "account"))
 	}
@@ -145,10 +146,10 @@ func insertHosted(ctx context.Context, tx *Tx, m *domain.HostedMedia, refs int) 
 		by = m.CreatedBy
 	}
 	if refs == 0 {
-		unused = tx.now
+		unused = tx.Now()
 	}
-	if _, err := tx.exec(ctx, `INSERT INTO hosted_media (name, account_id, content_type, size, created_by, created_at, refs, unused_since) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-		m.Name, m.AccountID, m.ContentType, m.Size, by, tx.now, refs, unused); err != nil {
+	if _, err := tx.Exec(ctx, `INSERT INTO hosted_media (name, account_id, content_type, size, created_by, created_at, refs, unused_since) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		m.Name, m.AccountID, m.ContentType, m.Size, by, tx.Now(), refs, unused); err != nil {
 		return fmt.Errorf("store: add hosted media: %w", err)
 	}
 	return nil
@@ -190,7 +191,7 @@ func recordOutboundMedia(ctx context.Context, tx *Tx, o *Outbound) error {
 func useMedia(ctx context.Context, tx *Tx, accountID int64, names []string) (int, error) {
 	missing := -1
 	for i, n := range names {
-		res, err := tx.exec(ctx, `UPDATE hosted_media SET refs = refs + 1, unused_since = NULL WHERE name = ? AND account_id = ?`, n, accountID)
+		res, err := tx.Exec(ctx, `UPDATE hosted_media SET refs = refs + 1, unused_since = NULL WHERE name = ? AND account_id = ?`, n, accountID)
 		if err != nil {
 			return 0, fmt.Errorf("store: use hosted media: %w", err)
 		}
@@ -220,7 +221,7 @@ func releaseMedia(ctx context.Context, tx *Tx, names []string, drop bool) ([]str
 	var dropped []string
 	freed := map[int64]int64{}
 	for _, n := range names {
-		res, err := tx.exec(ctx, `UPDATE hosted_media SET refs = refs - 1, unused_since = CASE WHEN refs = 1 THEN ? ELSE unused_since END WHERE name = ? AND refs > 0`, tx.now, n)
+		res, err := tx.Exec(ctx, `UPDATE hosted_media SET refs = refs - 1, unused_since = CASE WHEN refs = 1 THEN ? ELSE unused_since END WHERE name = ? AND refs > 0`, tx.Now(), n)
 		if err != nil {
 			return nil, fmt.Errorf("store: release hosted media: %w", err)
 		}
@@ -228,7 +229,7 @@ func releaseMedia(ctx context.Context, tx *Tx, names []string, drop bool) ([]str
 			continue
 		}
 		var account, size int64
-		err = tx.queryRow(ctx, `DELETE FROM hosted_media WHERE name = ? AND refs = 0 RETURNING account_id, size`, n).Scan(&account, &size)
+		err = tx.QueryRow(ctx, `DELETE FROM hosted_media WHERE name = ? AND refs = 0 RETURNING account_id, size`, n).Scan(&account, &size)
 		if errors.Is(err, sql.ErrNoRows) {
 			continue // still used by another message
 		}
@@ -245,7 +246,7 @@ func releaseMedia(ctx context.Context, tx *Tx, names []string, drop bool) ([]str
 // account order, so that concurrent transactions lock accounts alike.
 func freeMedia(ctx context.Context, tx *Tx, freed map[int64]int64) error {
 	for _, account := range slices.Sorted(maps.Keys(freed)) {
-		if _, err := tx.exec(ctx, `UPDATE accounts SET media_used = media_used - ? WHERE id = ?`, freed[account], account); err != nil {
+		if _, err := tx.Exec(ctx, `UPDATE accounts SET media_used = media_used - ? WHERE id = ?`, freed[account], account); err != nil {
 			return fmt.Errorf("store: free media: %w", err)
 		}
 	}
@@ -259,10 +260,10 @@ func freeMedia(ctx context.Context, tx *Tx, freed map[int64]int64) error {
 // caller deletes (a file another message also uses stays).
 func (s *Store) DropFailedMedia(ctx context.Context, id int64) ([]string, error) {
 	var dropped []string
-	err := s.writeData(ctx, func(tx *Tx) error {
+	err := s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
 		dropped = nil
 		var media string
-		err := tx.queryRow(ctx, `SELECT media FROM messages WHERE id = ? AND status = ?`+tx.s.forUpdate(), id, domain.StatusFailed).Scan(&media)
+		err := tx.QueryRow(ctx, `SELECT media FROM messages WHERE id = ? AND status = ?`+tx.ForUpdate(), id, domain.StatusFailed).Scan(&media)
 		if errors.Is(err, sql.ErrNoRows) || (err == nil && media == "[]") {
 			return nil
 		}
@@ -273,7 +274,7 @@ func (s *Store) DropFailedMedia(ctx context.Context, id int64) ([]string, error)
 		if err := json.Unmarshal([]byte(media), &names); err != nil {
 			return fmt.Errorf("store: drop failed media: message %d: %w", id, err)
 		}
-		if _, err := tx.exec(ctx, `UPDATE messages SET media = '[]' WHERE id = ?`, id); err != nil {
+		if _, err := tx.Exec(ctx, `UPDATE messages SET media = '[]' WHERE id = ?`, id); err != nil {
 			return fmt.Errorf("store: drop failed media: %w", err)
 		}
 		dropped, err = releaseMedia(ctx, tx, names, true)
@@ -290,14 +291,14 @@ func (s *Store) DropFailedMedia(ctx context.Context, id int64) ([]string, error)
 // it at once: each row is deleted by one of them.
 func (s *Store) PruneHostedMedia(ctx context.Context, unusedFor time.Duration, batch int) ([]string, error) {
 	var names []string
-	err := s.writeData(ctx, func(tx *Tx) error {
+	err := s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
 		names = names[:0]
-		cutoff := tx.now - unusedFor.Microseconds()
+		cutoff := tx.Now() - unusedFor.Microseconds()
 		freed := map[int64]int64{}
 		// The outer conditions are checked again on the row as it is when
 		// deleted (PostgreSQL re-reads a row a concurrent write changed),
 		// so a file used since the inner SELECT stays.
-		err := tx.query(ctx, `DELETE FROM hosted_media WHERE refs = 0 AND unused_since <= ? AND name IN (
+		err := tx.Query(ctx, `DELETE FROM hosted_media WHERE refs = 0 AND unused_since <= ? AND name IN (
 			SELECT name FROM hosted_media WHERE unused_since <= ? AND refs = 0 ORDER BY unused_since LIMIT ?) RETURNING name, account_id, size`,
 			[]any{cutoff, cutoff, batch}, func(r row) error {
 				var n string

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -30,7 +31,7 @@ func TestNoMediaNoMediaStatements(t *testing.T) {
 	must(s.CreateLine(ctx, &line))
 	mediaStatements := func() []string {
 		var out []string
-		for q := range s.raw.stmts {
+		for _, q := range s.db.PreparedWrites() {
 			if strings.Contains(q, "hosted_media") || strings.Contains(q, "media_used") {
 				out = append(out, q)
 			}
@@ -56,4 +57,19 @@ func TestNoMediaNoMediaStatements(t *testing.T) {
 	if got := mediaStatements(); len(got) == 0 {
 		t.Errorf("a send with an attachment ran no hosted-media statement: this test sees nothing")
 	}
+}
+
+// openSQLite opens and migrates a fresh SQLite store; the caller closes it.
+func openSQLite(t *testing.T) *Store {
+	t.Helper()
+	ctx := context.Background()
+	s, err := Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "s.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Migrate(ctx); err != nil {
+		s.Close()
+		t.Fatal(err)
+	}
+	return s
 }

@@ -386,7 +386,7 @@ func TestHostedMediaMigration(t *testing.T) {
 				`ALTER TABLE accounts DROP COLUMN media_used`,
 				`DELETE FROM schema_migrations WHERE version = '0028_media_quota.sql'`,
 			} {
-				if err := tx.Exec(q); err != nil {
+				if _, err := tx.Exec(ctx, q); err != nil {
 					return fmt.Errorf("%s: %w", q, err)
 				}
 			}

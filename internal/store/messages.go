@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"switchboard/internal/domain"
+	"switchboard/internal/store/sqldb"
 )
 
 // Outbound is the intent to send one message, written before the carrier is called.
@@ -63,7 +64,7 @@ func (s *Store) CreateOutbound(ctx context.Context, o *Outbound) (int64, error) 
 		return 0, err
 	}
 	var id int64
-	err = s.writeData(ctx, func(tx *Tx) error {
+	err = s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
 		id, err = createOutbound(ctx, tx, o, string(to), string(media))
 		return err
 	})
@@ -87,16 +88,16 @@ func createOutbound(ctx context.Context, tx *Tx, o *Outbound, to, media string) 
 	if o.SentBy != 0 {
 		sentBy = o.SentBy
 	}
-	id, err := tx.insert(ctx, `INSERT INTO messages (account_id, conversation_id, line_id, direction, from_number, to_numbers, body, media, type, status, units, unit_price, price, sent_by, created_at)
+	id, err := tx.Insert(ctx, `INSERT INTO messages (account_id, conversation_id, line_id, direction, from_number, to_numbers, body, media, type, status, units, unit_price, price, sent_by, created_at)
 		VALUES (?, ?, ?, 'out', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		o.AccountID, convID, o.LineID, o.From, to, o.Body, media, o.Type, domain.StatusPending, o.Units, o.UnitPrice, o.Price, sentBy, tx.now)
+		o.AccountID, convID, o.LineID, o.From, to, o.Body, media, o.Type, domain.StatusPending, o.Units, o.UnitPrice, o.Price, sentBy, tx.Now())
 	if err != nil {
 		return 0, fmt.Errorf("store: create message: %w", err)
 	}
 	o.id, o.convID = id, convID
 	if o.Idempotency != nil {
 		c := o.Idempotency.Claim
-		res, err := tx.exec(ctx, `UPDATE idempotency_keys SET message_id = ?, response = ? WHERE account_id = ? AND key = ? AND created_at = ? AND state = 'running' AND message_id IS NULL`,
+		res, err := tx.Exec(ctx, `UPDATE idempotency_keys SET message_id = ?, response = ? WHERE account_id = ? AND key = ? AND created_at = ? AND state = 'running' AND message_id IS NULL`,
 			id, o.Idempotency.Data, c.AccountID, c.Key, c.at)
 		if err != nil {
 			return 0, fmt.Errorf("store: link idempotency key: %w", err)
@@ -113,16 +114,16 @@ func upsertConversation(ctx context.Context, tx *Tx, accountID, lineID int64, pa
 	// Most messages belong to a conversation that exists: a lookup by the
 	// unique key is cheaper than an upsert.
 	var id int64
-	err := tx.queryRow(ctx, `SELECT id FROM conversations WHERE line_id = ? AND participants = ?`, lineID, participants).Scan(&id)
+	err := tx.QueryRow(ctx, `SELECT id FROM conversations WHERE line_id = ? AND participants = ?`, lineID, participants).Scan(&id)
 	if err == nil {
 		return id, nil
 	}
 	if !errors.Is(err, sql.ErrNoRows) {
 		return 0, fmt.Errorf("store: find conversation: %w", err)
 	}
-	err = tx.queryRow(ctx, `INSERT INTO conversations (account_id, line_id, participants, created_at) VALUES (?, ?, ?, ?)
+	err = tx.QueryRow(ctx, `INSERT INTO conversations (account_id, line_id, participants, created_at) VALUES (?, ?, ?, ?)
 		ON CONFLICT (line_id, participants) DO UPDATE SET account_id = excluded.account_id RETURNING id`,
-		accountID, lineID, participants, tx.now).Scan(&id)
+		accountID, lineID, participants, tx.Now()).Scan(&id)
 	if err != nil {
 		return 0, fmt.Errorf("store: upsert conversation: %w", err)
 	}
@@ -134,7 +135,7 @@ func upsertConversation(ctx context.Context, tx *Tx, accountID, lineID int64, pa
 // message, all in one transaction. It is idempotent, and it also accepts a
 // message that was abandoned (evidence of acceptance arrived late).
 func (s *Store) MarkSent(ctx context.Context, id int64, ref string) error {
-	return s.writeData(ctx, func(tx *Tx) error { return markSent(ctx, tx, id, ref, nil) })
+	return s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error { return markSent(ctx, tx, id, ref, nil) })
 }
 
 // MarkOutboundSent is MarkSent for the intent o that CreateOutbound wrote in
@@ -150,7 +151,7 @@ func (s *Store) MarkOutboundSent(ctx context.Context, o *Outbound, ref string) e
 	if err != nil {
 		return err
 	}
-	return s.writeContended(ctx, func(tx *Tx) error {
+	return s.db.Write(ctx, sqldb.KeepCache|sqldb.Contended, func(tx *Tx) error {
 		if err := markSent(ctx, tx, o.id, ref, f); err != nil {
 			return err
 		}
@@ -179,7 +180,7 @@ func markSent(ctx context.Context, tx *Tx, id int64, ref string, known *sentFact
 	var err error
 	if f != nil {
 		var res sql.Result
-		if res, err = tx.exec(ctx, update, args...); err == nil {
+		if res, err = tx.Exec(ctx, update, args...); err == nil {
 			if n, _ := res.RowsAffected(); n == 0 {
 				err = sql.ErrNoRows
 			}
@@ -187,7 +188,7 @@ func markSent(ctx context.Context, tx *Tx, id int64, ref string, known *sentFact
 	} else {
 		f = &sentFacts{}
 		var to string
-		err = tx.queryRow(ctx, update+` RETURNING account_id, conversation_id, price, type, from_number, to_numbers`, args...).
+		err = tx.QueryRow(ctx, update+` RETURNING account_id, conversation_id, price, type, from_number, to_numbers`, args...).
 			Scan(&f.account, &f.conv, &f.price, &f.typ, &f.from, &to)
 		if err == nil {
 			var numbers []string
@@ -199,7 +200,7 @@ func markSent(ctx context.Context, tx *Tx, id int64, ref string, known *sentFact
 		// Already sent (or refused). A receipt may have recorded it before the
 		// carrier's answer did; keep the carrier's reference then.
 		if ref != "" {
-			if err := tx.execLater(ctx, `UPDATE messages SET carrier_ref = ? WHERE id = ? AND carrier_ref = '' AND status = ?`, ref, id, domain.StatusSent); err != nil {
+			if err := tx.ExecLater(ctx, `UPDATE messages SET carrier_ref = ? WHERE id = ? AND carrier_ref = '' AND status = ?`, ref, id, domain.StatusSent); err != nil {
 				return fmt.Errorf("store: carrier ref: %w", err)
 			}
 		}
@@ -209,9 +210,9 @@ func markSent(ctx context.Context, tx *Tx, id int64, ref string, known *sentFact
 		return fmt.Errorf("store: mark sent: %w", err)
 	}
 	// The status update above is the one statement whose outcome decides
-	// the rest; these follow in one pipeline (execLater).
-	if err := tx.execLater(ctx, `INSERT INTO ledger (account_id, message_id, amount, currency, description, created_at) VALUES (?, ?, ?, 'USD', ?, ?)`,
-		f.account, id, f.price, f.typ+" from "+f.from, tx.now); err != nil {
+	// the rest; these follow in one pipeline (ExecLater).
+	if err := tx.ExecLater(ctx, `INSERT INTO ledger (account_id, message_id, amount, currency, description, created_at) VALUES (?, ?, ?, 'USD', ?, ?)`,
+		f.account, id, f.price, f.typ+" from "+f.from, tx.Now()); err != nil {
 		return fmt.Errorf("store: charge: %w", err)
 	}
 	if err := leadConversation(ctx, tx, f.conv, id); err != nil {
@@ -224,30 +225,26 @@ func markSent(ctx context.Context, tx *Tx, id int64, ref string, known *sentFact
 // the conversation leads its lists again (unless a newer message already
 // does: a late receipt can accept an old send), and so do the rows of its
 // users who have it unread (if it does lead). In a write of a PostgreSQL
-// group that defers it (Tx.deferLead), it is merged with the group's other
-// sends in the conversation and made once, at the group's end.
+// group that defers it (a contended write: see leads), it is merged with the
+// group's other sends in the conversation and made once, at the group's end.
 func leadConversation(ctx context.Context, tx *Tx, conv, id int64) error {
 	if skipLead {
 		return nil
 	}
-	if tx.deferLead {
-		if tx.leads == nil {
-			tx.leads = map[int64]int64{}
-		}
-		tx.leads[conv] = max(tx.leads[conv], id)
+	if leads.Defer(tx, conv, id) {
 		return nil
 	}
-	if tx.s.engine == Postgres {
-		if err := tx.execLater(ctx, leadConversationPG, id, tx.now, conv); err != nil {
+	if tx.Engine() == Postgres {
+		if err := tx.ExecLater(ctx, leadConversationPG, id, tx.Now(), conv); err != nil {
 			return fmt.Errorf("store: conversation: %w", err)
 		}
 		return nil
 	}
-	if err := tx.execLater(ctx, `UPDATE conversations SET last_message_id = ?, last_message_at = ? WHERE id = ? AND (last_message_id IS NULL OR last_message_id < ?)`, id, tx.now, conv, id); err != nil {
+	if err := tx.ExecLater(ctx, `UPDATE conversations SET last_message_id = ?, last_message_at = ? WHERE id = ? AND (last_message_id IS NULL OR last_message_id < ?)`, id, tx.Now(), conv, id); err != nil {
 		return fmt.Errorf("store: conversation: %w", err)
 	}
-	if err := tx.execLater(ctx, `UPDATE inbox_reads SET last_message_at = ? WHERE conversation_id = ? AND unread > 0
-		AND EXISTS (SELECT 1 FROM conversations WHERE id = ? AND last_message_id = ?)`, tx.now, conv, conv, id); err != nil {
+	if err := tx.ExecLater(ctx, `UPDATE inbox_reads SET last_message_at = ? WHERE conversation_id = ? AND unread > 0
+		AND EXISTS (SELECT 1 FROM conversations WHERE id = ? AND last_message_id = ?)`, tx.Now(), conv, conv, id); err != nil {
 		return fmt.Errorf("store: conversation: %w", err)
 	}
 	return nil
@@ -255,7 +252,7 @@ func leadConversation(ctx context.Context, tx *Tx, conv, id int64) error {
 
 // leadConversationPG is leadConversation's two updates in one statement
 // (arguments $1 message id, $2 now, $3 conversation id; written with
-// PostgreSQL's placeholders, Store.q leaves them): the users' rows follow only
+// PostgreSQL's placeholders, which Rebind leaves): the users' rows follow only
 // if the conversation's update matched. One lookup of the conversation row
 // instead of two: on PostgreSQL every send's update of it is a new row
 // version with entries in its list indexes (last_message_at is their key, so
@@ -263,6 +260,18 @@ func leadConversation(ctx context.Context, tx *Tx, conv, id int64) error {
 const leadConversationPG = `WITH c AS (
 	UPDATE conversations SET last_message_id = $1, last_message_at = $2 WHERE id = $3 AND (last_message_id IS NULL OR last_message_id < $1) RETURNING id)
 	UPDATE inbox_reads SET last_message_at = $2 WHERE conversation_id IN (SELECT id FROM c) AND unread > 0`
+
+// leads merges the conversation updates of a PostgreSQL group's sends
+// (contended writes, which run last in their group): one update per
+// conversation, with its newest sent message id, made after the group's
+// last write in conversation id order, so that groups of other committers
+// and nodes lock shared conversations in one order.
+var leads = sqldb.GroupMerge[int64, int64]{
+	Merge: func(old, id int64) int64 { return max(old, id) },
+	Flush: func(tx *Tx, conv, id int64) error {
+		return tx.ExecLater(context.Background(), leadConversationPG, id, tx.Now(), conv)
+	},
+}
 
 // MarkUnsent records that message id was not accepted: failed when the
 // carrier refused (the client was told nothing was sent), abandoned when the
@@ -275,14 +284,14 @@ const leadConversationPG = `WITH c AS (
 // proved the carrier accepted it after all (status sent, charged).
 func (s *Store) MarkUnsent(ctx context.Context, id int64, status string) (string, error) {
 	var after string
-	err := s.writeData(ctx, func(tx *Tx) error {
+	err := s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
 		after = status
-		res, err := tx.exec(ctx, `UPDATE messages SET status = ? WHERE id = ? AND status = ?`, status, id, domain.StatusPending)
+		res, err := tx.Exec(ctx, `UPDATE messages SET status = ? WHERE id = ? AND status = ?`, status, id, domain.StatusPending)
 		if err != nil {
 			return fmt.Errorf("store: mark %s: %w", status, err)
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
-			if err := tx.queryRow(ctx, `SELECT status FROM messages WHERE id = ?`, id).Scan(&after); err != nil {
+			if err := tx.QueryRow(ctx, `SELECT status FROM messages WHERE id = ?`, id).Scan(&after); err != nil {
 				return fmt.Errorf("store: mark %s: %w", status, err)
 			}
 			return nil
@@ -290,7 +299,7 @@ func (s *Store) MarkUnsent(ctx context.Context, id int64, status string) (string
 		if status != domain.StatusFailed {
 			return nil
 		}
-		if _, err := tx.exec(ctx, `DELETE FROM idempotency_keys WHERE message_id = ?`, id); err != nil {
+		if _, err := tx.Exec(ctx, `DELETE FROM idempotency_keys WHERE message_id = ?`, id); err != nil {
 			return fmt.Errorf("store: idempotency: %w", err)
 		}
 		return nil
@@ -306,9 +315,9 @@ func (s *Store) MarkUnsent(ctx context.Context, id int64, status string) (string
 // whether the message was abandoned.
 func (s *Store) Abandon(ctx context.Context, id int64, t time.Time) (bool, error) {
 	var done bool
-	err := s.writeData(ctx, func(tx *Tx) error {
+	err := s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
 		done = false
-		res, err := tx.exec(ctx, `UPDATE messages SET status = ? WHERE id = ? AND status = ? AND created_at < ? AND carrier_ref = '' AND delivery_status IS NULL`,
+		res, err := tx.Exec(ctx, `UPDATE messages SET status = ? WHERE id = ? AND status = ? AND created_at < ? AND carrier_ref = '' AND delivery_status IS NULL`,
 			domain.StatusAbandoned, id, domain.StatusPending, micros(t))
 		if err != nil {
 			return fmt.Errorf("store: abandon: %w", err)
@@ -327,7 +336,7 @@ func (s *Store) Abandon(ctx context.Context, id int64, t time.Time) (bool, error
 // PendingBefore lists outbound messages still pending that were created before t.
 func (s *Store) PendingBefore(ctx context.Context, t time.Time) ([]int64, error) {
 	// The literal 'pending' (not a parameter) lets SQLite use the partial index.
-	rows, err := s.query(ctx, `SELECT id FROM messages WHERE status = 'pending' AND created_at < ? ORDER BY created_at LIMIT 1000`, micros(t))
+	rows, err := s.db.Query(ctx, `SELECT id FROM messages WHERE status = 'pending' AND created_at < ? ORDER BY created_at LIMIT 1000`, micros(t))
 	if err != nil {
 		return nil, fmt.Errorf("store: pending: %w", err)
 	}
@@ -356,7 +365,7 @@ type AwaitingReceipt struct {
 // messages table (no index: it runs once per start, for the sim only, and an
 // index would cost every send a write).
 func (s *Store) AwaitingReceipts(ctx context.Context, after int64, limit int) ([]AwaitingReceipt, error) {
-	rows, err := s.query(ctx, `SELECT id, to_numbers FROM messages WHERE id > ? AND direction = 'out' AND status = ? AND delivery_status IS NULL ORDER BY id LIMIT ?`,
+	rows, err := s.db.Query(ctx, `SELECT id, to_numbers FROM messages WHERE id > ? AND direction = 'out' AND status = ? AND delivery_status IS NULL ORDER BY id LIMIT ?`,
 		after, domain.StatusSent, limit)
 	if err != nil {
 		return nil, fmt.Errorf("store: awaiting receipts: %w", err)
@@ -389,13 +398,13 @@ var finalDelivery = map[string]bool{
 // the message is marked sent and charged first (this is how a crash between
 // the carrier call and recording its answer is reconciled).
 func (s *Store) ApplyReceipt(ctx context.Context, id int64, status, errText string, at time.Time) error {
-	return s.writeData(ctx, func(tx *Tx) error {
+	return s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
 		var account int64
 		var msgStatus, from, to string
 		var cur, curErr sql.NullString
 		// Lock the row (PostgreSQL) so that concurrent receipts for one
 		// message apply one after the other.
-		err := tx.queryRow(ctx, `SELECT account_id, status, delivery_status, delivery_error, from_number, to_numbers FROM messages WHERE id = ? AND direction = 'out'`+tx.s.forUpdate(), id).
+		err := tx.QueryRow(ctx, `SELECT account_id, status, delivery_status, delivery_error, from_number, to_numbers FROM messages WHERE id = ? AND direction = 'out'`+tx.ForUpdate(), id).
 			Scan(&account, &msgStatus, &cur, &curErr, &from, &to)
 		if errors.Is(err, sql.ErrNoRows) {
 			return domain.Errorf(domain.NotFound, "message %d not found", id)
@@ -414,7 +423,7 @@ func (s *Store) ApplyReceipt(ctx context.Context, id int64, status, errText stri
 		case cur.Valid && finalDelivery[cur.String] && !finalDelivery[status]:
 			return nil // progress or an unknown word after the end: the final status stands
 		}
-		if err := tx.execLater(ctx, `UPDATE messages SET delivery_status = ?, delivery_error = ?, delivery_at = ? WHERE id = ?`, status, errText, micros(at), id); err != nil {
+		if err := tx.ExecLater(ctx, `UPDATE messages SET delivery_status = ?, delivery_error = ?, delivery_at = ? WHERE id = ?`, status, errText, micros(at), id); err != nil {
 			return fmt.Errorf("store: receipt: %w", err)
 		}
 		if msgStatus == domain.StatusFailed {
@@ -457,13 +466,13 @@ func (s *Store) StoreInbound(ctx context.Context, in Inbound) (int64, error) {
 		typ = domain.BillingMMS
 	}
 	// A keyword changes the opt-out list, which the read cache holds: such a
-	// text bumps the cache generation (write); any other leaves it (writeData).
-	write := s.writeData
+	// text drops the cache (DropCache); any other keeps it (KeepCache).
+	opt := sqldb.KeepCache
 	if in.OptOut || in.OptIn {
-		write = s.write
+		opt = sqldb.DropCache
 	}
 	var id int64
-	err := write(ctx, func(tx *Tx) error {
+	err := s.db.Write(ctx, opt, func(tx *Tx) error {
 		participants := strings.Join(in.Participants, ",")
 		convID, err := upsertConversation(ctx, tx, in.Line.AccountID, in.Line.ID, participants)
 		if err != nil {
@@ -473,19 +482,19 @@ func (s *Store) StoreInbound(ctx context.Context, in Inbound) (int64, error) {
 		// in its thread, marked blocked, and its event written) but is never
 		// unread for anyone and never reopens the thread.
 		blocked, reason := true, ""
-		if err := tx.queryRow(ctx, `SELECT reason FROM blocked_senders WHERE line_id = ? AND number = ?`, in.Line.ID, in.From).Scan(&reason); errors.Is(err, sql.ErrNoRows) {
+		if err := tx.QueryRow(ctx, `SELECT reason FROM blocked_senders WHERE line_id = ? AND number = ?`, in.Line.ID, in.From).Scan(&reason); errors.Is(err, sql.ErrNoRows) {
 			blocked = false
 		} else if err != nil {
 			return fmt.Errorf("store: inbound: blocked sender: %w", err)
 		}
-		id, err = tx.insert(ctx, `INSERT INTO messages (account_id, conversation_id, line_id, direction, from_number, to_numbers, body, media, type, status, blocked, block_reason, created_at)
+		id, err = tx.Insert(ctx, `INSERT INTO messages (account_id, conversation_id, line_id, direction, from_number, to_numbers, body, media, type, status, blocked, block_reason, created_at)
 			VALUES (?, ?, ?, 'in', ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			in.Line.AccountID, convID, in.Line.ID, in.From, string(to), in.Body, string(media), typ, domain.StatusReceived, blocked, reason, tx.now)
+			in.Line.AccountID, convID, in.Line.ID, in.From, string(to), in.Body, string(media), typ, domain.StatusReceived, blocked, reason, tx.Now())
 		if err != nil {
 			return fmt.Errorf("store: inbound: %w", err)
 		}
 		if blocked {
-			if _, err := tx.exec(ctx, `UPDATE conversations SET last_message_id = ?, last_message_at = ? WHERE id = ?`, id, tx.now, convID); err != nil {
+			if _, err := tx.Exec(ctx, `UPDATE conversations SET last_message_id = ?, last_message_at = ? WHERE id = ?`, id, tx.Now(), convID); err != nil {
 				return fmt.Errorf("store: conversation: %w", err)
 			}
 		} else if err := countInbound(ctx, tx, in.Line.AccountID, in.Line.ID, convID, id, in.Readers); err != nil {
@@ -493,9 +502,9 @@ func (s *Store) StoreInbound(ctx context.Context, in Inbound) (int64, error) {
 		}
 		switch {
 		case in.OptOut:
-			_, err = tx.exec(ctx, `INSERT INTO opt_outs (line_id, number, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`, in.Line.ID, in.From, tx.now)
+			_, err = tx.Exec(ctx, `INSERT INTO opt_outs (line_id, number, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`, in.Line.ID, in.From, tx.Now())
 		case in.OptIn:
-			_, err = tx.exec(ctx, `DELETE FROM opt_outs WHERE line_id = ? AND number = ?`, in.Line.ID, in.From)
+			_, err = tx.Exec(ctx, `DELETE FROM opt_outs WHERE line_id = ? AND number = ?`, in.Line.ID, in.From)
 		}
 		if err != nil {
 			return fmt.Errorf("store: opt-out: %w", err)
@@ -518,14 +527,14 @@ func (s *Store) StoreInbound(ctx context.Context, in Inbound) (int64, error) {
 // which bump the cache generation, so a send checks them without a query.
 func (s *Store) OptedOut(ctx context.Context, lineID int64, numbers []string) (map[string]bool, error) {
 	out := map[string]bool{}
-	if s.cache == nil {
+	if s.db.Cache() == nil {
 		return out, s.optedOut(ctx, lineID, numbers, out)
 	}
 	var missing []string
 	var version int64
 	prefix := "optout:" + strconv.FormatInt(lineID, 10) + ":"
 	for _, n := range numbers {
-		val, found, v, err := s.cache.lookup(ctx, prefix+n)
+		val, found, v, err := s.db.Cache().Lookup(ctx, prefix+n)
 		if err != nil {
 			return out, s.optedOut(ctx, lineID, numbers, out)
 		}
@@ -540,7 +549,7 @@ func (s *Store) OptedOut(ctx context.Context, lineID int64, numbers []string) (m
 		return nil, err
 	}
 	for _, n := range missing {
-		s.cache.keep(prefix+n, out[n], version)
+		s.db.Cache().Keep(prefix+n, out[n], version)
 	}
 	return out, nil
 }
@@ -554,7 +563,7 @@ func (s *Store) optedOut(ctx context.Context, lineID int64, numbers []string, ou
 	for _, n := range numbers {
 		args = append(args, n)
 	}
-	rows, err := s.query(ctx, `SELECT number FROM opt_outs WHERE line_id = ? AND number IN (?`+strings.Repeat(", ?", len(numbers)-1)+`)`, args...)
+	rows, err := s.db.Query(ctx, `SELECT number FROM opt_outs WHERE line_id = ? AND number IN (?`+strings.Repeat(", ?", len(numbers)-1)+`)`, args...)
 	if err != nil {
 		return fmt.Errorf("store: opt-outs: %w", err)
 	}
@@ -578,7 +587,7 @@ func (s *Store) Message(ctx context.Context, accountID, id int64) (domain.Messag
 	var sentBy, deliveryAt sql.NullInt64
 	var dStatus, dErr sql.NullString
 	var created int64
-	err := s.queryRow(ctx, `SELECT `+messageColumns+` FROM messages WHERE account_id = ? AND id = ?`, accountID, id).Scan(
+	err := s.db.QueryRow(ctx, `SELECT `+messageColumns+` FROM messages WHERE account_id = ? AND id = ?`, accountID, id).Scan(
 		&m.ID, &m.AccountID, &m.ConversationID, &m.LineID, &m.Direction, &m.From, &to, &m.Body, &media, &m.Type, &m.Status,
 		&m.Units, &m.UnitPrice, &m.Price, &sentBy, &m.CarrierRef, &dStatus, &dErr, &deliveryAt, &created)
 	if err != nil {
@@ -597,7 +606,7 @@ func (s *Store) Message(ctx context.Context, accountID, id int64) (domain.Messag
 
 // Ledger lists the account's charges, newest first, at most limit.
 func (s *Store) Ledger(ctx context.Context, accountID int64, limit int) ([]domain.LedgerEntry, error) {
-	rows, err := s.query(ctx, `SELECT id, message_id, amount, currency, description, created_at FROM ledger WHERE account_id = ? ORDER BY id DESC LIMIT ?`, accountID, limit)
+	rows, err := s.db.Query(ctx, `SELECT id, message_id, amount, currency, description, created_at FROM ledger WHERE account_id = ? ORDER BY id DESC LIMIT ?`, accountID, limit)
 	if err != nil {
 		return nil, fmt.Errorf("store: ledger: %w", err)
 	}
@@ -619,7 +628,7 @@ func (s *Store) Ledger(ctx context.Context, accountID int64, limit int) ([]domai
 func (s *Store) LedgerTotal(ctx context.Context, accountID int64) (int64, int, error) {
 	var total sql.NullInt64
 	var n int
-	err := s.queryRow(ctx, `SELECT COALESCE(SUM(amount), 0), COUNT(*) FROM ledger WHERE account_id = ?`, accountID).Scan(&total, &n)
+	err := s.db.QueryRow(ctx, `SELECT COALESCE(SUM(amount), 0), COUNT(*) FROM ledger WHERE account_id = ?`, accountID).Scan(&total, &n)
 	return total.Int64, n, err
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"switchboard/internal/domain"
+	"switchboard/internal/store/sqldb"
 )
 
 // The lifetimes the OAuth tables enforce. Access and refresh token lifetimes
@@ -127,8 +128,8 @@ func (s *Store) AllowHost(ctx context.Context, host string) error {
 	if err != nil {
 		return err
 	}
-	return s.write(ctx, func(tx *Tx) error {
-		if _, err := tx.exec(ctx, `INSERT INTO oauth_allowed_hosts (host, created_at) VALUES (?, ?) ON CONFLICT DO NOTHING`, h, tx.now); err != nil {
+	return s.db.Write(ctx, sqldb.DropCache, func(tx *Tx) error {
+		if _, err := tx.Exec(ctx, `INSERT INTO oauth_allowed_hosts (host, created_at) VALUES (?, ?) ON CONFLICT DO NOTHING`, h, tx.Now()); err != nil {
 			return fmt.Errorf("store: allow host: %w", err)
 		}
 		return nil
@@ -137,7 +138,7 @@ func (s *Store) AllowHost(ctx context.Context, host string) error {
 
 // AllowedHosts lists the allowed redirect hosts in order.
 func (s *Store) AllowedHosts(ctx context.Context) ([]string, error) {
-	rows, err := s.query(ctx, `SELECT host FROM oauth_allowed_hosts ORDER BY host`)
+	rows, err := s.db.Query(ctx, `SELECT host FROM oauth_allowed_hosts ORDER BY host`)
 	if err != nil {
 		return nil, fmt.Errorf("store: allowed hosts: %w", err)
 	}
@@ -160,7 +161,7 @@ func (s *Store) HostAllowed(ctx context.Context, host string) (bool, error) {
 		return false, nil
 	}
 	var n int
-	if err := s.queryRow(ctx, `SELECT COUNT(*) FROM oauth_allowed_hosts WHERE host = ?`, h).Scan(&n); err != nil {
+	if err := s.db.QueryRow(ctx, `SELECT COUNT(*) FROM oauth_allowed_hosts WHERE host = ?`, h).Scan(&n); err != nil {
 		return false, fmt.Errorf("store: host allowed: %w", err)
 	}
 	return n > 0, nil
@@ -173,8 +174,8 @@ func (s *Store) DisallowHost(ctx context.Context, host string) error {
 	if err != nil {
 		return err
 	}
-	return s.write(ctx, func(tx *Tx) error {
-		res, err := tx.exec(ctx, `DELETE FROM oauth_allowed_hosts WHERE host = ?`, h)
+	return s.db.Write(ctx, sqldb.DropCache, func(tx *Tx) error {
+		res, err := tx.Exec(ctx, `DELETE FROM oauth_allowed_hosts WHERE host = ?`, h)
 		if err != nil {
 			return fmt.Errorf("store: disallow host: %w", err)
 		}
@@ -197,16 +198,16 @@ func (s *Store) CreateOAuthClient(ctx context.Context, c *OAuthClient) error {
 	if err != nil {
 		return err
 	}
-	return s.write(ctx, func(tx *Tx) error {
-		id, err := tx.insert(ctx, `INSERT INTO oauth_clients (client_id, name, redirect_uris, created_at) VALUES (?, ?, ?, ?)`,
-			c.ClientID, c.Name, string(uris), tx.now)
-		if isUniqueViolation(err) {
+	return s.db.Write(ctx, sqldb.DropCache, func(tx *Tx) error {
+		id, err := tx.Insert(ctx, `INSERT INTO oauth_clients (client_id, name, redirect_uris, created_at) VALUES (?, ?, ?, ?)`,
+			c.ClientID, c.Name, string(uris), tx.Now())
+		if sqldb.IsUniqueViolation(err) {
 			return domain.Errorf(domain.Conflict, "client %q already exists", c.ClientID)
 		}
 		if err != nil {
 			return fmt.Errorf("store: create oauth client: %w", err)
 		}
-		c.ID, c.CreatedAt = id, fromMicros(tx.now)
+		c.ID, c.CreatedAt = id, fromMicros(tx.Now())
 		return nil
 	})
 }
@@ -229,7 +230,7 @@ func scanOAuthClient(sc interface{ Scan(...any) error }) (OAuthClient, error) {
 
 // OAuthClient returns the client registered as clientID.
 func (s *Store) OAuthClient(ctx context.Context, clientID string) (OAuthClient, error) {
-	c, err := scanOAuthClient(s.queryRow(ctx, `SELECT `+oauthClientColumns+` FROM oauth_clients WHERE client_id = ?`, clientID))
+	c, err := scanOAuthClient(s.db.QueryRow(ctx, `SELECT `+oauthClientColumns+` FROM oauth_clients WHERE client_id = ?`, clientID))
 	if err != nil {
 		return c, fmt.Errorf("store: oauth client: %w", notFound(err, "oauth client"))
 	}
@@ -242,10 +243,10 @@ func (s *Store) OAuthClient(ctx context.Context, clientID string) (OAuthClient, 
 // them, and reports how many it deleted.
 func (s *Store) PruneUnusedOAuthClients(ctx context.Context) (int64, error) {
 	var n int64
-	err := s.write(ctx, func(tx *Tx) error {
-		res, err := tx.exec(ctx, `DELETE FROM oauth_clients WHERE created_at < ?
+	err := s.db.Write(ctx, sqldb.DropCache, func(tx *Tx) error {
+		res, err := tx.Exec(ctx, `DELETE FROM oauth_clients WHERE created_at < ?
 			AND NOT EXISTS (SELECT 1 FROM oauth_grants g WHERE g.client_id = oauth_clients.client_id)`,
-			tx.now-OAuthUnusedClientTTL.Microseconds())
+			tx.Now()-OAuthUnusedClientTTL.Microseconds())
 		if err != nil {
 			return fmt.Errorf("store: prune unused oauth clients: %w", err)
 		}
@@ -257,7 +258,7 @@ func (s *Store) PruneUnusedOAuthClients(ctx context.Context) (int64, error) {
 
 // OAuthClients lists every registered client, oldest first.
 func (s *Store) OAuthClients(ctx context.Context) ([]OAuthClient, error) {
-	rows, err := s.query(ctx, `SELECT `+oauthClientColumns+` FROM oauth_clients ORDER BY id`)
+	rows, err := s.db.Query(ctx, `SELECT `+oauthClientColumns+` FROM oauth_clients ORDER BY id`)
 	if err != nil {
 		return nil, fmt.Errorf("store: oauth clients: %w", err)
 	}
@@ -288,21 +289,21 @@ func (s *Store) CreateOAuthRequest(ctx context.Context, r *OAuthRequest) error {
 	if r.UserID != 0 {
 		user = sql.NullInt64{Int64: r.UserID, Valid: true}
 	}
-	return s.write(ctx, func(tx *Tx) error {
-		exp := tx.now + OAuthRequestTTL.Microseconds()
+	return s.db.Write(ctx, sqldb.DropCache, func(tx *Tx) error {
+		exp := tx.Now() + OAuthRequestTTL.Microseconds()
 		if !r.ExpiresAt.IsZero() {
 			exp = min(exp, micros(r.ExpiresAt))
 		}
-		if exp <= tx.now {
+		if exp <= tx.Now() {
 			return domain.Errorf(domain.NotFound, "authorization request expired")
 		}
-		_, err := tx.exec(ctx, `INSERT INTO oauth_requests (hash, client_id, redirect_uri, scopes, state, code_challenge, csrf_hash, user_id, created_at, expires_at)
+		_, err := tx.Exec(ctx, `INSERT INTO oauth_requests (hash, client_id, redirect_uri, scopes, state, code_challenge, csrf_hash, user_id, created_at, expires_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			r.Hash, r.ClientID, r.RedirectURI, strings.Join(r.Scopes, " "), r.State, r.CodeChallenge, r.CSRFHash, user, tx.now, exp)
+			r.Hash, r.ClientID, r.RedirectURI, strings.Join(r.Scopes, " "), r.State, r.CodeChallenge, r.CSRFHash, user, tx.Now(), exp)
 		if err != nil {
 			return fmt.Errorf("store: create oauth request: %w", err)
 		}
-		r.CreatedAt, r.ExpiresAt = fromMicros(tx.now), fromMicros(exp)
+		r.CreatedAt, r.ExpiresAt = fromMicros(tx.Now()), fromMicros(exp)
 		return nil
 	})
 }
@@ -325,7 +326,7 @@ func scanOAuthRequest(sc interface{ Scan(...any) error }) (OAuthRequest, error) 
 
 // OAuthRequest returns the unexpired request whose id hashes to hash.
 func (s *Store) OAuthRequest(ctx context.Context, hash []byte) (OAuthRequest, error) {
-	r, err := scanOAuthRequest(s.queryRow(ctx, `SELECT `+oauthRequestColumns+` FROM oauth_requests WHERE hash = ? AND expires_at > ?`, hash, micros(s.now())))
+	r, err := scanOAuthRequest(s.db.QueryRow(ctx, `SELECT `+oauthRequestColumns+` FROM oauth_requests WHERE hash = ? AND expires_at > ?`, hash, micros(s.db.Now())))
 	if err != nil {
 		return r, fmt.Errorf("store: oauth request: %w", notFound(err, "authorization request"))
 	}
@@ -335,17 +336,17 @@ func (s *Store) OAuthRequest(ctx context.Context, hash []byte) (OAuthRequest, er
 // takeOAuthRequest deletes and returns the unexpired, signed-in request: a
 // request is decided once.
 func (s *Store) takeOAuthRequest(ctx context.Context, tx *Tx, hash []byte) (OAuthRequest, error) {
-	r, err := scanOAuthRequest(tx.queryRow(ctx, `SELECT `+oauthRequestColumns+` FROM oauth_requests WHERE hash = ?`+s.forUpdate(), hash))
+	r, err := scanOAuthRequest(tx.QueryRow(ctx, `SELECT `+oauthRequestColumns+` FROM oauth_requests WHERE hash = ?`+s.db.ForUpdate(), hash))
 	if err != nil {
 		return r, fmt.Errorf("store: oauth request: %w", notFound(err, "authorization request"))
 	}
-	if micros(r.ExpiresAt) <= tx.now {
+	if micros(r.ExpiresAt) <= tx.Now() {
 		return r, domain.Errorf(domain.NotFound, "authorization request expired")
 	}
 	if r.UserID == 0 {
 		return r, domain.Errorf(domain.PermissionDenied, "nobody has signed in for this authorization request")
 	}
-	if _, err := tx.exec(ctx, `DELETE FROM oauth_requests WHERE hash = ?`, hash); err != nil {
+	if _, err := tx.Exec(ctx, `DELETE FROM oauth_requests WHERE hash = ?`, hash); err != nil {
 		return r, fmt.Errorf("store: delete oauth request: %w", err)
 	}
 	return r, nil
@@ -358,23 +359,23 @@ func (s *Store) takeOAuthRequest(ctx context.Context, tx *Tx, hash []byte) (OAut
 func (s *Store) ApproveOAuthRequest(ctx context.Context, hash, codeHash []byte) (OAuthRequest, OAuthGrant, error) {
 	var r OAuthRequest
 	var g OAuthGrant
-	err := s.write(ctx, func(tx *Tx) error {
+	err := s.db.Write(ctx, sqldb.DropCache, func(tx *Tx) error {
 		var err error
 		if r, err = s.takeOAuthRequest(ctx, tx, hash); err != nil {
 			return err
 		}
 		var accountID int64
-		if err := tx.queryRow(ctx, `SELECT account_id FROM users WHERE id = ?`, r.UserID).Scan(&accountID); err != nil {
+		if err := tx.QueryRow(ctx, `SELECT account_id FROM users WHERE id = ?`, r.UserID).Scan(&accountID); err != nil {
 			return fmt.Errorf("store: grant user: %w", notFound(err, "user"))
 		}
-		id, err := tx.insert(ctx, `INSERT INTO oauth_grants (account_id, user_id, client_id, scopes, created_at) VALUES (?, ?, ?, ?, ?)`,
-			accountID, r.UserID, r.ClientID, strings.Join(r.Scopes, " "), tx.now)
+		id, err := tx.Insert(ctx, `INSERT INTO oauth_grants (account_id, user_id, client_id, scopes, created_at) VALUES (?, ?, ?, ?, ?)`,
+			accountID, r.UserID, r.ClientID, strings.Join(r.Scopes, " "), tx.Now())
 		if err != nil {
 			return fmt.Errorf("store: create grant: %w", err)
 		}
-		g = OAuthGrant{ID: id, AccountID: accountID, UserID: r.UserID, ClientID: r.ClientID, Scopes: r.Scopes, CreatedAt: fromMicros(tx.now)}
-		if _, err := tx.exec(ctx, `INSERT INTO oauth_codes (hash, grant_id, redirect_uri, code_challenge, expires_at) VALUES (?, ?, ?, ?, ?)`,
-			codeHash, id, r.RedirectURI, r.CodeChallenge, tx.now+OAuthCodeTTL.Microseconds()); err != nil {
+		g = OAuthGrant{ID: id, AccountID: accountID, UserID: r.UserID, ClientID: r.ClientID, Scopes: r.Scopes, CreatedAt: fromMicros(tx.Now())}
+		if _, err := tx.Exec(ctx, `INSERT INTO oauth_codes (hash, grant_id, redirect_uri, code_challenge, expires_at) VALUES (?, ?, ?, ?, ?)`,
+			codeHash, id, r.RedirectURI, r.CodeChallenge, tx.Now()+OAuthCodeTTL.Microseconds()); err != nil {
 			return fmt.Errorf("store: create code: %w", err)
 		}
 		return nil
@@ -386,7 +387,7 @@ func (s *Store) ApproveOAuthRequest(ctx context.Context, hash, codeHash []byte) 
 // and returns it (for its redirect URI and state).
 func (s *Store) DenyOAuthRequest(ctx context.Context, hash []byte) (OAuthRequest, error) {
 	var r OAuthRequest
-	err := s.write(ctx, func(tx *Tx) error {
+	err := s.db.Write(ctx, sqldb.DropCache, func(tx *Tx) error {
 		var err error
 		r, err = s.takeOAuthRequest(ctx, tx, hash)
 		return err

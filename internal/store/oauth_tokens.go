@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"switchboard/internal/domain"
+	"switchboard/internal/store/sqldb"
 )
 
 // --- codes and tokens -------------------------------------------------------
@@ -33,12 +34,12 @@ type CodeExchange struct {
 func (s *Store) ExchangeOAuthCode(ctx context.Context, x CodeExchange, p TokenPair) (IssuedTokens, error) {
 	var out IssuedTokens
 	var replay bool
-	err := s.write(ctx, func(tx *Tx) error {
+	err := s.db.Write(ctx, sqldb.DropCache, func(tx *Tx) error {
 		// SQLite may run this function twice (see commitBatch): start clean.
 		out, replay = IssuedTokens{}, false
 		// Lock order is grant, then its codes and tokens, everywhere.
 		var grantID int64
-		err := tx.queryRow(ctx, `SELECT grant_id FROM oauth_codes WHERE hash = ?`, x.CodeHash).Scan(&grantID)
+		err := tx.QueryRow(ctx, `SELECT grant_id FROM oauth_codes WHERE hash = ?`, x.CodeHash).Scan(&grantID)
 		if err != nil {
 			return fmt.Errorf("store: oauth code: %w", notFound(err, "authorization code"))
 		}
@@ -51,7 +52,7 @@ func (s *Store) ExchangeOAuthCode(ctx context.Context, x CodeExchange, p TokenPa
 			used           sql.NullInt64
 			redirect, chal string
 		)
-		err = tx.queryRow(ctx, `SELECT redirect_uri, code_challenge, expires_at, used_at FROM oauth_codes WHERE hash = ?`+s.forUpdate(), x.CodeHash).
+		err = tx.QueryRow(ctx, `SELECT redirect_uri, code_challenge, expires_at, used_at FROM oauth_codes WHERE hash = ?`+s.db.ForUpdate(), x.CodeHash).
 			Scan(&redirect, &chal, &expires, &used)
 		if err != nil {
 			return fmt.Errorf("store: oauth code: %w", notFound(err, "authorization code"))
@@ -62,7 +63,7 @@ func (s *Store) ExchangeOAuthCode(ctx context.Context, x CodeExchange, p TokenPa
 			return revokeGrant(ctx, tx, grantID)
 		case g.ClientID != x.ClientID:
 			return domain.Errorf(domain.Invalid, "the authorization code was issued to another client")
-		case expires <= tx.now:
+		case expires <= tx.Now():
 			return domain.Errorf(domain.NotFound, "the authorization code has expired")
 		case g.RevokedAt != nil:
 			return domain.Errorf(domain.NotFound, "the grant has been revoked")
@@ -71,7 +72,7 @@ func (s *Store) ExchangeOAuthCode(ctx context.Context, x CodeExchange, p TokenPa
 		case subtle.ConstantTimeCompare([]byte(chal), []byte(x.Challenge)) != 1:
 			return domain.Errorf(domain.Invalid, "code_verifier does not match the code challenge")
 		}
-		if _, err := tx.exec(ctx, `UPDATE oauth_codes SET used_at = ? WHERE hash = ?`, tx.now, x.CodeHash); err != nil {
+		if _, err := tx.Exec(ctx, `UPDATE oauth_codes SET used_at = ? WHERE hash = ?`, tx.Now(), x.CodeHash); err != nil {
 			return fmt.Errorf("store: use code: %w", err)
 		}
 		out, err = issueTokens(ctx, tx, g, g.Scopes, g.Scopes, p)
@@ -102,10 +103,10 @@ type RefreshExchange struct {
 func (s *Store) RotateRefreshToken(ctx context.Context, x RefreshExchange, p TokenPair) (IssuedTokens, error) {
 	var out IssuedTokens
 	var replay bool
-	err := s.write(ctx, func(tx *Tx) error {
+	err := s.db.Write(ctx, sqldb.DropCache, func(tx *Tx) error {
 		out, replay = IssuedTokens{}, false
 		var grantID int64
-		err := tx.queryRow(ctx, `SELECT grant_id FROM oauth_tokens WHERE hash = ? AND kind = 'refresh'`, x.RefreshHash).Scan(&grantID)
+		err := tx.QueryRow(ctx, `SELECT grant_id FROM oauth_tokens WHERE hash = ? AND kind = 'refresh'`, x.RefreshHash).Scan(&grantID)
 		if err != nil {
 			return fmt.Errorf("store: refresh token: %w", notFound(err, "refresh token"))
 		}
@@ -118,7 +119,7 @@ func (s *Store) RotateRefreshToken(ctx context.Context, x RefreshExchange, p Tok
 			scopes        string
 			used, revoked sql.NullInt64
 		)
-		err = tx.queryRow(ctx, `SELECT scopes, expires_at, used_at, revoked_at FROM oauth_tokens WHERE hash = ?`+s.forUpdate(), x.RefreshHash).
+		err = tx.QueryRow(ctx, `SELECT scopes, expires_at, used_at, revoked_at FROM oauth_tokens WHERE hash = ?`+s.db.ForUpdate(), x.RefreshHash).
 			Scan(&scopes, &expires, &used, &revoked)
 		if err != nil {
 			return fmt.Errorf("store: refresh token: %w", notFound(err, "refresh token"))
@@ -132,7 +133,7 @@ func (s *Store) RotateRefreshToken(ctx context.Context, x RefreshExchange, p Tok
 			return domain.Errorf(domain.Invalid, "the refresh token was issued to another client")
 		case revoked.Valid || g.RevokedAt != nil:
 			return domain.Errorf(domain.NotFound, "the refresh token has been revoked")
-		case expires <= tx.now:
+		case expires <= tx.Now():
 			return domain.Errorf(domain.NotFound, "the refresh token has expired")
 		}
 		accessScopes := tokenScopes
@@ -144,7 +145,7 @@ func (s *Store) RotateRefreshToken(ctx context.Context, x RefreshExchange, p Tok
 			}
 			accessScopes = x.Scopes
 		}
-		if _, err := tx.exec(ctx, `UPDATE oauth_tokens SET used_at = ? WHERE hash = ?`, tx.now, x.RefreshHash); err != nil {
+		if _, err := tx.Exec(ctx, `UPDATE oauth_tokens SET used_at = ? WHERE hash = ?`, tx.Now(), x.RefreshHash); err != nil {
 			return fmt.Errorf("store: rotate refresh token: %w", err)
 		}
 		out, err = issueTokens(ctx, tx, g, accessScopes, tokenScopes, p)
@@ -159,7 +160,7 @@ func (s *Store) RotateRefreshToken(ctx context.Context, x RefreshExchange, p Tok
 // lockGrant reads grant id inside a write, locking its row on PostgreSQL so
 // that issuance and revocation of one grant are serialized.
 func (s *Store) lockGrant(ctx context.Context, tx *Tx, id int64) (OAuthGrant, error) {
-	g, err := scanGrant(tx.queryRow(ctx, `SELECT `+grantColumns+` FROM oauth_grants WHERE id = ?`+s.forUpdate(), id))
+	g, err := scanGrant(tx.QueryRow(ctx, `SELECT `+grantColumns+` FROM oauth_grants WHERE id = ?`+s.db.ForUpdate(), id))
 	if err != nil {
 		return g, fmt.Errorf("store: grant: %w", notFound(err, "grant"))
 	}
@@ -170,12 +171,12 @@ func issueTokens(ctx context.Context, tx *Tx, g OAuthGrant, accessScopes, refres
 	if len(p.AccessHash) == 0 || len(p.RefreshHash) == 0 || p.AccessTTL <= 0 || p.RefreshTTL <= 0 {
 		return IssuedTokens{}, errors.New("store: issue tokens: hashes and lifetimes are required")
 	}
-	aExp, rExp := tx.now+p.AccessTTL.Microseconds(), tx.now+p.RefreshTTL.Microseconds()
+	aExp, rExp := tx.Now()+p.AccessTTL.Microseconds(), tx.Now()+p.RefreshTTL.Microseconds()
 	const ins = `INSERT INTO oauth_tokens (hash, grant_id, kind, scopes, expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?)`
-	if _, err := tx.exec(ctx, ins, p.AccessHash, g.ID, "access", strings.Join(accessScopes, " "), aExp, tx.now); err != nil {
+	if _, err := tx.Exec(ctx, ins, p.AccessHash, g.ID, "access", strings.Join(accessScopes, " "), aExp, tx.Now()); err != nil {
 		return IssuedTokens{}, fmt.Errorf("store: issue access token: %w", err)
 	}
-	if _, err := tx.exec(ctx, ins, p.RefreshHash, g.ID, "refresh", strings.Join(refreshScopes, " "), rExp, tx.now); err != nil {
+	if _, err := tx.Exec(ctx, ins, p.RefreshHash, g.ID, "refresh", strings.Join(refreshScopes, " "), rExp, tx.Now()); err != nil {
 		return IssuedTokens{}, fmt.Errorf("store: issue refresh token: %w", err)
 	}
 	return IssuedTokens{Grant: g, Scopes: accessScopes, AccessExpiresAt: fromMicros(aExp), RefreshExpiresAt: fromMicros(rExp)}, nil
@@ -185,10 +186,10 @@ func issueTokens(ctx context.Context, tx *Tx, g OAuthGrant, accessScopes, refres
 // revoked grant cannot be exchanged either). Times already set are kept.
 // The caller holds the grant's row lock.
 func revokeGrant(ctx context.Context, tx *Tx, grantID int64) error {
-	if _, err := tx.exec(ctx, `UPDATE oauth_grants SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?`, tx.now, grantID); err != nil {
+	if _, err := tx.Exec(ctx, `UPDATE oauth_grants SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?`, tx.Now(), grantID); err != nil {
 		return fmt.Errorf("store: revoke grant: %w", err)
 	}
-	if _, err := tx.exec(ctx, `UPDATE oauth_tokens SET revoked_at = ? WHERE grant_id = ? AND revoked_at IS NULL`, tx.now, grantID); err != nil {
+	if _, err := tx.Exec(ctx, `UPDATE oauth_tokens SET revoked_at = ? WHERE grant_id = ? AND revoked_at IS NULL`, tx.Now(), grantID); err != nil {
 		return fmt.Errorf("store: revoke grant tokens: %w", err)
 	}
 	return nil
@@ -201,11 +202,11 @@ func revokeGrant(ctx context.Context, tx *Tx, grantID int64) error {
 func (s *Store) AccessTokenByHash(ctx context.Context, hash []byte) (AccessToken, error) {
 	// Cached until the database changes (a revocation is a write), so only
 	// expiry needs checking against the clock here.
-	t, err := cached(ctx, s, "oat:"+string(hash), func() (AccessToken, error) { return s.accessTokenByHash(ctx, hash) })
+	t, err := sqldb.Cached(ctx, s.db, "oat:"+string(hash), func() (AccessToken, error) { return s.accessTokenByHash(ctx, hash) })
 	if err != nil {
 		return AccessToken{}, err
 	}
-	if !t.ExpiresAt.After(s.now()) {
+	if !t.ExpiresAt.After(s.db.Now()) {
 		return AccessToken{}, domain.Errorf(domain.NotFound, "access token expired")
 	}
 	return t, nil
@@ -215,7 +216,7 @@ func (s *Store) accessTokenByHash(ctx context.Context, hash []byte) (AccessToken
 	var t AccessToken
 	var scopes string
 	var expires int64
-	err := s.queryRow(ctx, `SELECT t.grant_id, g.account_id, g.user_id, t.scopes, t.expires_at
+	err := s.db.QueryRow(ctx, `SELECT t.grant_id, g.account_id, g.user_id, t.scopes, t.expires_at
 		FROM oauth_tokens t JOIN oauth_grants g ON g.id = t.grant_id
 		WHERE t.hash = ? AND t.kind = 'access' AND t.revoked_at IS NULL AND g.revoked_at IS NULL`, hash).
 		Scan(&t.GrantID, &t.AccountID, &t.UserID, &scopes, &expires)
@@ -230,10 +231,10 @@ func (s *Store) accessTokenByHash(ctx context.Context, hash []byte) (AccessToken
 // revokes its whole grant, an access token only itself. An unknown token, or
 // one of another client when clientID is not empty, is silently ignored.
 func (s *Store) RevokeOAuthToken(ctx context.Context, hash []byte, clientID string) error {
-	return s.write(ctx, func(tx *Tx) error {
+	return s.db.Write(ctx, sqldb.DropCache, func(tx *Tx) error {
 		var grantID int64
 		var kind, owner string
-		err := tx.queryRow(ctx, `SELECT t.grant_id, t.kind, g.client_id FROM oauth_tokens t JOIN oauth_grants g ON g.id = t.grant_id WHERE t.hash = ?`, hash).
+		err := tx.QueryRow(ctx, `SELECT t.grant_id, t.kind, g.client_id FROM oauth_tokens t JOIN oauth_grants g ON g.id = t.grant_id WHERE t.hash = ?`, hash).
 			Scan(&grantID, &kind, &owner)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil
@@ -250,7 +251,7 @@ func (s *Store) RevokeOAuthToken(ctx context.Context, hash []byte, clientID stri
 			}
 			return revokeGrant(ctx, tx, grantID)
 		}
-		if _, err := tx.exec(ctx, `UPDATE oauth_tokens SET revoked_at = COALESCE(revoked_at, ?) WHERE hash = ?`, tx.now, hash); err != nil {
+		if _, err := tx.Exec(ctx, `UPDATE oauth_tokens SET revoked_at = COALESCE(revoked_at, ?) WHERE hash = ?`, tx.Now(), hash); err != nil {
 			return fmt.Errorf("store: revoke token: %w", err)
 		}
 		return nil
@@ -284,7 +285,7 @@ func (s *Store) OAuthGrants(ctx context.Context, accountID, userID int64) ([]OAu
 	if userID != 0 {
 		q, args = `SELECT `+grantColumns+` FROM oauth_grants WHERE account_id = ? AND user_id = ? ORDER BY id`, []any{accountID, userID}
 	}
-	rows, err := s.query(ctx, q, args...)
+	rows, err := s.db.Query(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: oauth grants: %w", err)
 	}
@@ -303,7 +304,7 @@ func (s *Store) OAuthGrants(ctx context.Context, accountID, userID int64) ([]OAu
 // RevokeOAuthGrant revokes the account's grant and every token of it.
 // Revoking twice keeps the first time.
 func (s *Store) RevokeOAuthGrant(ctx context.Context, accountID, grantID int64) error {
-	return s.write(ctx, func(tx *Tx) error {
+	return s.db.Write(ctx, sqldb.DropCache, func(tx *Tx) error {
 		g, err := s.lockGrant(ctx, tx, grantID)
 		if err == nil && g.AccountID != accountID {
 			err = domain.Errorf(domain.NotFound, "grant not found")
@@ -319,15 +320,15 @@ func (s *Store) RevokeOAuthGrant(ctx context.Context, accountID, grantID int64) 
 // that expired more than a day ago (kept that long so that a late replay is
 // still recognized and punished). Grants are kept as a record.
 func (s *Store) PruneOAuth(ctx context.Context) error {
-	return s.write(ctx, func(tx *Tx) error {
-		if _, err := tx.exec(ctx, `DELETE FROM oauth_requests WHERE expires_at <= ?`, tx.now); err != nil {
+	return s.db.Write(ctx, sqldb.DropCache, func(tx *Tx) error {
+		if _, err := tx.Exec(ctx, `DELETE FROM oauth_requests WHERE expires_at <= ?`, tx.Now()); err != nil {
 			return fmt.Errorf("store: prune oauth requests: %w", err)
 		}
-		old := tx.now - oauthKeep.Microseconds()
-		if _, err := tx.exec(ctx, `DELETE FROM oauth_codes WHERE expires_at < ?`, old); err != nil {
+		old := tx.Now() - oauthKeep.Microseconds()
+		if _, err := tx.Exec(ctx, `DELETE FROM oauth_codes WHERE expires_at < ?`, old); err != nil {
 			return fmt.Errorf("store: prune oauth codes: %w", err)
 		}
-		if _, err := tx.exec(ctx, `DELETE FROM oauth_tokens WHERE expires_at < ?`, old); err != nil {
+		if _, err := tx.Exec(ctx, `DELETE FROM oauth_tokens WHERE expires_at < ?`, old); err != nil {
 			return fmt.Errorf("store: prune oauth tokens: %w", err)
 		}
 		return nil

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"switchboard/internal/domain"
+	"switchboard/internal/store/sqldb"
 )
 
 // SetRate adds or replaces the account's rate for a destination prefix.
@@ -13,25 +14,25 @@ func (s *Store) SetRate(ctx context.Context, r *domain.Rate) error {
 	if r.SMS < 0 || r.MMS < 0 {
 		return domain.Errorf(domain.Invalid, "rates cannot be negative")
 	}
-	return s.write(ctx, func(tx *Tx) error {
+	return s.db.Write(ctx, sqldb.DropCache, func(tx *Tx) error {
 		if err := accountExists(ctx, tx, r.AccountID); err != nil {
 			return err
 		}
-		_, err := tx.exec(ctx, `INSERT INTO rates (account_id, prefix, sms_micros, mms_micros, created_at) VALUES (?, ?, ?, ?, ?)
+		_, err := tx.Exec(ctx, `INSERT INTO rates (account_id, prefix, sms_micros, mms_micros, created_at) VALUES (?, ?, ?, ?, ?)
 			ON CONFLICT (account_id, prefix) DO UPDATE SET sms_micros = excluded.sms_micros, mms_micros = excluded.mms_micros, created_at = excluded.created_at`,
-			r.AccountID, r.Prefix, int64(r.SMS), int64(r.MMS), tx.now)
+			r.AccountID, r.Prefix, int64(r.SMS), int64(r.MMS), tx.Now())
 		if err != nil {
 			return fmt.Errorf("store: set rate: %w", err)
 		}
-		r.CreatedAt = fromMicros(tx.now)
+		r.CreatedAt = fromMicros(tx.Now())
 		return nil
 	})
 }
 
 // DeleteRate removes the account's rate for prefix.
 func (s *Store) DeleteRate(ctx context.Context, accountID int64, prefix string) error {
-	return s.write(ctx, func(tx *Tx) error {
-		res, err := tx.exec(ctx, `DELETE FROM rates WHERE account_id = ? AND prefix = ?`, accountID, prefix)
+	return s.db.Write(ctx, sqldb.DropCache, func(tx *Tx) error {
+		res, err := tx.Exec(ctx, `DELETE FROM rates WHERE account_id = ? AND prefix = ?`, accountID, prefix)
 		if err != nil {
 			return fmt.Errorf("store: delete rate: %w", err)
 		}
@@ -44,8 +45,8 @@ func (s *Store) DeleteRate(ctx context.Context, accountID int64, prefix string) 
 
 // Rates lists the account's rates by prefix. The result is shared: do not modify it.
 func (s *Store) Rates(ctx context.Context, accountID int64) ([]domain.Rate, error) {
-	return cached(ctx, s, "rates:"+strconv.FormatInt(accountID, 10), func() ([]domain.Rate, error) {
-		rows, err := s.query(ctx, `SELECT prefix, sms_micros, mms_micros, created_at FROM rates WHERE account_id = ? ORDER BY prefix`, accountID)
+	return sqldb.Cached(ctx, s.db, "rates:"+strconv.FormatInt(accountID, 10), func() ([]domain.Rate, error) {
+		rows, err := s.db.Query(ctx, `SELECT prefix, sms_micros, mms_micros, created_at FROM rates WHERE account_id = ? ORDER BY prefix`, accountID)
 		if err != nil {
 			return nil, fmt.Errorf("store: rates: %w", err)
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"switchboard/internal/domain"
+	"switchboard/internal/store/sqldb"
 )
 
 // Per-owner ceilings on saved replies and drafts: enough for any team, and a
@@ -27,7 +28,7 @@ func scanTemplate(sc interface{ Scan(...any) error }) (domain.Template, error) {
 
 // Templates lists the saved replies of one owner, oldest first.
 func (s *Store) Templates(ctx context.Context, accountID, userID int64) ([]domain.Template, error) {
-	rows, err := s.query(ctx, `SELECT `+templateColumns+` FROM templates WHERE account_id = ? AND user_id = ? ORDER BY id`, accountID, userID)
+	rows, err := s.db.Query(ctx, `SELECT `+templateColumns+` FROM templates WHERE account_id = ? AND user_id = ? ORDER BY id`, accountID, userID)
 	if err != nil {
 		return nil, fmt.Errorf("store: templates: %w", err)
 	}
@@ -46,20 +47,20 @@ func (s *Store) Templates(ctx context.Context, accountID, userID int64) ([]domai
 // CreateTemplate saves a reply for its owner; a conflict when the owner
 // already has the most allowed.
 func (s *Store) CreateTemplate(ctx context.Context, t *domain.Template) error {
-	return s.write(ctx, func(tx *Tx) error {
+	return s.db.Write(ctx, sqldb.DropCache, func(tx *Tx) error {
 		var n int
-		if err := tx.queryRow(ctx, `SELECT COUNT(*) FROM templates WHERE account_id = ? AND user_id = ?`, t.AccountID, t.UserID).Scan(&n); err != nil {
+		if err := tx.QueryRow(ctx, `SELECT COUNT(*) FROM templates WHERE account_id = ? AND user_id = ?`, t.AccountID, t.UserID).Scan(&n); err != nil {
 			return fmt.Errorf("store: count templates: %w", err)
 		}
 		if n >= MaxTemplatesPerOwner {
 			return domain.Errorf(domain.Conflict, "you already have %d saved replies, the most allowed; delete one first", MaxTemplatesPerOwner)
 		}
-		id, err := tx.insert(ctx, `INSERT INTO templates (account_id, user_id, title, body, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)`,
-			t.AccountID, t.UserID, t.Title, t.Body, tx.now, tx.now)
+		id, err := tx.Insert(ctx, `INSERT INTO templates (account_id, user_id, title, body, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)`,
+			t.AccountID, t.UserID, t.Title, t.Body, tx.Now(), tx.Now())
 		if err != nil {
 			return fmt.Errorf("store: create template: %w", err)
 		}
-		t.ID, t.CreatedAt, t.UpdatedAt = id, fromMicros(tx.now), fromMicros(tx.now)
+		t.ID, t.CreatedAt, t.UpdatedAt = id, fromMicros(tx.Now()), fromMicros(tx.Now())
 		return nil
 	})
 }
@@ -67,9 +68,9 @@ func (s *Store) CreateTemplate(ctx context.Context, t *domain.Template) error {
 // ReplaceTemplate overwrites the title and body of the owner's template id;
 // not_found when the owner has no such template.
 func (s *Store) ReplaceTemplate(ctx context.Context, t *domain.Template) error {
-	return s.write(ctx, func(tx *Tx) error {
-		got, err := scanTemplate(tx.queryRow(ctx, `UPDATE templates SET title = ?, body = ?, updated_at = ? WHERE id = ? AND account_id = ? AND user_id = ? RETURNING `+templateColumns,
-			t.Title, t.Body, tx.now, t.ID, t.AccountID, t.UserID))
+	return s.db.Write(ctx, sqldb.DropCache, func(tx *Tx) error {
+		got, err := scanTemplate(tx.QueryRow(ctx, `UPDATE templates SET title = ?, body = ?, updated_at = ? WHERE id = ? AND account_id = ? AND user_id = ? RETURNING `+templateColumns,
+			t.Title, t.Body, tx.Now(), t.ID, t.AccountID, t.UserID))
 		if err != nil {
 			return notFound(err, "template")
 		}
@@ -80,8 +81,8 @@ func (s *Store) ReplaceTemplate(ctx context.Context, t *domain.Template) error {
 
 // DeleteTemplate removes the owner's template id; not_found when absent.
 func (s *Store) DeleteTemplate(ctx context.Context, accountID, userID, id int64) error {
-	return s.write(ctx, func(tx *Tx) error {
-		res, err := tx.exec(ctx, `DELETE FROM templates WHERE id = ? AND account_id = ? AND user_id = ?`, id, accountID, userID)
+	return s.db.Write(ctx, sqldb.DropCache, func(tx *Tx) error {
+		res, err := tx.Exec(ctx, `DELETE FROM templates WHERE id = ? AND account_id = ? AND user_id = ?`, id, accountID, userID)
 		return deleted(res, err, "template")
 	})
 }
@@ -90,7 +91,7 @@ func (s *Store) DeleteTemplate(ctx context.Context, accountID, userID, id int64)
 func (s *Store) Draft(ctx context.Context, accountID, userID int64, key string) (domain.Draft, error) {
 	d := domain.Draft{AccountID: accountID, UserID: userID, Key: key}
 	var updated int64
-	err := s.queryRow(ctx, `SELECT message, updated_at FROM drafts WHERE account_id = ? AND user_id = ? AND draft_id = ?`, accountID, userID, key).Scan(&d.Message, &updated)
+	err := s.db.QueryRow(ctx, `SELECT message, updated_at FROM drafts WHERE account_id = ? AND user_id = ? AND draft_id = ?`, accountID, userID, key).Scan(&d.Message, &updated)
 	if err != nil {
 		return domain.Draft{}, notFound(err, "draft")
 	}
@@ -100,25 +101,25 @@ func (s *Store) Draft(ctx context.Context, accountID, userID int64, key string) 
 
 // PutDraft creates or replaces the owner's draft under d.Key.
 func (s *Store) PutDraft(ctx context.Context, d *domain.Draft) error {
-	return s.write(ctx, func(tx *Tx) error {
-		res, err := tx.exec(ctx, `UPDATE drafts SET message = ?, updated_at = ? WHERE account_id = ? AND user_id = ? AND draft_id = ?`,
-			d.Message, tx.now, d.AccountID, d.UserID, d.Key)
+	return s.db.Write(ctx, sqldb.DropCache, func(tx *Tx) error {
+		res, err := tx.Exec(ctx, `UPDATE drafts SET message = ?, updated_at = ? WHERE account_id = ? AND user_id = ? AND draft_id = ?`,
+			d.Message, tx.Now(), d.AccountID, d.UserID, d.Key)
 		if err != nil {
 			return fmt.Errorf("store: put draft: %w", err)
 		}
-		d.UpdatedAt = fromMicros(tx.now)
+		d.UpdatedAt = fromMicros(tx.Now())
 		if n, _ := res.RowsAffected(); n > 0 {
 			return nil
 		}
 		var count int
-		if err := tx.queryRow(ctx, `SELECT COUNT(*) FROM drafts WHERE account_id = ? AND user_id = ?`, d.AccountID, d.UserID).Scan(&count); err != nil {
+		if err := tx.QueryRow(ctx, `SELECT COUNT(*) FROM drafts WHERE account_id = ? AND user_id = ?`, d.AccountID, d.UserID).Scan(&count); err != nil {
 			return fmt.Errorf("store: count drafts: %w", err)
 		}
 		if count >= MaxDraftsPerOwner {
 			return domain.Errorf(domain.Conflict, "you already have %d drafts, the most allowed; discard one first", MaxDraftsPerOwner)
 		}
-		if _, err := tx.exec(ctx, `INSERT INTO drafts (account_id, user_id, draft_id, message, updated_at) VALUES (?, ?, ?, ?, ?)`,
-			d.AccountID, d.UserID, d.Key, d.Message, tx.now); err != nil {
+		if _, err := tx.Exec(ctx, `INSERT INTO drafts (account_id, user_id, draft_id, message, updated_at) VALUES (?, ?, ?, ?, ?)`,
+			d.AccountID, d.UserID, d.Key, d.Message, tx.Now()); err != nil {
 			return fmt.Errorf("store: put draft: %w", err)
 		}
 		return nil
@@ -127,8 +128,8 @@ func (s *Store) PutDraft(ctx context.Context, d *domain.Draft) error {
 
 // DeleteDraft discards the owner's draft under key; not_found when absent.
 func (s *Store) DeleteDraft(ctx context.Context, accountID, userID int64, key string) error {
-	return s.write(ctx, func(tx *Tx) error {
-		res, err := tx.exec(ctx, `DELETE FROM drafts WHERE account_id = ? AND user_id = ? AND draft_id = ?`, accountID, userID, key)
+	return s.db.Write(ctx, sqldb.DropCache, func(tx *Tx) error {
+		res, err := tx.Exec(ctx, `DELETE FROM drafts WHERE account_id = ? AND user_id = ? AND draft_id = ?`, accountID, userID, key)
 		return deleted(res, err, "draft")
 	})
 }

@@ -12,6 +12,7 @@ import (
 
 	"switchboard/internal/domain"
 	"switchboard/internal/money"
+	"switchboard/internal/store/sqldb"
 )
 
 // ClaimScheduledMessages is the claimable table of scheduled messages: a
@@ -37,7 +38,7 @@ func (a *IdempotencyAnswer) finish(ctx context.Context, tx *Tx, id int64) error 
 		return fmt.Errorf("store: idempotency answer: %w", err)
 	}
 	c := a.Claim
-	res, err := tx.exec(ctx, `UPDATE idempotency_keys SET state = 'done', response = ? WHERE account_id = ? AND key = ? AND created_at = ? AND state = 'running' AND message_id IS NULL`,
+	res, err := tx.Exec(ctx, `UPDATE idempotency_keys SET state = 'done', response = ? WHERE account_id = ? AND key = ? AND created_at = ? AND state = 'running' AND message_id IS NULL`,
 		data, c.AccountID, c.Key, c.at)
 	if err != nil {
 		return fmt.Errorf("store: idempotency: %w", err)
@@ -71,14 +72,14 @@ func (s *Store) CreateScheduled(ctx context.Context, m *domain.ScheduledMessage,
 		by = m.CreatedBy
 	}
 	sendAt := micros(m.SendAt)
-	return s.writeData(ctx, func(tx *Tx) error {
+	return s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
 		convID, err := upsertConversation(ctx, tx, m.AccountID, m.LineID, participantsOf(m.Recipients))
 		if err != nil {
 			return err
 		}
-		msgID, err := tx.insert(ctx, `INSERT INTO messages (account_id, conversation_id, line_id, direction, from_number, to_numbers, body, media, type, status, units, unit_price, price, sent_by, scheduled, scheduled_at, created_at)
+		msgID, err := tx.Insert(ctx, `INSERT INTO messages (account_id, conversation_id, line_id, direction, from_number, to_numbers, body, media, type, status, units, unit_price, price, sent_by, scheduled, scheduled_at, created_at)
 			VALUES (?, ?, ?, 'out', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, TRUE, ?, ?)`,
-			m.AccountID, convID, m.LineID, m.Line, string(to), m.Text, string(media), m.Type, domain.StatusScheduled, m.Units, int64(maxPrice(m.UnitPrices)), int64(m.Price), by, sendAt, tx.now)
+			m.AccountID, convID, m.LineID, m.Line, string(to), m.Text, string(media), m.Type, domain.StatusScheduled, m.Units, int64(maxPrice(m.UnitPrices)), int64(m.Price), by, sendAt, tx.Now())
 		if err != nil {
 			return fmt.Errorf("store: scheduled placeholder: %w", err)
 		}
@@ -93,9 +94,9 @@ func (s *Store) CreateScheduled(ctx context.Context, m *domain.ScheduledMessage,
 				return &NotHostedError{Index: missing}
 			}
 		}
-		id, err := tx.insert(ctx, `INSERT INTO scheduled_messages (account_id, line_id, message_id, recipients, unit_prices, subject, body, media, type, units, price, send_at, state, created_by, created_at, due_at)
+		id, err := tx.Insert(ctx, `INSERT INTO scheduled_messages (account_id, line_id, message_id, recipients, unit_prices, subject, body, media, type, units, price, send_at, state, created_by, created_at, due_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			m.AccountID, m.LineID, msgID, string(to), string(prices), m.Subject, m.Text, string(media), m.Type, m.Units, int64(m.Price), sendAt, domain.ScheduleQueued, by, tx.now, sendAt)
+			m.AccountID, m.LineID, msgID, string(to), string(prices), m.Subject, m.Text, string(media), m.Type, m.Units, int64(m.Price), sendAt, domain.ScheduleQueued, by, tx.Now(), sendAt)
 		if err != nil {
 			return fmt.Errorf("store: schedule: %w", err)
 		}
@@ -104,7 +105,7 @@ func (s *Store) CreateScheduled(ctx context.Context, m *domain.ScheduledMessage,
 				return err
 			}
 		}
-		m.ID, m.MessageID, m.State, m.CreatedAt = id, msgID, domain.ScheduleQueued, fromMicros(tx.now)
+		m.ID, m.MessageID, m.State, m.CreatedAt = id, msgID, domain.ScheduleQueued, fromMicros(tx.Now())
 		return nil
 	})
 }
@@ -141,7 +142,7 @@ func scanScheduled(r row) (domain.ScheduledMessage, error) {
 // ScheduledMessages lists the line's queued messages, soonest first (the id
 // breaks ties).
 func (s *Store) ScheduledMessages(ctx context.Context, line domain.Line) ([]domain.ScheduledMessage, error) {
-	rows, err := s.query(ctx, `SELECT `+scheduledColumns+` FROM scheduled_messages s JOIN lines l ON l.id = s.line_id
+	rows, err := s.db.Query(ctx, `SELECT `+scheduledColumns+` FROM scheduled_messages s JOIN lines l ON l.id = s.line_id
 		WHERE s.line_id = ? AND s.account_id = ? AND s.state = 'queued' ORDER BY s.send_at, s.id`, line.ID, line.AccountID)
 	if err != nil {
 		return nil, fmt.Errorf("store: scheduled messages: %w", err)
@@ -161,7 +162,7 @@ func (s *Store) ScheduledMessages(ctx context.Context, line domain.Line) ([]doma
 // ScheduledMessage returns scheduled message id whatever its state, for the
 // dispatcher (no account: the caller holds the row's lease).
 func (s *Store) ScheduledMessage(ctx context.Context, id int64) (domain.ScheduledMessage, error) {
-	m, err := scanScheduled(s.queryRow(ctx, `SELECT `+scheduledColumns+` FROM scheduled_messages s JOIN lines l ON l.id = s.line_id WHERE s.id = ?`, id))
+	m, err := scanScheduled(s.db.QueryRow(ctx, `SELECT `+scheduledColumns+` FROM scheduled_messages s JOIN lines l ON l.id = s.line_id WHERE s.id = ?`, id))
 	if err != nil {
 		return m, fmt.Errorf("store: scheduled message: %w", notFound(err, "scheduled message"))
 	}
@@ -172,10 +173,10 @@ func (s *Store) ScheduledMessage(ctx context.Context, id int64) (domain.Schedule
 // charged, and its placeholder leaves the thread. One that is not queued
 // (sent, being sent, cancelled, skipped) or not the line's is not_found.
 func (s *Store) CancelScheduled(ctx context.Context, line domain.Line, id int64) error {
-	return s.writeData(ctx, func(tx *Tx) error {
+	return s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
 		var msgID int64
 		var media string
-		err := tx.queryRow(ctx, `UPDATE scheduled_messages SET state = ?, due_at = NULL, lease_owner = NULL, lease_until = NULL
+		err := tx.QueryRow(ctx, `UPDATE scheduled_messages SET state = ?, due_at = NULL, lease_owner = NULL, lease_until = NULL
 			WHERE id = ? AND line_id = ? AND account_id = ? AND state = ? RETURNING message_id, media`,
 			domain.ScheduleCancelled, id, line.ID, line.AccountID, domain.ScheduleQueued).Scan(&msgID, &media)
 		if errors.Is(err, sql.ErrNoRows) {
@@ -199,7 +200,7 @@ func (s *Store) CancelScheduled(ctx context.Context, line domain.Line, id int64)
 // transaction (BeginScheduledSend) uses it again before anyone sees it
 // unused.
 func deletePlaceholder(ctx context.Context, tx *Tx, msgID int64, media []string) error {
-	res, err := tx.exec(ctx, `DELETE FROM messages WHERE id = ? AND status = ?`, msgID, domain.StatusScheduled)
+	res, err := tx.Exec(ctx, `DELETE FROM messages WHERE id = ? AND status = ?`, msgID, domain.StatusScheduled)
 	if err != nil {
 		return fmt.Errorf("store: scheduled placeholder: %w", err)
 	}
@@ -230,7 +231,7 @@ func (s *Store) BeginScheduledSend(ctx context.Context, m domain.ScheduledMessag
 		return 0, false, err
 	}
 	var id int64
-	err = s.writeAlone(ctx, func(tx *Tx) error {
+	err = s.db.Write(ctx, sqldb.KeepCache|sqldb.Alone, func(tx *Tx) error {
 		if err := deletePlaceholder(ctx, tx, m.MessageID, m.Media); err != nil {
 			return err
 		}
@@ -240,7 +241,7 @@ func (s *Store) BeginScheduledSend(ctx context.Context, m domain.ScheduledMessag
 		}
 		// The compare-and-set last, so that the hot path runs one statement
 		// on the schedule; losing it rolls the intent back.
-		res, err := tx.exec(ctx, `UPDATE scheduled_messages SET state = ?, message_id = ? WHERE id = ? AND state = ? AND lease_owner = ?`,
+		res, err := tx.Exec(ctx, `UPDATE scheduled_messages SET state = ?, message_id = ? WHERE id = ? AND state = ? AND lease_owner = ?`,
 			domain.ScheduleSending, id, m.ID, domain.ScheduleQueued, owner)
 		if err != nil {
 			return fmt.Errorf("store: begin scheduled send: %w", err)
@@ -263,7 +264,7 @@ var errNotQueued = errors.New("store: scheduled message no longer queued")
 
 // finishSchedule ends a schedule whose message the send path now owns.
 func finishSchedule(ctx context.Context, tx *Tx, id int64, state string) error {
-	if _, err := tx.exec(ctx, `UPDATE scheduled_messages SET state = ?, due_at = NULL, lease_owner = NULL, lease_until = NULL WHERE id = ? AND state IN (?, ?)`,
+	if _, err := tx.Exec(ctx, `UPDATE scheduled_messages SET state = ?, due_at = NULL, lease_owner = NULL, lease_until = NULL WHERE id = ? AND state IN (?, ?)`,
 		state, id, domain.ScheduleSending, domain.ScheduleQueued); err != nil {
 		return fmt.Errorf("store: finish schedule: %w", err)
 	}
@@ -275,7 +276,7 @@ func finishSchedule(ctx context.Context, tx *Tx, id int64, state string) error {
 // lost carrier answer) once its message is settled, sent by a delivery
 // receipt or abandoned.
 func (s *Store) ScheduleHandedOff(ctx context.Context, id int64) error {
-	return s.writeData(ctx, func(tx *Tx) error { return finishSchedule(ctx, tx, id, domain.ScheduleSent) })
+	return s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error { return finishSchedule(ctx, tx, id, domain.ScheduleSent) })
 }
 
 // SkipScheduled ends queued message m uncharged because every recipient
@@ -283,9 +284,9 @@ func (s *Store) ScheduleHandedOff(ctx context.Context, id int64) error {
 // false when m was no longer queued or leased to owner.
 func (s *Store) SkipScheduled(ctx context.Context, m domain.ScheduledMessage, owner string) (bool, error) {
 	var ok bool
-	err := s.writeData(ctx, func(tx *Tx) error {
+	err := s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
 		ok = false
-		res, err := tx.exec(ctx, `UPDATE scheduled_messages SET state = ?, due_at = NULL, lease_owner = NULL, lease_until = NULL WHERE id = ? AND state = ? AND lease_owner = ?`,
+		res, err := tx.Exec(ctx, `UPDATE scheduled_messages SET state = ?, due_at = NULL, lease_owner = NULL, lease_until = NULL WHERE id = ? AND state = ? AND lease_owner = ?`,
 			domain.ScheduleSkipped, m.ID, domain.ScheduleQueued, owner)
 		if err != nil {
 			return fmt.Errorf("store: skip scheduled: %w", err)
@@ -307,9 +308,9 @@ func (s *Store) SkipScheduled(ctx context.Context, m domain.ScheduledMessage, ow
 // was requeued.
 func (s *Store) RequeueScheduled(ctx context.Context, id, msgID int64, sendAt, next time.Time) (bool, error) {
 	var requeued bool
-	err := s.writeData(ctx, func(tx *Tx) error {
+	err := s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
 		requeued = false
-		res, err := tx.exec(ctx, `UPDATE messages SET status = ?, scheduled = TRUE, scheduled_at = ? WHERE id = ? AND status = ?`,
+		res, err := tx.Exec(ctx, `UPDATE messages SET status = ?, scheduled = TRUE, scheduled_at = ? WHERE id = ? AND status = ?`,
 			domain.StatusScheduled, micros(sendAt), msgID, domain.StatusPending)
 		if err != nil {
 			return fmt.Errorf("store: requeue scheduled: %w", err)
@@ -317,7 +318,7 @@ func (s *Store) RequeueScheduled(ctx context.Context, id, msgID int64, sendAt, n
 		if n, _ := res.RowsAffected(); n == 0 {
 			return finishSchedule(ctx, tx, id, domain.ScheduleSent)
 		}
-		if _, err := tx.exec(ctx, `UPDATE scheduled_messages SET state = ?, attempts = attempts + 1, due_at = ?, lease_owner = NULL, lease_until = NULL WHERE id = ? AND state = ?`,
+		if _, err := tx.Exec(ctx, `UPDATE scheduled_messages SET state = ?, attempts = attempts + 1, due_at = ?, lease_owner = NULL, lease_until = NULL WHERE id = ? AND state = ?`,
 			domain.ScheduleQueued, micros(next), id, domain.ScheduleSending); err != nil {
 			return fmt.Errorf("store: requeue scheduled: %w", err)
 		}
@@ -347,21 +348,21 @@ func (s *Store) ResendScheduled(ctx context.Context, m domain.ScheduledMessage, 
 	if m.CreatedBy != 0 {
 		by = m.CreatedBy
 	}
-	err = s.writeData(ctx, func(tx *Tx) error {
+	err = s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
 		convID, err := upsertConversation(ctx, tx, m.AccountID, m.LineID, participantsOf(m.Recipients))
 		if err != nil {
 			return err
 		}
-		placeholder, err := tx.insert(ctx, `INSERT INTO messages (account_id, conversation_id, line_id, direction, from_number, to_numbers, body, media, type, status, units, unit_price, price, sent_by, scheduled, scheduled_at, created_at)
+		placeholder, err := tx.Insert(ctx, `INSERT INTO messages (account_id, conversation_id, line_id, direction, from_number, to_numbers, body, media, type, status, units, unit_price, price, sent_by, scheduled, scheduled_at, created_at)
 			VALUES (?, ?, ?, 'out', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, TRUE, ?, ?)`,
-			m.AccountID, convID, m.LineID, m.Line, string(to), m.Text, string(media), m.Type, domain.StatusScheduled, m.Units, int64(maxPrice(m.UnitPrices)), int64(m.Price), by, micros(m.SendAt), tx.now)
+			m.AccountID, convID, m.LineID, m.Line, string(to), m.Text, string(media), m.Type, domain.StatusScheduled, m.Units, int64(maxPrice(m.UnitPrices)), int64(m.Price), by, micros(m.SendAt), tx.Now())
 		if err != nil {
 			return fmt.Errorf("store: scheduled placeholder: %w", err)
 		}
 		if _, err := useMedia(ctx, tx, m.AccountID, m.Media); err != nil {
 			return err
 		}
-		res, err := tx.exec(ctx, `UPDATE scheduled_messages SET state = ?, message_id = ?, attempts = attempts + 1, due_at = ?, lease_owner = NULL, lease_until = NULL
+		res, err := tx.Exec(ctx, `UPDATE scheduled_messages SET state = ?, message_id = ?, attempts = attempts + 1, due_at = ?, lease_owner = NULL, lease_until = NULL
 			WHERE id = ? AND state = ? AND message_id = ? AND EXISTS (SELECT 1 FROM messages WHERE id = ? AND status = ?)`,
 			domain.ScheduleQueued, placeholder, micros(due), m.ID, domain.ScheduleSending, m.MessageID, m.MessageID, domain.StatusAbandoned)
 		if err != nil {
@@ -383,7 +384,7 @@ func (s *Store) ResendScheduled(ctx context.Context, m domain.ScheduledMessage, 
 func (s *Store) HasDueScheduled(ctx context.Context) (bool, error) {
 	var id int64
 	now := micros(time.Now())
-	err := s.queryRow(ctx, `SELECT id FROM scheduled_messages WHERE due_at <= ? AND (lease_until IS NULL OR lease_until <= ?) LIMIT 1`, now, now).Scan(&id)
+	err := s.db.QueryRow(ctx, `SELECT id FROM scheduled_messages WHERE due_at <= ? AND (lease_until IS NULL OR lease_until <= ?) LIMIT 1`, now, now).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}
@@ -395,7 +396,7 @@ func (s *Store) HostedMediaOwned(ctx context.Context, accountID int64, names []s
 	out := map[string]bool{}
 	for _, n := range names {
 		var one int
-		err := s.queryRow(ctx, `SELECT 1 FROM hosted_media WHERE name = ? AND account_id = ?`, n, accountID).Scan(&one)
+		err := s.db.QueryRow(ctx, `SELECT 1 FROM hosted_media WHERE name = ? AND account_id = ?`, n, accountID).Scan(&one)
 		if errors.Is(err, sql.ErrNoRows) {
 			continue
 		}

@@ -6,6 +6,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+
+	"switchboard/internal/store/sqldb"
 )
 
 // ServerKey returns the secret named name, shared by every process on this
@@ -13,7 +15,7 @@ import (
 // node's insert loses and both read the one that won.
 func (s *Store) ServerKey(ctx context.Context, name string, newSecret func() []byte) ([]byte, error) {
 	var secret []byte
-	err := s.queryRow(ctx, `SELECT secret FROM server_keys WHERE name = ?`, name).Scan(&secret)
+	err := s.db.QueryRow(ctx, `SELECT secret FROM server_keys WHERE name = ?`, name).Scan(&secret)
 	if err == nil {
 		return secret, nil
 	}
@@ -24,12 +26,12 @@ func (s *Store) ServerKey(ctx context.Context, name string, newSecret func() []b
 	if len(fresh) == 0 {
 		return nil, fmt.Errorf("store: server key %s: empty secret", name)
 	}
-	err = s.writeData(ctx, func(tx *Tx) error {
-		if _, err := tx.exec(ctx, `INSERT INTO server_keys (name, secret, created_at) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING`,
-			name, fresh, tx.now); err != nil {
+	err = s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
+		if _, err := tx.Exec(ctx, `INSERT INTO server_keys (name, secret, created_at) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING`,
+			name, fresh, tx.Now()); err != nil {
 			return err
 		}
-		return tx.queryRow(ctx, `SELECT secret FROM server_keys WHERE name = ?`, name).Scan(&secret)
+		return tx.QueryRow(ctx, `SELECT secret FROM server_keys WHERE name = ?`, name).Scan(&secret)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store: create server key %s: %w", name, err)
@@ -40,7 +42,7 @@ func (s *Store) ServerKey(ctx context.Context, name string, newSecret func() []b
 // RecordingKey returns the secret that signs recording links, creating it on
 // first use.
 func (s *Store) RecordingKey(ctx context.Context) ([]byte, error) {
-	key, err := cached(ctx, s, "recording-key", func() ([]byte, error) { return s.recordingKey(ctx) })
+	key, err := sqldb.Cached(ctx, s.db, "recording-key", func() ([]byte, error) { return s.recordingKey(ctx) })
 	if err == nil && key == nil {
 		// None yet: make one (two processes racing keep the newest).
 		if err := s.RotateRecordingKey(ctx); err != nil {
@@ -53,7 +55,7 @@ func (s *Store) RecordingKey(ctx context.Context) ([]byte, error) {
 
 func (s *Store) recordingKey(ctx context.Context) ([]byte, error) {
 	var key []byte
-	err := s.queryRow(ctx, `SELECT secret FROM recording_keys ORDER BY id DESC LIMIT 1`).Scan(&key)
+	err := s.db.QueryRow(ctx, `SELECT secret FROM recording_keys ORDER BY id DESC LIMIT 1`).Scan(&key)
 	if err == sql.ErrNoRows {
 		return nil, nil
 	}
@@ -70,12 +72,12 @@ func (s *Store) RotateRecordingKey(ctx context.Context) error {
 	if _, err := rand.Read(key); err != nil {
 		return err
 	}
-	return s.write(ctx, func(tx *Tx) error {
-		id, err := tx.insert(ctx, `INSERT INTO recording_keys (secret, created_at) VALUES (?, ?)`, key, tx.now)
+	return s.db.Write(ctx, sqldb.DropCache, func(tx *Tx) error {
+		id, err := tx.Insert(ctx, `INSERT INTO recording_keys (secret, created_at) VALUES (?, ?)`, key, tx.Now())
 		if err != nil {
 			return fmt.Errorf("store: rotate recording key: %w", err)
 		}
-		_, err = tx.exec(ctx, `DELETE FROM recording_keys WHERE id < ?`, id)
+		_, err = tx.Exec(ctx, `DELETE FROM recording_keys WHERE id < ?`, id)
 		return err
 	})
 }

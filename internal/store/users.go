@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"switchboard/internal/domain"
+	"switchboard/internal/store/sqldb"
 )
 
 // CreateUser adds a user. A non-empty username must be unique across all
@@ -20,14 +21,14 @@ func (s *Store) CreateUser(ctx context.Context, u *domain.User) error {
 	if err != nil {
 		return err
 	}
-	return s.write(ctx, func(tx *Tx) error {
+	return s.db.Write(ctx, sqldb.DropCache, func(tx *Tx) error {
 		if err := accountExists(ctx, tx, u.AccountID); err != nil {
 			return err
 		}
 		var role any
 		if u.RoleID != 0 {
 			var n int
-			if err := tx.queryRow(ctx, `SELECT COUNT(*) FROM roles WHERE id = ? AND account_id = ?`, u.RoleID, u.AccountID).Scan(&n); err != nil {
+			if err := tx.QueryRow(ctx, `SELECT COUNT(*) FROM roles WHERE id = ? AND account_id = ?`, u.RoleID, u.AccountID).Scan(&n); err != nil {
 				return fmt.Errorf("store: find role: %w", err)
 			}
 			if n == 0 {
@@ -39,11 +40,11 @@ func (s *Store) CreateUser(ctx context.Context, u *domain.User) error {
 		if u.Username != "" {
 			username = u.Username
 		}
-		id, err := tx.insert(ctx, `INSERT INTO users (account_id, role_id, username, password_hash, first_name, last_name, title, email, mobile, company, time_zone, extension, extensions, lines, numbers, voicemails, created_at)
+		id, err := tx.Insert(ctx, `INSERT INTO users (account_id, role_id, username, password_hash, first_name, last_name, title, email, mobile, company, time_zone, extension, extensions, lines, numbers, voicemails, created_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			u.AccountID, role, username, u.PasswordHash, u.FirstName, u.LastName, u.Title, u.Email, u.Mobile, u.Company, u.TimeZone, u.Extension,
-			lists[0], lists[1], lists[2], lists[3], tx.now)
-		if isUniqueViolation(err) {
+			lists[0], lists[1], lists[2], lists[3], tx.Now())
+		if sqldb.IsUniqueViolation(err) {
 			return domain.Errorf(domain.Conflict, "username %q is taken", u.Username)
 		}
 		if err != nil {
@@ -77,11 +78,11 @@ func scanUser(sc interface{ Scan(...any) error }) (domain.User, error) {
 
 // User returns the account's user with id.
 func (s *Store) User(ctx context.Context, accountID, id int64) (domain.User, error) {
-	return cached(ctx, s, fmt.Sprintf("user:%d:%d", accountID, id), func() (domain.User, error) { return s.user(ctx, accountID, id) })
+	return sqldb.Cached(ctx, s.db, fmt.Sprintf("user:%d:%d", accountID, id), func() (domain.User, error) { return s.user(ctx, accountID, id) })
 }
 
 func (s *Store) user(ctx context.Context, accountID, id int64) (domain.User, error) {
-	u, err := scanUser(s.queryRow(ctx, `SELECT `+userColumns+` FROM users WHERE account_id = ? AND id = ?`, accountID, id))
+	u, err := scanUser(s.db.QueryRow(ctx, `SELECT `+userColumns+` FROM users WHERE account_id = ? AND id = ?`, accountID, id))
 	if err != nil {
 		return u, fmt.Errorf("store: user: %w", notFound(err, "user"))
 	}
@@ -90,7 +91,7 @@ func (s *Store) user(ctx context.Context, accountID, id int64) (domain.User, err
 
 // UserByUsername finds a user by portal username, in any account.
 func (s *Store) UserByUsername(ctx context.Context, username string) (domain.User, error) {
-	u, err := scanUser(s.queryRow(ctx, `SELECT `+userColumns+` FROM users WHERE username = ?`, username))
+	u, err := scanUser(s.db.QueryRow(ctx, `SELECT `+userColumns+` FROM users WHERE username = ?`, username))
 	if err != nil {
 		return u, fmt.Errorf("store: user: %w", notFound(err, "user"))
 	}
@@ -102,11 +103,11 @@ func (s *Store) UserByUsername(ctx context.Context, username string) (domain.Use
 // engines (whose collations differ) give the same order.
 // The result is shared: callers must not modify it.
 func (s *Store) Users(ctx context.Context, accountID int64) ([]domain.User, error) {
-	return cached(ctx, s, "users:"+strconv.FormatInt(accountID, 10), func() ([]domain.User, error) { return s.users(ctx, accountID) })
+	return sqldb.Cached(ctx, s.db, "users:"+strconv.FormatInt(accountID, 10), func() ([]domain.User, error) { return s.users(ctx, accountID) })
 }
 
 func (s *Store) users(ctx context.Context, accountID int64) ([]domain.User, error) {
-	rows, err := s.query(ctx, `SELECT `+userColumns+` FROM users WHERE account_id = ?`, accountID)
+	rows, err := s.db.Query(ctx, `SELECT `+userColumns+` FROM users WHERE account_id = ?`, accountID)
 	if err != nil {
 		return nil, fmt.Errorf("store: users: %w", err)
 	}

@@ -69,7 +69,7 @@ func (s *Store) withAttemptLogs(ctx context.Context, accountID, webhookID int64,
 		at[d.ID] = i
 		list[i].Log = []domain.WebhookAttempt{}
 	}
-	rows, err := s.query(ctx, `SELECT delivery_id, id, attempted_at, status_code, latency_us, error, response FROM (
+	rows, err := s.db.Query(ctx, `SELECT delivery_id, id, attempted_at, status_code, latency_us, error, response FROM (
 		SELECT delivery_id, id, attempted_at, status_code, latency_us, error, response,
 			ROW_NUMBER() OVER (PARTITION BY delivery_id ORDER BY id DESC) AS n
 		FROM webhook_attempts WHERE delivery_id IN (
@@ -110,13 +110,13 @@ func scanAttempt(sc interface{ Scan(...any) error }, deliveryID *int64) (domain.
 // subscription's, is not found.
 func (s *Store) WebhookAttempts(ctx context.Context, accountID, webhookID, deliveryID, before int64, limit int) ([]domain.WebhookAttempt, error) {
 	var one int
-	if err := s.queryRow(ctx, `SELECT 1 FROM webhook_deliveries WHERE id = ? AND webhook_id = ? AND account_id = ?`, deliveryID, webhookID, accountID).Scan(&one); err != nil {
+	if err := s.db.QueryRow(ctx, `SELECT 1 FROM webhook_deliveries WHERE id = ? AND webhook_id = ? AND account_id = ?`, deliveryID, webhookID, accountID).Scan(&one); err != nil {
 		return nil, notFound(err, "delivery")
 	}
 	if before <= 0 {
 		before = 1<<63 - 1
 	}
-	rows, err := s.query(ctx, `SELECT delivery_id, id, attempted_at, status_code, latency_us, error, response FROM webhook_attempts
+	rows, err := s.db.Query(ctx, `SELECT delivery_id, id, attempted_at, status_code, latency_us, error, response FROM webhook_attempts
 		WHERE delivery_id = ? AND id < ? ORDER BY id DESC LIMIT ?`, deliveryID, before, limit)
 	if err != nil {
 		return nil, fmt.Errorf("store: webhook attempts: %w", err)

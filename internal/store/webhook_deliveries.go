@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"switchboard/internal/domain"
+	"switchboard/internal/store/sqldb"
 )
 
 // ClaimWebhookDeliveries is the claimable table of webhook deliveries.
@@ -42,29 +43,29 @@ func (s *Store) ClaimDeliveries(ctx context.Context, owner string, limit int, le
 // wrote, skipped ones included. A subscription backing off after failures
 // gets its new deliveries due when its backoff ends.
 func (s *Store) FanOutEvents(ctx context.Context, limit int) (events, deliveries int, err error) {
-	err = s.writeData(ctx, func(tx *Tx) error {
+	err = s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
 		events, deliveries = 0, 0
-		if s.engine == Postgres {
+		if s.db.Engine() == Postgres {
 			return fanOutPG(ctx, tx, limit, &events, &deliveries)
 		}
 		// SQLite: the single writer sees every committed event in id order.
 		var hi sql.NullInt64
 		var n int
-		if err := tx.queryRow(ctx, `SELECT MAX(id), COUNT(*) FROM (SELECT id FROM events WHERE fanned_out = FALSE ORDER BY id LIMIT ?)`, limit).Scan(&hi, &n); err != nil {
+		if err := tx.QueryRow(ctx, `SELECT MAX(id), COUNT(*) FROM (SELECT id FROM events WHERE fanned_out = FALSE ORDER BY id LIMIT ?)`, limit).Scan(&hi, &n); err != nil {
 			return fmt.Errorf("store: fan out: %w", err)
 		}
 		if !hi.Valid {
 			return nil
 		}
-		res, err := tx.exec(ctx, `INSERT INTO webhook_deliveries (account_id, webhook_id, event_id, state, created_at, updated_at, due_at)
+		res, err := tx.Exec(ctx, `INSERT INTO webhook_deliveries (account_id, webhook_id, event_id, state, created_at, updated_at, due_at)
 			SELECT e.account_id, w.id, e.id, `+fanOutState+`, ?, ?, `+fanOutDue+`
 			FROM events e JOIN webhooks w ON w.account_id = e.account_id AND w.type = e.type
-			WHERE e.fanned_out = FALSE AND e.id <= ?`, tx.now, tx.now, tx.now, tx.now, hi.Int64)
+			WHERE e.fanned_out = FALSE AND e.id <= ?`, tx.Now(), tx.Now(), tx.Now(), tx.Now(), hi.Int64)
 		if err != nil {
 			return fmt.Errorf("store: fan out: %w", err)
 		}
 		d, _ := res.RowsAffected()
-		if _, err := tx.exec(ctx, `UPDATE events SET fanned_out = TRUE WHERE fanned_out = FALSE AND id <= ?`, hi.Int64); err != nil {
+		if _, err := tx.Exec(ctx, `UPDATE events SET fanned_out = TRUE WHERE fanned_out = FALSE AND id <= ?`, hi.Int64); err != nil {
 			return fmt.Errorf("store: fan out: %w", err)
 		}
 		events, deliveries = n, int(d)
@@ -95,7 +96,7 @@ const fanOutHorizon = `pg_snapshot_xmin(pg_current_snapshot())::text::bigint`
 // the dispatcher polls again).
 func fanOutPG(ctx context.Context, tx *Tx, limit int, events, deliveries *int) error {
 	var curXid, curID int64
-	err := tx.queryRow(ctx, `SELECT xid, event_id FROM event_fanout WHERE id = 1 FOR UPDATE SKIP LOCKED`).Scan(&curXid, &curID)
+	err := tx.QueryRow(ctx, `SELECT xid, event_id FROM event_fanout WHERE id = 1 FOR UPDATE SKIP LOCKED`).Scan(&curXid, &curID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil
 	}
@@ -104,7 +105,7 @@ func fanOutPG(ctx context.Context, tx *Tx, limit int, events, deliveries *int) e
 	}
 	// One statement, one snapshot: the events it takes are the ones it saw
 	// below the horizon, and the cursor moves to the last of them.
-	err = tx.queryRow(ctx, `WITH batch AS (
+	err = tx.QueryRow(ctx, `WITH batch AS (
 			SELECT id, account_id, type, xid FROM events
 			WHERE xid IS NOT NULL AND (xid, id) > (?, ?) AND xid < `+fanOutHorizon+`
 			ORDER BY xid, id LIMIT ?),
@@ -116,7 +117,7 @@ func fanOutPG(ctx context.Context, tx *Tx, limit int, events, deliveries *int) e
 		last AS (SELECT xid, id FROM batch ORDER BY xid DESC, id DESC LIMIT 1),
 		moved AS (UPDATE event_fanout f SET xid = last.xid, event_id = last.id FROM last WHERE f.id = 1 RETURNING 1)
 		SELECT (SELECT COUNT(*) FROM batch), (SELECT COUNT(*) FROM ins), (SELECT COUNT(*) FROM moved)`,
-		curXid, curID, limit, tx.now, tx.now, tx.now, tx.now).Scan(events, deliveries, new(int))
+		curXid, curID, limit, tx.Now(), tx.Now(), tx.Now(), tx.Now()).Scan(events, deliveries, new(int))
 	if err != nil {
 		return fmt.Errorf("store: fan out: %w", err)
 	}
@@ -130,14 +131,14 @@ func fanOutPG(ctx context.Context, tx *Tx, limit int, events, deliveries *int) e
 func (s *Store) HasUnfannedEvents(ctx context.Context) (bool, error) {
 	var id int64
 	query := `SELECT id FROM events WHERE fanned_out = FALSE LIMIT 1`
-	if s.engine == Postgres {
+	if s.db.Engine() == Postgres {
 		// Ordered, so that the plan walks events_fanout from the cursor: a
 		// bare LIMIT 1 gets a sequential scan over the fanned-out events.
 		query = `SELECT id FROM events WHERE xid IS NOT NULL
 			AND (xid, id) > ((SELECT xid FROM event_fanout WHERE id = 1), (SELECT event_id FROM event_fanout WHERE id = 1))
 			ORDER BY xid, id LIMIT 1`
 	}
-	err := s.queryRow(ctx, query).Scan(&id)
+	err := s.db.QueryRow(ctx, query).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}
@@ -148,7 +149,7 @@ func (s *Store) HasUnfannedEvents(ctx context.Context) (bool, error) {
 func (s *Store) HasDueDeliveries(ctx context.Context, now time.Time) (bool, error) {
 	var id int64
 	us := micros(now)
-	err := s.queryRow(ctx, `SELECT id FROM webhook_deliveries WHERE due_at <= ? AND (lease_until IS NULL OR lease_until <= ?) LIMIT 1`, us, us).Scan(&id)
+	err := s.db.QueryRow(ctx, `SELECT id FROM webhook_deliveries WHERE due_at <= ? AND (lease_until IS NULL OR lease_until <= ?) LIMIT 1`, us, us).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}
@@ -158,7 +159,7 @@ func (s *Store) HasDueDeliveries(ctx context.Context, now time.Time) (bool, erro
 // DeliveryBacklog counts pending deliveries (due or waiting for a retry).
 func (s *Store) DeliveryBacklog(ctx context.Context) (int64, error) {
 	var n int64
-	err := s.queryRow(ctx, `SELECT COUNT(*) FROM webhook_deliveries WHERE due_at IS NOT NULL`).Scan(&n)
+	err := s.db.QueryRow(ctx, `SELECT COUNT(*) FROM webhook_deliveries WHERE due_at IS NOT NULL`).Scan(&n)
 	return n, err
 }
 
@@ -181,7 +182,7 @@ func (s *Store) DeliveryJobs(ctx context.Context, ids []int64) ([]DeliveryJob, e
 	for i, id := range ids {
 		args[i] = id
 	}
-	rows, err := s.r.QueryContext(ctx, s.q(`SELECT d.id, d.account_id, d.webhook_id, d.event_id, d.attempts, d.created_at,
+	rows, err := s.db.Readers().QueryContext(ctx, s.db.Rebind(`SELECT d.id, d.account_id, d.webhook_id, d.event_id, d.attempts, d.created_at,
 		w.url, w.enabled, w.secret, w.previous_until, e.type, e.payload, e.created_at
 		FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id JOIN events e ON e.id = d.event_id
 		WHERE d.id IN (?`+strings.Repeat(", ?", len(ids)-1)+`)`), args...)
@@ -236,7 +237,7 @@ type DeliveryOutcome struct {
 // process records its own. It returns how many were recorded.
 func (s *Store) FinishDeliveries(ctx context.Context, owner string, outs []DeliveryOutcome) (int, error) {
 	var n int
-	err := s.writeData(ctx, func(tx *Tx) error {
+	err := s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
 		n = 0
 		for _, o := range outs {
 			var next *int64
@@ -244,7 +245,7 @@ func (s *Store) FinishDeliveries(ctx context.Context, owner string, outs []Deliv
 				us := micros(o.NextAt)
 				next = &us
 			}
-			if err := tx.release(ctx, ClaimWebhookDeliveries, owner, o.DeliveryID, next); errors.Is(err, ErrLeaseLost) {
+			if err := releaseClaim(ctx, tx, ClaimWebhookDeliveries, owner, o.DeliveryID, next); errors.Is(err, ErrLeaseLost) {
 				continue
 			} else if err != nil {
 				return err
@@ -252,32 +253,32 @@ func (s *Store) FinishDeliveries(ctx context.Context, owner string, outs []Deliv
 			attempts := 0
 			if o.Attempt != nil {
 				attempts = 1
-				if _, err := tx.exec(ctx, `INSERT INTO webhook_attempts (delivery_id, webhook_id, attempted_at, status_code, latency_us, error, response) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+				if _, err := tx.Exec(ctx, `INSERT INTO webhook_attempts (delivery_id, webhook_id, attempted_at, status_code, latency_us, error, response) VALUES (?, ?, ?, ?, ?, ?, ?)`,
 					o.DeliveryID, o.WebhookID, micros(o.Attempt.At), o.Attempt.StatusCode, o.Attempt.Latency.Microseconds(), o.Attempt.Error, attemptResponse(o.Response)); err != nil {
 					return fmt.Errorf("store: record attempt: %w", err)
 				}
 			}
-			if _, err := tx.exec(ctx, `UPDATE webhook_deliveries SET state = ?, attempts = attempts + ?, updated_at = ? WHERE id = ?`, o.State, attempts, tx.now, o.DeliveryID); err != nil {
+			if _, err := tx.Exec(ctx, `UPDATE webhook_deliveries SET state = ?, attempts = attempts + ?, updated_at = ? WHERE id = ?`, o.State, attempts, tx.Now(), o.DeliveryID); err != nil {
 				return fmt.Errorf("store: finish delivery: %w", err)
 			}
 			switch {
 			case o.Disable:
-				if _, err := tx.exec(ctx, `UPDATE webhooks SET enabled = FALSE, backoff_until = 0, updated_at = ? WHERE id = ?`, tx.now, o.WebhookID); err != nil {
+				if _, err := tx.Exec(ctx, `UPDATE webhooks SET enabled = FALSE, backoff_until = 0, updated_at = ? WHERE id = ?`, tx.Now(), o.WebhookID); err != nil {
 					return fmt.Errorf("store: disable webhook: %w", err)
 				}
 			case o.Backoff:
 				until := micros(o.NextAt)
-				if _, err := tx.exec(ctx, `UPDATE webhooks SET backoff_until = ? WHERE id = ? AND backoff_until < ?`, until, o.WebhookID, until); err != nil {
+				if _, err := tx.Exec(ctx, `UPDATE webhooks SET backoff_until = ? WHERE id = ? AND backoff_until < ?`, until, o.WebhookID, until); err != nil {
 					return fmt.Errorf("store: webhook backoff: %w", err)
 				}
 				// Deliveries already due wait too, instead of each finding
 				// the endpoint down in turn.
-				if _, err := tx.exec(ctx, `UPDATE webhook_deliveries SET due_at = ? WHERE webhook_id = ? AND due_at IS NOT NULL AND due_at < ? AND (lease_until IS NULL OR lease_until <= ?)`,
-					until, o.WebhookID, until, tx.now); err != nil {
+				if _, err := tx.Exec(ctx, `UPDATE webhook_deliveries SET due_at = ? WHERE webhook_id = ? AND due_at IS NOT NULL AND due_at < ? AND (lease_until IS NULL OR lease_until <= ?)`,
+					until, o.WebhookID, until, tx.Now()); err != nil {
 					return fmt.Errorf("store: webhook backoff: %w", err)
 				}
 			case o.ClearBackoff:
-				if _, err := tx.exec(ctx, `UPDATE webhooks SET backoff_until = 0 WHERE id = ? AND backoff_until <> 0`, o.WebhookID); err != nil {
+				if _, err := tx.Exec(ctx, `UPDATE webhooks SET backoff_until = 0 WHERE id = ? AND backoff_until <> 0`, o.WebhookID); err != nil {
 					return fmt.Errorf("store: webhook backoff: %w", err)
 				}
 			}
@@ -295,7 +296,7 @@ func (s *Store) WebhookDeliveries(ctx context.Context, accountID, webhookID, bef
 	if before <= 0 {
 		before = 1<<63 - 1
 	}
-	rows, err := s.query(ctx, `SELECT d.id, d.event_id, e.type, d.state, d.attempts, d.due_at, d.created_at, d.updated_at, d.recovery_id,
+	rows, err := s.db.Query(ctx, `SELECT d.id, d.event_id, e.type, d.state, d.attempts, d.due_at, d.created_at, d.updated_at, d.recovery_id,
 		a.attempted_at, a.status_code, a.latency_us, a.error
 		FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
 		LEFT JOIN webhook_attempts a ON a.id = (SELECT MAX(id) FROM webhook_attempts WHERE delivery_id = d.id)
@@ -334,18 +335,18 @@ func (s *Store) WebhookDeliveries(ctx context.Context, accountID, webhookID, bef
 // again, as a new delivery due now with the same webhook-id.
 func (s *Store) Redeliver(ctx context.Context, accountID, webhookID, deliveryID int64) (int64, error) {
 	var id int64
-	err := s.writeData(ctx, func(tx *Tx) error {
+	err := s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
 		var eventID int64
-		err := tx.queryRow(ctx, `SELECT event_id FROM webhook_deliveries WHERE id = ? AND webhook_id = ? AND account_id = ?`, deliveryID, webhookID, accountID).Scan(&eventID)
+		err := tx.QueryRow(ctx, `SELECT event_id FROM webhook_deliveries WHERE id = ? AND webhook_id = ? AND account_id = ?`, deliveryID, webhookID, accountID).Scan(&eventID)
 		if err != nil {
 			return notFound(err, "delivery")
 		}
-		id, err = tx.insert(ctx, `INSERT INTO webhook_deliveries (account_id, webhook_id, event_id, state, created_at, updated_at, due_at) VALUES (?, ?, ?, 'pending', ?, ?, ?)`,
-			accountID, webhookID, eventID, tx.now, tx.now, tx.now)
+		id, err = tx.Insert(ctx, `INSERT INTO webhook_deliveries (account_id, webhook_id, event_id, state, created_at, updated_at, due_at) VALUES (?, ?, ?, 'pending', ?, ?, ?)`,
+			accountID, webhookID, eventID, tx.Now(), tx.Now(), tx.Now())
 		if err != nil {
 			return fmt.Errorf("store: redeliver: %w", err)
 		}
-		tx.events = true // due now: wake the dispatcher
+		tx.Wake() // due now: wake the dispatcher
 		return nil
 	})
 	return id, err
@@ -359,22 +360,22 @@ func (s *Store) Redeliver(ctx context.Context, accountID, webhookID, deliveryID 
 // a dispatcher delivers it like any other.
 func (s *Store) AddTestDelivery(ctx context.Context, accountID, webhookID int64, payload []byte, owner string, lease time.Duration) (int64, error) {
 	var id int64
-	err := s.writeData(ctx, func(tx *Tx) error {
+	err := s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
 		var typ string
-		if err := tx.queryRow(ctx, `SELECT type FROM webhooks WHERE id = ? AND account_id = ?`, webhookID, accountID).Scan(&typ); err != nil {
+		if err := tx.QueryRow(ctx, `SELECT type FROM webhooks WHERE id = ? AND account_id = ?`, webhookID, accountID).Scan(&typ); err != nil {
 			return notFound(err, "webhook")
 		}
 		// Never fanned out: marked so on SQLite, without an xid on PostgreSQL.
 		insert := `INSERT INTO events (account_id, type, payload, created_at, fanned_out) VALUES (?, ?, ?, ?, TRUE)`
-		if tx.s.engine == Postgres {
+		if tx.Engine() == Postgres {
 			insert = `INSERT INTO events (account_id, type, payload, created_at, xid) VALUES (?, ?, ?, ?, NULL)`
 		}
-		eventID, err := tx.insert(ctx, insert, accountID, typ, string(payload), tx.now)
+		eventID, err := tx.Insert(ctx, insert, accountID, typ, string(payload), tx.Now())
 		if err != nil {
 			return fmt.Errorf("store: test event: %w", err)
 		}
-		id, err = tx.insert(ctx, `INSERT INTO webhook_deliveries (account_id, webhook_id, event_id, state, created_at, updated_at, due_at, lease_owner, lease_until) VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?)`,
-			accountID, webhookID, eventID, tx.now, tx.now, tx.now, owner, tx.now+lease.Microseconds())
+		id, err = tx.Insert(ctx, `INSERT INTO webhook_deliveries (account_id, webhook_id, event_id, state, created_at, updated_at, due_at, lease_owner, lease_until) VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?)`,
+			accountID, webhookID, eventID, tx.Now(), tx.Now(), tx.Now(), owner, tx.Now()+lease.Microseconds())
 		if err != nil {
 			return fmt.Errorf("store: test delivery: %w", err)
 		}
@@ -403,20 +404,20 @@ func (s *Store) WebhookDelivery(ctx context.Context, accountID, webhookID, deliv
 // deliver, are never deleted. It returns how many deliveries and
 // events went; fewer than batch of both means nothing more is due.
 func (s *Store) PruneWebhookHistory(ctx context.Context, retention time.Duration, batch int) (deliveries, events int, err error) {
-	err = s.writeData(ctx, func(tx *Tx) error {
-		cutoff := tx.now - retention.Microseconds()
+	err = s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
+		cutoff := tx.Now() - retention.Microseconds()
 		// Attempts go with their delivery (ON DELETE CASCADE, both engines).
-		res, err := tx.exec(ctx, `DELETE FROM webhook_deliveries WHERE id IN (
+		res, err := tx.Exec(ctx, `DELETE FROM webhook_deliveries WHERE id IN (
 			SELECT id FROM webhook_deliveries WHERE due_at IS NULL AND updated_at < ? ORDER BY updated_at LIMIT ?)`, cutoff, batch)
 		if err != nil {
 			return fmt.Errorf("store: prune deliveries: %w", err)
 		}
 		d, _ := res.RowsAffected()
 		fannedOut := `e.fanned_out = TRUE`
-		if tx.s.engine == Postgres {
+		if tx.Engine() == Postgres {
 			fannedOut = `(e.xid IS NULL OR (e.xid, e.id) <= (SELECT xid, event_id FROM event_fanout WHERE id = 1))`
 		}
-		res, err = tx.exec(ctx, `DELETE FROM events WHERE id IN (
+		res, err = tx.Exec(ctx, `DELETE FROM events WHERE id IN (
 			SELECT e.id FROM events e WHERE e.created_at < ? AND `+fannedOut+`
 			AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id)
 			ORDER BY e.created_at LIMIT ?)`, cutoff, batch)
@@ -425,7 +426,7 @@ func (s *Store) PruneWebhookHistory(ctx context.Context, retention time.Duration
 		}
 		e, _ := res.RowsAffected()
 		// Recover jobs done before the retention; few, so not counted.
-		if _, err := tx.exec(ctx, `DELETE FROM webhook_recoveries WHERE id IN (
+		if _, err := tx.Exec(ctx, `DELETE FROM webhook_recoveries WHERE id IN (
 			SELECT id FROM webhook_recoveries WHERE due_at IS NULL AND updated_at < ? ORDER BY updated_at LIMIT ?)`, cutoff, batch); err != nil {
 			return fmt.Errorf("store: prune recover jobs: %w", err)
 		}

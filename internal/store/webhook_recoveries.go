@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"switchboard/internal/domain"
+	"switchboard/internal/store/sqldb"
 )
 
 // Recover jobs (POST /webhooks/{id}/recover, migration 0026): a job sends
@@ -51,24 +52,24 @@ func (s *Store) CreateWebhookRecovery(ctx context.Context, accountID, webhookID 
 		return domain.WebhookRecovery{}, err
 	}
 	var id int64
-	err = s.writeData(ctx, func(tx *Tx) error {
+	err = s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
 		var enabled bool
 		// Locked (PostgreSQL), so that two requests for the subscription
 		// cannot both find no job running.
-		if err := tx.queryRow(ctx, `SELECT enabled FROM webhooks WHERE id = ? AND account_id = ?`+s.forUpdate(), webhookID, accountID).Scan(&enabled); err != nil {
+		if err := tx.QueryRow(ctx, `SELECT enabled FROM webhooks WHERE id = ? AND account_id = ?`+s.db.ForUpdate(), webhookID, accountID).Scan(&enabled); err != nil {
 			return notFound(err, "webhook")
 		}
 		if !enabled {
 			return domain.Errorf(domain.Conflict, "webhook %d is disabled: enable it first (a disabled webhook's deliveries are skipped, not sent)", webhookID)
 		}
 		var running int64
-		err := tx.queryRow(ctx, `SELECT id FROM webhook_recoveries WHERE webhook_id = ? AND status = ? LIMIT 1`, webhookID, domain.RecoveryRunning).Scan(&running)
+		err := tx.QueryRow(ctx, `SELECT id FROM webhook_recoveries WHERE webhook_id = ? AND status = ? LIMIT 1`, webhookID, domain.RecoveryRunning).Scan(&running)
 		if err == nil {
 			return domain.Errorf(domain.Conflict, "recover %d of webhook %d is still running: GET /webhooks/%d/recover/%d follows it", running, webhookID, webhookID, running)
 		} else if !errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("store: recover: %w", err)
 		}
-		now := tx.now
+		now := tx.Now()
 		from, to := micros(since), micros(until)
 		if until.IsZero() || to > now {
 			to = now
@@ -81,15 +82,15 @@ func (s *Store) CreateWebhookRecovery(ctx context.Context, accountID, webhookID 
 			return domain.Errorf(domain.Invalid, "since must be before until (which is now when not given or in the future)")
 		}
 		var last sql.NullInt64
-		if err := tx.queryRow(ctx, `SELECT MAX(id) FROM webhook_deliveries WHERE webhook_id = ?`, webhookID).Scan(&last); err != nil {
+		if err := tx.QueryRow(ctx, `SELECT MAX(id) FROM webhook_deliveries WHERE webhook_id = ?`, webhookID).Scan(&last); err != nil {
 			return fmt.Errorf("store: recover: %w", err)
 		}
-		id, err = tx.insert(ctx, `INSERT INTO webhook_recoveries (account_id, webhook_id, since_at, until_at, last_delivery, cursor_id, status, created_at, updated_at, due_at)
+		id, err = tx.Insert(ctx, `INSERT INTO webhook_recoveries (account_id, webhook_id, since_at, until_at, last_delivery, cursor_id, status, created_at, updated_at, due_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, accountID, webhookID, from, to, last.Int64, start, domain.RecoveryRunning, now, now, now)
 		if err != nil {
 			return fmt.Errorf("store: recover: %w", err)
 		}
-		tx.events = true // due now: wake the dispatcher
+		tx.Wake() // due now: wake the dispatcher
 		return nil
 	})
 	if err != nil {
@@ -110,7 +111,7 @@ func (s *Store) recoverStart(ctx context.Context, webhookID int64, from time.Tim
 	// hi throughout.
 	after := func(x int64) (bool, int64, error) {
 		var id, created int64
-		err := s.queryRow(ctx, `SELECT id, created_at FROM webhook_deliveries WHERE webhook_id = ? AND id >= ? ORDER BY id LIMIT 1`, webhookID, x).Scan(&id, &created)
+		err := s.db.QueryRow(ctx, `SELECT id, created_at FROM webhook_deliveries WHERE webhook_id = ? AND id >= ? ORDER BY id LIMIT 1`, webhookID, x).Scan(&id, &created)
 		if errors.Is(err, sql.ErrNoRows) {
 			return true, 0, nil
 		}
@@ -124,7 +125,7 @@ func (s *Store) recoverStart(ctx context.Context, webhookID int64, from time.Tim
 		return 0, err
 	}
 	var hi int64
-	if err := s.queryRow(ctx, `SELECT COALESCE(MAX(id), 0) FROM webhook_deliveries WHERE webhook_id = ?`, webhookID).Scan(&hi); err != nil {
+	if err := s.db.QueryRow(ctx, `SELECT COALESCE(MAX(id), 0) FROM webhook_deliveries WHERE webhook_id = ?`, webhookID).Scan(&hi); err != nil {
 		return 0, fmt.Errorf("store: recover start: %w", err)
 	}
 	lo := first // a delivery created before from
@@ -151,7 +152,7 @@ func (s *Store) WebhookRecovery(ctx context.Context, accountID, webhookID, id in
 	var r domain.WebhookRecovery
 	var since, until, created, updated int64
 	var finished sql.NullInt64
-	err := s.queryRow(ctx, `SELECT `+recoveryColumns+` FROM webhook_recoveries WHERE id = ? AND webhook_id = ? AND account_id = ?`, id, webhookID, accountID).
+	err := s.db.QueryRow(ctx, `SELECT `+recoveryColumns+` FROM webhook_recoveries WHERE id = ? AND webhook_id = ? AND account_id = ?`, id, webhookID, accountID).
 		Scan(&r.ID, &r.AccountID, &r.WebhookID, &r.Status, &since, &until, &r.Queued, &created, &updated, &finished)
 	if err != nil {
 		return r, notFound(err, "recover")
@@ -162,7 +163,7 @@ func (s *Store) WebhookRecovery(ctx context.Context, accountID, webhookID, id in
 		r.FinishedAt = &t
 	}
 	r.Deliveries = map[string]int{domain.DeliveryPending: 0, domain.DeliverySucceeded: 0, domain.DeliveryFailed: 0, domain.DeliverySkipped: 0}
-	rows, err := s.query(ctx, `SELECT state, COUNT(*) FROM webhook_deliveries WHERE recovery_id = ? AND webhook_id = ? GROUP BY state`, id, webhookID)
+	rows, err := s.db.Query(ctx, `SELECT state, COUNT(*) FROM webhook_deliveries WHERE recovery_id = ? AND webhook_id = ? GROUP BY state`, id, webhookID)
 	if err != nil {
 		return r, fmt.Errorf("store: recover: %w", err)
 	}
@@ -183,7 +184,7 @@ func (s *Store) WebhookRecovery(ctx context.Context, accountID, webhookID, id in
 func (s *Store) HasDueRecoveries(ctx context.Context, now time.Time) (bool, error) {
 	var id int64
 	us := micros(now)
-	err := s.queryRow(ctx, `SELECT id FROM webhook_recoveries WHERE due_at <= ? AND (lease_until IS NULL OR lease_until <= ?) LIMIT 1`, us, us).Scan(&id)
+	err := s.db.QueryRow(ctx, `SELECT id FROM webhook_recoveries WHERE due_at <= ? AND (lease_until IS NULL OR lease_until <= ?) LIMIT 1`, us, us).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}
@@ -204,10 +205,10 @@ func (s *Store) HasDueRecoveries(ctx context.Context, now time.Time) (bool, erro
 // done once its last delivery is looked at. A lost lease changes nothing
 // (ErrLeaseLost). It reports whether the job is done.
 func (s *Store) RecoverBatch(ctx context.Context, owner string, id int64, batch int) (done bool, err error) {
-	err = s.writeData(ctx, func(tx *Tx) error {
+	err = s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
 		done = false
 		var webhookID, since, until, last, cursor int64
-		err := tx.queryRow(ctx, `SELECT webhook_id, since_at, until_at, last_delivery, cursor_id FROM webhook_recoveries WHERE id = ? AND lease_owner = ?`, id, owner).
+		err := tx.QueryRow(ctx, `SELECT webhook_id, since_at, until_at, last_delivery, cursor_id FROM webhook_recoveries WHERE id = ? AND lease_owner = ?`, id, owner).
 			Scan(&webhookID, &since, &until, &last, &cursor)
 		if errors.Is(err, sql.ErrNoRows) {
 			return ErrLeaseLost // or deleted with its subscription
@@ -217,7 +218,7 @@ func (s *Store) RecoverBatch(ctx context.Context, owner string, id int64, batch 
 		}
 		var hi sql.NullInt64
 		var n int
-		if err := tx.queryRow(ctx, `SELECT MAX(id), COUNT(*) FROM (SELECT id FROM webhook_deliveries WHERE webhook_id = ? AND id > ? AND id <= ? ORDER BY id LIMIT ?) b`,
+		if err := tx.QueryRow(ctx, `SELECT MAX(id), COUNT(*) FROM (SELECT id FROM webhook_deliveries WHERE webhook_id = ? AND id > ? AND id <= ? ORDER BY id LIMIT ?) b`,
 			webhookID, cursor, last, batch).Scan(&hi, &n); err != nil {
 			return fmt.Errorf("store: recover batch: %w", err)
 		}
@@ -227,7 +228,7 @@ func (s *Store) RecoverBatch(ctx context.Context, owner string, id int64, batch 
 			// here failed or were skipped, unless one of its deliveries
 			// succeeded or is pending (this job's own included: they are
 			// pending, so an event is queued once).
-			res, err := tx.exec(ctx, `INSERT INTO webhook_deliveries (account_id, webhook_id, event_id, state, created_at, updated_at, due_at, recovery_id)
+			res, err := tx.Exec(ctx, `INSERT INTO webhook_deliveries (account_id, webhook_id, event_id, state, created_at, updated_at, due_at, recovery_id)
 				SELECT c.account_id, ?, c.event_id, 'pending', ?, ?, ?, ? FROM (
 					SELECT DISTINCT d.account_id, d.event_id
 					FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
@@ -236,39 +237,39 @@ func (s *Store) RecoverBatch(ctx context.Context, owner string, id int64, batch 
 					AND NOT EXISTS (SELECT 1 FROM webhook_deliveries x WHERE x.event_id = d.event_id AND x.webhook_id = d.webhook_id
 						AND (x.state = 'succeeded' OR x.due_at IS NOT NULL))) c
 				ORDER BY c.event_id`,
-				webhookID, tx.now, tx.now, tx.now, id, webhookID, cursor, hi.Int64, since, until)
+				webhookID, tx.Now(), tx.Now(), tx.Now(), id, webhookID, cursor, hi.Int64, since, until)
 			if err != nil {
 				return fmt.Errorf("store: recover batch: %w", err)
 			}
 			q, _ := res.RowsAffected()
 			// Pending deliveries waiting for a later retry go now.
-			res, err = tx.exec(ctx, `UPDATE webhook_deliveries SET due_at = ?, recovery_id = ?
+			res, err = tx.Exec(ctx, `UPDATE webhook_deliveries SET due_at = ?, recovery_id = ?
 				WHERE webhook_id = ? AND id > ? AND id <= ? AND due_at > ? AND (lease_until IS NULL OR lease_until <= ?)
 				AND event_id IN (SELECT id FROM events WHERE created_at >= ? AND created_at < ?)`,
-				tx.now, id, webhookID, cursor, hi.Int64, tx.now, tx.now, since, until)
+				tx.Now(), id, webhookID, cursor, hi.Int64, tx.Now(), tx.Now(), since, until)
 			if err != nil {
 				return fmt.Errorf("store: recover batch: %w", err)
 			}
 			b, _ := res.RowsAffected()
 			queued, cursor = q+b, hi.Int64
 			if queued > 0 {
-				tx.events = true // due now: wake the dispatcher
+				tx.Wake() // due now: wake the dispatcher
 			}
 		}
 		done = n < batch
 		var next *int64
 		status, finished := domain.RecoveryRunning, sql.NullInt64{}
 		if done {
-			status, finished = domain.RecoveryDone, sql.NullInt64{Int64: tx.now, Valid: true}
+			status, finished = domain.RecoveryDone, sql.NullInt64{Int64: tx.Now(), Valid: true}
 		} else {
-			now := tx.now
+			now := tx.Now()
 			next = &now
 		}
-		if err := tx.release(ctx, ClaimWebhookRecoveries, owner, id, next); err != nil {
+		if err := releaseClaim(ctx, tx, ClaimWebhookRecoveries, owner, id, next); err != nil {
 			return err
 		}
-		if _, err := tx.exec(ctx, `UPDATE webhook_recoveries SET cursor_id = ?, queued = queued + ?, status = ?, finished_at = ?, updated_at = ? WHERE id = ?`,
-			cursor, queued, status, finished, tx.now, id); err != nil {
+		if _, err := tx.Exec(ctx, `UPDATE webhook_recoveries SET cursor_id = ?, queued = queued + ?, status = ?, finished_at = ?, updated_at = ? WHERE id = ?`,
+			cursor, queued, status, finished, tx.Now(), id); err != nil {
 			return fmt.Errorf("store: recover batch: %w", err)
 		}
 		return nil

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"switchboard/internal/domain"
+	"switchboard/internal/store/sqldb"
 )
 
 // Previous signing secrets (migration 0027): every secret a rotation replaces
@@ -30,16 +31,16 @@ const MaxPreviousSecrets = 10
 // previous secrets of the subscription are deleted.
 func (s *Store) RotateWebhookSecret(ctx context.Context, accountID, id int64, secret string, overlap time.Duration) (domain.Webhook, error) {
 	var out domain.Webhook
-	err := s.writeData(ctx, func(tx *Tx) error {
-		w, err := scanWebhook(tx.queryRow(ctx, `SELECT `+webhookColumns+` FROM webhooks WHERE id = ? AND account_id = ?`+s.forUpdate(), id, accountID))
+	err := s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
+		w, err := scanWebhook(tx.QueryRow(ctx, `SELECT `+webhookColumns+` FROM webhooks WHERE id = ? AND account_id = ?`+s.db.ForUpdate(), id, accountID))
 		if err != nil {
 			return notFound(err, "webhook")
 		}
-		if _, err := tx.exec(ctx, `DELETE FROM webhook_previous_secrets WHERE webhook_id = ? AND expires_at <= ?`, id, tx.now); err != nil {
+		if _, err := tx.Exec(ctx, `DELETE FROM webhook_previous_secrets WHERE webhook_id = ? AND expires_at <= ?`, id, tx.Now()); err != nil {
 			return fmt.Errorf("store: rotate webhook secret: %w", err)
 		}
 		var prev []domain.PreviousSecret
-		err = tx.query(ctx, `SELECT secret, expires_at FROM webhook_previous_secrets WHERE webhook_id = ? ORDER BY expires_at DESC, id DESC`, []any{id}, func(r row) error {
+		err = tx.Query(ctx, `SELECT secret, expires_at FROM webhook_previous_secrets WHERE webhook_id = ? ORDER BY expires_at DESC, id DESC`, []any{id}, func(r row) error {
 			var p domain.PreviousSecret
 			var until int64
 			if err := r.Scan(&p.Secret, &until); err != nil {
@@ -56,8 +57,8 @@ func (s *Store) RotateWebhookSecret(ctx context.Context, accountID, id int64, se
 			return domain.Errorf(domain.Conflict, "webhook %d already has %d previous secrets that still sign deliveries, the most there may be; rotate again after %s, when the oldest expires",
 				id, len(prev), prev[len(prev)-1].Until.Format(time.RFC3339))
 		}
-		until := tx.now + overlap.Microseconds()
-		if _, err := tx.exec(ctx, `INSERT INTO webhook_previous_secrets (webhook_id, secret, expires_at) VALUES (?, ?, ?)`, id, w.Secret, until); err != nil {
+		until := tx.Now() + overlap.Microseconds()
+		if _, err := tx.Exec(ctx, `INSERT INTO webhook_previous_secrets (webhook_id, secret, expires_at) VALUES (?, ?, ?)`, id, w.Secret, until); err != nil {
 			return fmt.Errorf("store: rotate webhook secret: %w", err)
 		}
 		// previous_until only grows: a shorter overlap than before must not
@@ -66,12 +67,12 @@ func (s *Store) RotateWebhookSecret(ctx context.Context, accountID, id int64, se
 		if len(prev) > 0 {
 			latest = max(latest, micros(prev[0].Until))
 		}
-		if _, err := tx.exec(ctx, `UPDATE webhooks SET secret = ?, previous_until = ?, updated_at = ? WHERE id = ?`,
-			secret, latest, tx.now, id); err != nil {
+		if _, err := tx.Exec(ctx, `UPDATE webhooks SET secret = ?, previous_until = ?, updated_at = ? WHERE id = ?`,
+			secret, latest, tx.Now(), id); err != nil {
 			return fmt.Errorf("store: rotate webhook secret: %w", err)
 		}
 		w.Previous = append([]domain.PreviousSecret{{Secret: w.Secret, Until: fromMicros(until)}}, prev...)
-		w.Secret, w.UpdatedAt = secret, fromMicros(tx.now)
+		w.Secret, w.UpdatedAt = secret, fromMicros(tx.Now())
 		out = w
 		return nil
 	})
@@ -101,8 +102,8 @@ func (s *Store) previousSecrets(ctx context.Context, ids []int64) (map[int64][]d
 	for _, id := range ids {
 		args = append(args, id)
 	}
-	args = append(args, micros(s.now()))
-	rows, err := s.r.QueryContext(ctx, s.q(`SELECT webhook_id, secret, expires_at FROM webhook_previous_secrets
+	args = append(args, micros(s.db.Now()))
+	rows, err := s.db.Readers().QueryContext(ctx, s.db.Rebind(`SELECT webhook_id, secret, expires_at FROM webhook_previous_secrets
 		WHERE webhook_id IN (?`+strings.Repeat(", ?", len(ids)-1)+`) AND expires_at > ? ORDER BY webhook_id, expires_at DESC, id DESC`), args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: previous webhook secrets: %w", err)
@@ -125,7 +126,7 @@ func (s *Store) previousSecrets(ctx context.Context, ids []int64) (map[int64][]d
 // into prevUntil by the job's index, is in the future): for most deliveries
 // none, and no query.
 func (s *Store) withPreviousSecrets(ctx context.Context, jobs []DeliveryJob, prevUntil []int64) error {
-	now := micros(s.now())
+	now := micros(s.db.Now())
 	var ids []int64
 	for i, j := range jobs {
 		if prevUntil[i] > now && !slices.Contains(ids, j.WebhookID) {
@@ -150,9 +151,9 @@ func (s *Store) withPreviousSecrets(ctx context.Context, jobs []DeliveryJob, pre
 // keys from lingering in the database (and its backups).
 func (s *Store) PruneWebhookSecrets(ctx context.Context, batch int) (int, error) {
 	var n int64
-	err := s.writeData(ctx, func(tx *Tx) error {
-		res, err := tx.exec(ctx, `DELETE FROM webhook_previous_secrets WHERE id IN (
-			SELECT id FROM webhook_previous_secrets WHERE expires_at <= ? ORDER BY expires_at LIMIT ?)`, tx.now, batch)
+	err := s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
+		res, err := tx.Exec(ctx, `DELETE FROM webhook_previous_secrets WHERE id IN (
+			SELECT id FROM webhook_previous_secrets WHERE expires_at <= ? ORDER BY expires_at LIMIT ?)`, tx.Now(), batch)
 		if err != nil {
 			return fmt.Errorf("store: prune webhook secrets: %w", err)
 		}

@@ -8,10 +8,11 @@ import (
 	"strings"
 
 	"switchboard/internal/domain"
+	"switchboard/internal/store/sqldb"
 )
 
 // Webhook subscriptions change rarely and are not held by the read cache, so
-// their writes leave the cache generation alone (writeData).
+// their writes leave the cache generation alone (sqldb.KeepCache).
 
 const webhookColumns = `id, account_id, name, description, url, type, enabled, secret, created_at, updated_at`
 
@@ -28,24 +29,24 @@ func scanWebhook(sc interface{ Scan(...any) error }) (domain.Webhook, error) {
 
 // CreateWebhook stores a new subscription and sets w.ID and its times.
 func (s *Store) CreateWebhook(ctx context.Context, w *domain.Webhook) error {
-	return s.writeData(ctx, func(tx *Tx) error {
+	return s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
 		if err := accountExists(ctx, tx, w.AccountID); err != nil {
 			return err
 		}
-		id, err := tx.insert(ctx, `INSERT INTO webhooks (account_id, name, description, url, type, enabled, secret, created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, w.AccountID, w.Name, w.Description, w.URL, w.Type, w.Enabled, w.Secret, tx.now, tx.now)
+		id, err := tx.Insert(ctx, `INSERT INTO webhooks (account_id, name, description, url, type, enabled, secret, created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, w.AccountID, w.Name, w.Description, w.URL, w.Type, w.Enabled, w.Secret, tx.Now(), tx.Now())
 		if err != nil {
 			return fmt.Errorf("store: create webhook: %w", err)
 		}
 		w.ID = id
-		w.CreatedAt, w.UpdatedAt = fromMicros(tx.now), fromMicros(tx.now)
+		w.CreatedAt, w.UpdatedAt = fromMicros(tx.Now()), fromMicros(tx.Now())
 		return nil
 	})
 }
 
 // Webhook returns the account's subscription id (not_found for another account's).
 func (s *Store) Webhook(ctx context.Context, accountID, id int64) (domain.Webhook, error) {
-	w, err := scanWebhook(s.queryRow(ctx, `SELECT `+webhookColumns+` FROM webhooks WHERE id = ? AND account_id = ?`, id, accountID))
+	w, err := scanWebhook(s.db.QueryRow(ctx, `SELECT `+webhookColumns+` FROM webhooks WHERE id = ? AND account_id = ?`, id, accountID))
 	if err != nil {
 		return w, notFound(err, "webhook")
 	}
@@ -64,7 +65,7 @@ func (s *Store) Webhooks(ctx context.Context, accountID int64, typ string, enabl
 	if enabledOnly {
 		q += ` AND enabled = TRUE`
 	}
-	rows, err := s.query(ctx, q+` ORDER BY id`, args...)
+	rows, err := s.db.Query(ctx, q+` ORDER BY id`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: webhooks: %w", err)
 	}
@@ -85,8 +86,8 @@ func (s *Store) Webhooks(ctx context.Context, accountID int64, typ string, enabl
 // (and leaves updatedAt alone).
 func (s *Store) UpdateWebhook(ctx context.Context, accountID, id int64, patch domain.WebhookPatch) (domain.Webhook, error) {
 	var out domain.Webhook
-	err := s.writeData(ctx, func(tx *Tx) error {
-		w, err := scanWebhook(tx.queryRow(ctx, `SELECT `+webhookColumns+` FROM webhooks WHERE id = ? AND account_id = ?`+s.forUpdate(), id, accountID))
+	err := s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
+		w, err := scanWebhook(tx.QueryRow(ctx, `SELECT `+webhookColumns+` FROM webhooks WHERE id = ? AND account_id = ?`+s.db.ForUpdate(), id, accountID))
 		if err != nil {
 			return notFound(err, "webhook")
 		}
@@ -106,11 +107,11 @@ func (s *Store) UpdateWebhook(ctx context.Context, accountID, id int64, patch do
 		if changed {
 			// A changed subscription starts afresh: an old endpoint's backoff
 			// does not hold back a new one.
-			if _, err := tx.exec(ctx, `UPDATE webhooks SET name = ?, description = ?, url = ?, type = ?, enabled = ?, backoff_until = 0, updated_at = ? WHERE id = ?`,
-				w.Name, w.Description, w.URL, w.Type, w.Enabled, tx.now, id); err != nil {
+			if _, err := tx.Exec(ctx, `UPDATE webhooks SET name = ?, description = ?, url = ?, type = ?, enabled = ?, backoff_until = 0, updated_at = ? WHERE id = ?`,
+				w.Name, w.Description, w.URL, w.Type, w.Enabled, tx.Now(), id); err != nil {
 				return fmt.Errorf("store: update webhook: %w", err)
 			}
-			w.UpdatedAt = fromMicros(tx.now)
+			w.UpdatedAt = fromMicros(tx.Now())
 		}
 		out = w
 		return nil
@@ -120,8 +121,8 @@ func (s *Store) UpdateWebhook(ctx context.Context, accountID, id int64, patch do
 
 // DeleteWebhook removes the account's subscription id and its deliveries.
 func (s *Store) DeleteWebhook(ctx context.Context, accountID, id int64) error {
-	return s.writeData(ctx, func(tx *Tx) error {
-		res, err := tx.exec(ctx, `DELETE FROM webhooks WHERE id = ? AND account_id = ?`, id, accountID)
+	return s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
+		res, err := tx.Exec(ctx, `DELETE FROM webhooks WHERE id = ? AND account_id = ?`, id, accountID)
 		if err != nil {
 			return fmt.Errorf("store: delete webhook: %w", err)
 		}

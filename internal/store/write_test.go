@@ -17,12 +17,13 @@ import (
 // while every committer is busy wait and then share a few commits instead of
 // committing one by one, and that a write that fails in a group (with its
 // own error, or with a statement the database refuses, run at once or
-// queued with execLater) is rolled back alone: its caller gets the error and
+// queued with ExecLater) is rolled back alone: its caller gets the error and
 // the others are committed.
 func TestConcurrentWritesShareCommits(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		insert := func(tx *store.Tx, name string) error {
-			return tx.Exec(`INSERT INTO accounts (name, created_at) VALUES (?, 0)`, name)
+			_, err := tx.Exec(ctx, `INSERT INTO accounts (name, created_at) VALUES (?, 0)`, name)
+			return err
 		}
 		// Hold every committer in a write of its own until the others are queued.
 		held := s.Committers()
@@ -65,11 +66,11 @@ func TestConcurrentWritesShareCommits(t *testing.T) {
 					}
 					switch i % 10 {
 					case 5: // queued, refused when the function has returned
-						return tx.ExecLater(`INSERT INTO accounts (id, name, created_at) SELECT id, 'dup', 0 FROM accounts LIMIT 1`)
+						return tx.ExecLater(ctx, `INSERT INTO accounts (id, name, created_at) SELECT id, 'dup', 0 FROM accounts LIMIT 1`)
 					case 3:
 						return boom
 					case 7: // refused by the database: the id exists
-						if err := tx.Exec(`INSERT INTO accounts (id, name, created_at) SELECT id, 'dup', 0 FROM accounts LIMIT 1`); err != nil {
+						if _, err := tx.Exec(ctx, `INSERT INTO accounts (id, name, created_at) SELECT id, 'dup', 0 FROM accounts LIMIT 1`); err != nil {
 							return err
 						}
 						return accepted
@@ -150,12 +151,13 @@ func TestDeadlockedWriteRunsAgain(t *testing.T) {
 	var onceA, onceB sync.Once
 	write := func(first, second int64, mine *sync.Once, signal, other chan struct{}) error {
 		return s.Write(ctx, func(tx *store.Tx) error {
-			if err := tx.Exec(`UPDATE accounts SET name = name || '+' WHERE id = ?`, first); err != nil {
+			if _, err := tx.Exec(ctx, `UPDATE accounts SET name = name || '+' WHERE id = ?`, first); err != nil {
 				return err
 			}
 			mine.Do(func() { close(signal) })
 			<-other
-			return tx.Exec(`UPDATE accounts SET name = name || '+' WHERE id = ?`, second)
+			_, err := tx.Exec(ctx, `UPDATE accounts SET name = name || '+' WHERE id = ?`, second)
+			return err
 		})
 	}
 	errs := make(chan error, 2)
