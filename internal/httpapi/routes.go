@@ -106,9 +106,10 @@ func (s *Server) routes() {
 	s.route("/", s.unmatched)
 }
 
+// healthz and readyz answer load balancers, outside the public API: a bare
+// status object, not the envelope, written as any encoded body is.
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) error {
-	w.Header().Set("Content-Type", "application/json")
-	w.Write([]byte(`{"status":"ok"}` + "\n"))
+	writeEncoded(w, http.StatusOK, []byte(`{"status":"ok"}`+"\n"))
 	return nil
 }
 
@@ -116,17 +117,15 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) error {
 const readyTimeout = 2 * time.Second
 
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
-	w.Header().Set("Content-Type", "application/json")
 	// Bounded: a load balancer must learn within seconds that this node
 	// cannot reach its database, even when connecting there hangs.
 	ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
 	defer cancel()
 	if err := s.store.Ping(ctx); err != nil {
 		s.log.WarnContext(r.Context(), "not ready", "err", err)
-		w.WriteHeader(http.StatusServiceUnavailable)
-		w.Write([]byte(`{"status":"unavailable"}` + "\n"))
+		writeEncoded(w, http.StatusServiceUnavailable, []byte(`{"status":"unavailable"}`+"\n"))
 		return nil
 	}
-	w.Write([]byte(`{"status":"ready"}` + "\n"))
+	writeEncoded(w, http.StatusOK, []byte(`{"status":"ready"}`+"\n"))
 	return nil
 }
