@@ -36,20 +36,27 @@ type GroupMerge[K cmp.Ordered, V any] struct {
 // PostgreSQL group without savepoints. Otherwise it reports false, and the
 // caller does the work at once, as it would without a group.
 func (m *GroupMerge[K, V]) Defer(tx *Tx, key K, v V) bool {
+	// Small enough to inline: most writes (every one on SQLite) only test
+	// the flag.
 	if !tx.deferring {
 		return false
 	}
+	m.put(tx, key, v)
+	return true
+}
+
+// put merges v under key into tx's group.
+func (m *GroupMerge[K, V]) put(tx *Tx, key K, v V) {
 	for _, g := range tx.merges {
 		if p, ok := g.(*pendingMerge[K, V]); ok && p.m == m {
 			if old, found := p.vals[key]; found {
 				v = m.Merge(old, v)
 			}
 			p.vals[key] = v
-			return true
+			return
 		}
 	}
 	tx.merges = append(tx.merges, &pendingMerge[K, V]{m: m, vals: map[K]V{key: v}})
-	return true
 }
 
 // groupMerge is one GroupMerge's work deferred in a group.
