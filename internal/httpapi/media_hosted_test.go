@@ -192,20 +192,20 @@ func TestHostedMediaCleanupOverHTTP(t *testing.T) {
 // it; deleting that message, its last user, frees it.
 func TestScheduledMediaThroughDispatch(t *testing.T) {
 	t.Parallel()
-	forEachScheduledEngine(t, func(t *testing.T, f *sendFixture) {
+	forEachDispatchEngine(t, func(t *testing.T, f *sendFixture) {
 		png := realImage(t, "image/png")
 		status, raw := f.hostMedia(t, f.keys["acme"], attach("a.png", "image/png", png))
 		if status != 201 {
 			t.Fatalf("upload: %d %s", status, raw)
 		}
 		url := decodeInto[hostedData](t, raw).Data.URL
-		sendAt := time.Now().Add(1500 * time.Millisecond)
+		sendAt := f.clock.Now().Add(dispatchLead)
 		status, _, raw = f.schedule(t, f.keys["acme"], "", lineMain, scheduleBody{To: []string{deBerlin}, Media: []string{url}, SendAt: sendAt.Format(time.RFC3339Nano)})
 		if status != 201 {
 			t.Fatalf("schedule: %d %s", status, raw)
 		}
-		f.sim.FailDestinations("49") // the first attempt is refused and requeued
-		time.Sleep(time.Until(sendAt))
+		f.sim.FailDestinations("49")  // the first attempt is refused and requeued
+		f.clock.Advance(dispatchLead) // due
 		d := f.svc.ScheduledDispatcher(sms.DispatcherConfig{Interval: 20 * time.Millisecond, RetryBase: 50 * time.Millisecond, RetryMax: 50 * time.Millisecond})
 		d.TestSignals.Init()
 		must(t, d.Start(ctx))

@@ -45,10 +45,10 @@ type scheduleBody struct {
 func scheduledPath(line string) string { return "/api/public/v1/sms/lines/" + line + "/scheduled" }
 
 // setupScheduled is the send fixture with the inbox wired in, so that
-// threads can be read.
-func setupScheduled(t *testing.T, engine store.Engine) *sendFixture {
+// threads can be read, on clock (nil: the wall clock).
+func setupScheduled(t *testing.T, engine store.Engine, clock *storetest.Clock) *sendFixture {
 	t.Helper()
-	return setupSendWith(t, engine, func(cfg *httpapi.Config, srv *http.Server) {
+	return setupSendOn(t, engine, clock, func(cfg *httpapi.Config, srv *http.Server) {
 		cfg.Inbox = inbox.New(inbox.Config{Store: cfg.Store.(*store.Store), Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	})
 }
@@ -57,7 +57,27 @@ func forEachScheduledEngine(t *testing.T, fn func(t *testing.T, f *sendFixture))
 	for _, e := range storetest.Engines(t) {
 		t.Run(string(e), func(t *testing.T) {
 			t.Parallel()
-			fn(t, setupScheduled(t, e))
+			fn(t, setupScheduled(t, e, nil))
+		})
+	}
+}
+
+// dispatchLead is how far ahead the dispatch tests schedule: any lead
+// works, since they advance the test clock past it instead of waiting.
+const dispatchLead = time.Hour
+
+// forEachDispatchEngine is forEachScheduledEngine on a test clock (f.clock)
+// shared by the store and the SMS service, for the tests that let the
+// dispatcher send: they schedule dispatchLead ahead on it and advance it
+// past sendAt instead of sleeping until then. It starts twice that far
+// behind the wall clock, because the store's cheap look for due messages
+// (store.HasDueScheduled) reads the wall clock: whatever the test clock
+// makes due is then due by both.
+func forEachDispatchEngine(t *testing.T, fn func(t *testing.T, f *sendFixture)) {
+	for _, e := range storetest.Engines(t) {
+		t.Run(string(e), func(t *testing.T) {
+			t.Parallel()
+			fn(t, setupScheduled(t, e, storetest.NewClock(time.Now().Add(-2*dispatchLead))))
 		})
 	}
 }
@@ -397,12 +417,9 @@ func TestScheduleIdempotency(t *testing.T) {
 // carrier refusing one destination), then lets the dispatcher send them.
 func TestScheduleDispatch(t *testing.T) {
 	t.Parallel()
-	forEachScheduledEngine(t, func(t *testing.T, f *sendFixture) {
+	forEachDispatchEngine(t, func(t *testing.T, f *sendFixture) {
 		key := f.keys["acme"]
-		// Long enough for the five schedule requests on a loaded machine (a
-		// send_at in the past is refused); the changes after them may run
-		// past it, since no dispatcher runs until they are done.
-		sendAt := time.Now().Add(3 * time.Second)
+		sendAt := f.clock.Now().Add(dispatchLead)
 		mk := func(text string, to ...string) scheduledData {
 			t.Helper()
 			status, _, raw := f.schedule(t, key, "", lineMain, scheduleBody{To: to, Message: text, SendAt: sendAt.Format(time.RFC3339Nano)})
@@ -433,8 +450,8 @@ func TestScheduleDispatch(t *testing.T) {
 		f.sim.FailDestinations("49")
 
 		// Due while no dispatcher runs: the first pass at start sends them
-		// (the overdue rule). Waiting for the clock is the point here.
-		time.Sleep(time.Until(sendAt))
+		// (the overdue rule).
+		f.clock.Advance(dispatchLead)
 		d := f.svc.ScheduledDispatcher(sms.DispatcherConfig{Interval: 20 * time.Millisecond, RetryBase: 50 * time.Millisecond, RetryMax: 50 * time.Millisecond})
 		d.TestSignals.Init()
 		must(t, d.Start(ctx))
@@ -513,9 +530,9 @@ func TestScheduleDispatch(t *testing.T) {
 // sent anew, and charged once for the send that arrived.
 func TestScheduleDispatchInterrupted(t *testing.T) {
 	t.Parallel()
-	forEachScheduledEngine(t, func(t *testing.T, f *sendFixture) {
+	forEachDispatchEngine(t, func(t *testing.T, f *sendFixture) {
 		key := f.keys["acme"]
-		sendAt := time.Now().Add(1500 * time.Millisecond)
+		sendAt := f.clock.Now().Add(dispatchLead)
 		texts := map[int64]string{}
 		for _, text := range []string{"first", "second"} {
 			status, _, raw := f.schedule(t, key, "", lineMain, scheduleBody{To: []string{usA}, Message: text, SendAt: sendAt.Format(time.RFC3339Nano)})
@@ -535,7 +552,7 @@ func TestScheduleDispatchInterrupted(t *testing.T) {
 			}
 			return nil
 		})
-		time.Sleep(time.Until(sendAt))
+		f.clock.Advance(dispatchLead) // due
 		d := f.svc.ScheduledDispatcher(sms.DispatcherConfig{Interval: 20 * time.Millisecond, Lease: 200 * time.Millisecond, ReconcileAfter: 400 * time.Millisecond})
 		d.TestSignals.Init()
 		must(t, d.Start(ctx))

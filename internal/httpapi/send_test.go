@@ -66,6 +66,8 @@ type sendFixture struct {
 	// fault is what svc.Fault calls; swapped atomically so a test can change
 	// it while the server runs.
 	fault atomic.Pointer[func(step string) error]
+	// clock is the store's and svc's clock; nil: the wall clock.
+	clock *storetest.Clock
 }
 
 func setupSend(t *testing.T, engine store.Engine) *sendFixture {
@@ -77,8 +79,20 @@ func setupSend(t *testing.T, engine store.Engine) *sendFixture {
 // and the HTTP server before it starts.
 func setupSendWith(t *testing.T, engine store.Engine, adjust func(*httpapi.Config, *http.Server)) *sendFixture {
 	t.Helper()
+	return setupSendOn(t, engine, nil, adjust)
+}
+
+// setupSendOn is setupSendWith with the store and the SMS service on clock
+// (nil: the wall clock).
+func setupSendOn(t *testing.T, engine store.Engine, clock *storetest.Clock, adjust func(*httpapi.Config, *http.Server)) *sendFixture {
+	t.Helper()
 	st := storetest.Open(t, engine)
-	f := &sendFixture{fixture: &fixture{st: st, keys: map[string]string{}, users: map[string]domain.User{}, metrics: prometheus.NewRegistry()}}
+	var now func() time.Time
+	if clock != nil {
+		now = clock.Now
+		st.SetClock(now)
+	}
+	f := &sendFixture{fixture: &fixture{st: st, keys: map[string]string{}, users: map[string]domain.User{}, metrics: prometheus.NewRegistry()}, clock: clock}
 
 	acme := storetest.Account(t, st, &storetest.AccountOpts{Name: "Acme Corp"})
 	beta := storetest.Account(t, st, &storetest.AccountOpts{Name: "Beta LLC"})
@@ -131,6 +145,7 @@ func setupSendWith(t *testing.T, engine store.Engine, adjust func(*httpapi.Confi
 			}
 			return nil
 		},
+		Now: now,
 	})
 	carrierSim.Attach(f.svc)
 	cfg := httpapi.Config{
