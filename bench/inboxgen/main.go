@@ -28,6 +28,7 @@ import (
 
 	"switchboard/internal/auth"
 	"switchboard/internal/domain"
+	"switchboard/internal/sms/smsevent"
 	"switchboard/internal/store"
 )
 
@@ -219,16 +220,25 @@ func thread(ctx context.Context, st *store.Store, o options, r *rand.Rand, accou
 	for m := range n {
 		body := texts[r.IntN(len(texts))]
 		if m == 0 || r.IntN(10) < 6 {
-			if _, err := st.StoreInbound(ctx, store.Inbound{Line: line, From: number, Participants: []string{number}, Body: body, Readers: readers}); err != nil {
+			in := store.Inbound{Line: line, From: number, Participants: []string{number}, Body: body, Readers: readers}
+			if err := smsevent.SetReceived(&in); err != nil {
+				return err
+			}
+			if _, err := st.StoreInbound(ctx, in); err != nil {
 				return err
 			}
 		} else {
 			o := &store.Outbound{AccountID: account, LineID: line.ID, From: line.Number, To: []string{number}, Participants: number,
 				Body: body, Type: domain.BillingSMS, Units: 1, UnitPrice: 7900, Price: 7900, SentBy: readers[r.IntN(len(readers))]}
-			if _, err := st.CreateOutbound(ctx, o); err != nil {
+			id, err := st.CreateOutbound(ctx, o)
+			if err != nil {
 				return err
 			}
-			if err := st.MarkOutboundSent(ctx, o, "bench"); err != nil {
+			sent, err := smsevent.Sent(id, o.From, o.To)
+			if err != nil {
+				return err
+			}
+			if err := st.MarkOutboundSent(ctx, o, "bench", sent); err != nil {
 				return err
 			}
 		}

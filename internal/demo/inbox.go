@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"switchboard/internal/domain"
+	"switchboard/internal/sms/smsevent"
 	"switchboard/internal/store"
 )
 
@@ -132,7 +133,11 @@ func seedThread(ctx context.Context, st *store.Store, r *rand.Rand, accountID in
 	for m := range 1 + r.IntN(6) {
 		if m%2 == 0 {
 			from := parts[r.IntN(len(parts))]
-			if _, err := st.StoreInbound(ctx, store.Inbound{Line: line, From: from, Participants: parts, Body: pick(patientTexts), Readers: readers}); err != nil {
+			in := store.Inbound{Line: line, From: from, Participants: parts, Body: pick(patientTexts), Readers: readers}
+			if err := smsevent.SetReceived(&in); err != nil {
+				return err
+			}
+			if _, err := st.StoreInbound(ctx, in); err != nil {
 				return err
 			}
 			continue
@@ -147,7 +152,11 @@ func seedThread(ctx context.Context, st *store.Store, r *rand.Rand, accountID in
 		if err != nil {
 			return err
 		}
-		if err := st.MarkOutboundSent(ctx, o, fmt.Sprintf("demo-%d", id)); err != nil {
+		sent, err := smsevent.Sent(id, o.From, o.To)
+		if err != nil {
+			return err
+		}
+		if err := st.MarkOutboundSent(ctx, o, fmt.Sprintf("demo-%d", id), sent); err != nil {
 			return err
 		}
 	}

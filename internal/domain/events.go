@@ -2,12 +2,12 @@ package domain
 
 import (
 	"encoding/json"
-	"time"
 )
 
 // Event types, as the spec's Events table and webhook subscriptions name
-// them (WebhookTypes, in webhooks.go, describes them). The domain owns them and their payloads; the store writes (type,
-// payload) to the outbox in the caller's transaction without reading either.
+// them (WebhookTypes, in webhooks.go, describes them). The domain names them and their payload types; each capability
+// builds its own events (internal/calls, internal/sms/smsevent) and the store writes (type, payload) to the outbox in
+// the caller's transaction without reading either.
 const (
 	EventRealTimeCalls   = "AccountRealTimeCalls"
 	EventEndedCalls      = "AccountEndedCalls"
@@ -55,35 +55,8 @@ const (
 	SMSDelivery = "message.delivery" // a delivery report for an outbound message
 )
 
-// SMSSentEvent is the event of outbound message id, accepted by the carrier.
-func SMSSentEvent(id int64, line string, numbers []string) (Event, error) {
-	return smsEvent(SMSEvent{Event: SMSSent, MessageID: id, Direction: "out", Line: line, Numbers: numbers, Status: StatusSent})
-}
-
-// SMSReceivedEvent is the event of inbound message id from from to line; group
-// lists every other party of a group thread (nil for a 1:1 text).
-func SMSReceivedEvent(id int64, line, from string, group []string, blocked bool) (Event, error) {
-	return smsEvent(SMSEvent{Event: SMSReceived, MessageID: id, Direction: "in", Line: line, Numbers: []string{from}, GroupParticipants: group, Blocked: blocked})
-}
-
-// SMSDeliveryEvent is the event of a delivery report on outbound message id.
-func SMSDeliveryEvent(id int64, line string, numbers []string, status, errText string, at time.Time) (Event, error) {
-	return smsEvent(SMSEvent{Event: SMSDelivery, MessageID: id, Direction: "out", Line: line, Numbers: numbers,
-		Delivery: &SMSDeliveryReport{Status: status, Error: errText, At: at.UTC().Format(time.RFC3339)}})
-}
-
 // NewEvent encodes payload as an event of type typ.
 func NewEvent(typ string, payload any) (Event, error) {
 	b, err := json.Marshal(payload)
 	return Event{Type: typ, Payload: b}, err
-}
-
-func smsEvent(e SMSEvent) (Event, error) {
-	if e.Number == "" && len(e.Numbers) > 0 {
-		e.Number = e.Numbers[0]
-	}
-	if len(e.Numbers) > 1 && e.GroupParticipants == nil {
-		e.GroupParticipants = e.Numbers
-	}
-	return NewEvent(EventAccountSMS, e)
 }

@@ -19,6 +19,7 @@ import (
 	"switchboard/internal/httpapi"
 	"switchboard/internal/inbox"
 	"switchboard/internal/sms"
+	"switchboard/internal/sms/smsevent"
 	"switchboard/internal/store"
 	"switchboard/internal/store/storetest"
 )
@@ -134,7 +135,9 @@ func (f *inboxFixture) send(t *testing.T, line string, by int64, text string, to
 		Type: "sms", Units: 1, UnitPrice: 7900, Price: 7900, SentBy: by}
 	id, err := f.st.CreateOutbound(ctx, o)
 	must(t, err)
-	must(t, f.st.MarkOutboundSent(ctx, o, "ref"))
+	sent, err := smsevent.Sent(id, o.From, o.To)
+	must(t, err)
+	must(t, f.st.MarkOutboundSent(ctx, o, "ref", sent))
 	return id
 }
 

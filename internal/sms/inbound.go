@@ -13,6 +13,7 @@ import (
 	"switchboard/internal/carrier"
 	"switchboard/internal/domain"
 	"switchboard/internal/phone"
+	"switchboard/internal/sms/smsevent"
 	"switchboard/internal/store"
 )
 
@@ -49,7 +50,7 @@ func (s *Service) Receipt(ctx context.Context, r carrier.Receipt) error {
 	if at.IsZero() {
 		at = time.Now()
 	}
-	err := s.store.ApplyReceipt(ctx, r.MessageID, r.Status, r.Error, at)
+	err := s.applyReceipt(ctx, r, at)
 	if domain.IsNotFound(err) {
 		s.log.Warn("receipt for unknown message dropped", "message_id", r.MessageID)
 		return nil
@@ -65,7 +66,7 @@ func (s *Service) Receipt(ctx context.Context, r carrier.Receipt) error {
 		// nothing).
 		key := "receipt:" + strconv.FormatInt(r.MessageID, 10) + ":" + r.Status + ":" + r.Error
 		s.settle.start(key, r.MessageID, func(ctx context.Context) error {
-			err := s.store.ApplyReceipt(ctx, r.MessageID, r.Status, r.Error, at)
+			err := s.applyReceipt(ctx, r, at)
 			if domain.IsNotFound(err) {
 				return nil
 			}
@@ -76,6 +77,24 @@ func (s *Service) Receipt(ctx context.Context, r carrier.Receipt) error {
 		})
 	}
 	return err
+}
+
+// applyReceipt builds the events report r may write, from its message's line
+// and recipients, and has the store apply it.
+func (s *Service) applyReceipt(ctx context.Context, r carrier.Receipt, at time.Time) error {
+	line, to, err := s.partiesOf(ctx, r.MessageID)
+	if err != nil {
+		return err
+	}
+	sent, err := smsevent.Sent(r.MessageID, line, to)
+	if err != nil {
+		return err
+	}
+	delivery, err := smsevent.Delivery(r.MessageID, line, to, r.Status, r.Error, at)
+	if err != nil {
+		return err
+	}
+	return s.store.ApplyReceipt(ctx, store.Receipt{ID: r.MessageID, Status: r.Status, Error: r.Error, At: at, Sent: sent, Delivery: delivery})
 }
 
 // Inbound implements carrier.Sink: it stores a text someone sent to a line,
@@ -111,10 +130,14 @@ func (s *Service) Inbound(ctx context.Context, in carrier.Inbound) error {
 	// The message is dated when Switchboard stores it, not by the carrier's
 	// clock (Kannel's ts has whole seconds and the SMSC's skew), so a
 	// conversation's order by time and by id agree.
-	_, err = s.store.StoreInbound(ctx, store.Inbound{
+	text := store.Inbound{
 		Line: line, From: from, Participants: participants, Body: in.Text, Media: in.Media,
 		OptOut: stopWords[kw], OptIn: startWords[kw], Readers: readers,
-	})
+	}
+	if err := smsevent.SetReceived(&text); err != nil {
+		return err
+	}
+	_, err = s.store.StoreInbound(ctx, text)
 	return err
 }
 

@@ -77,11 +77,13 @@ func (s *Service) Schedule(ctx context.Context, p auth.Principal, line string, r
 		SendAt: req.SendAt.UTC().Truncate(time.Microsecond), CreatedBy: p.UserID}
 	var answer *store.IdempotencyAnswer
 	if idem != nil {
-		answer = &store.IdempotencyAnswer{Claim: idem.claim, Data: func(id int64) ([]byte, error) {
-			c := m
-			c.ID = id
-			return json.Marshal(record{Scheduled: &c})
-		}}
+		// The answer is the schedule as it stands now, with the id the
+		// store's transaction assigns: handed as data (see scheduledRecord).
+		data, err := scheduledRecord(m)
+		if err != nil {
+			return domain.ScheduledMessage{}, err
+		}
+		answer = &store.IdempotencyAnswer{Claim: idem.claim, Data: data}
 	}
 	if err := s.store.CreateScheduled(ctx, &m, answer); err != nil {
 		if nh := (*store.NotHostedError)(nil); errors.As(err, &nh) {
@@ -91,6 +93,18 @@ func (s *Service) Schedule(ctx context.Context, p auth.Principal, line string, r
 		return domain.ScheduledMessage{}, err
 	}
 	return m, nil
+}
+
+// scheduledRecord is the Idempotency-Key record of schedule m, for the store
+// to name the new schedule in: m encoded with store.PlaceholderID for its id
+// (ID is its first field, before any text of the caller's).
+func scheduledRecord(m domain.ScheduledMessage) (store.IDTemplate, error) {
+	m.ID = store.PlaceholderID
+	b, err := json.Marshal(record{Scheduled: &m})
+	if err != nil {
+		return store.IDTemplate{}, fmt.Errorf("sms: idempotency record: %w", err)
+	}
+	return store.NewIDTemplate(b, `{"scheduled":{"ID":`)
 }
 
 // validateSchedule checks the request's own shape (before any lookup).

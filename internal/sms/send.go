@@ -21,6 +21,7 @@ import (
 	"switchboard/internal/money"
 	"switchboard/internal/phone"
 	"switchboard/internal/segment"
+	"switchboard/internal/sms/smsevent"
 	"switchboard/internal/store"
 )
 
@@ -93,6 +94,9 @@ type Service struct {
 	// settle retries recording evidence of acceptance that the database
 	// refused (see settler).
 	settle settler
+	// parties remembers what the receipts of this process's sends build
+	// their events from.
+	parties parties
 	// now is Config.Now with its default applied.
 	now func() time.Time
 }
@@ -265,6 +269,12 @@ const (
 // the money guarantee after the intent, shared by direct and scheduled sends.
 // An error is a fault hook's (tests).
 func (s *Service) deliver(ctx context.Context, out *store.Outbound, id int64, m carrier.Message) (carrierOutcome, error) {
+	sent, err := smsevent.Sent(id, out.From, out.To)
+	if err != nil {
+		return 0, err
+	}
+	// Before the carrier is called: its receipt can come before its answer.
+	s.parties.remember(id, out.From, out.To)
 	deadline := time.Now().Add(s.carrierTimeout)
 	cctx, cancel := context.WithDeadline(ctx, deadline)
 	acc, sendErr := s.carrier.Send(cctx, m)
@@ -287,14 +297,14 @@ func (s *Service) deliver(ctx context.Context, out *store.Outbound, id int64, m 
 	if err := s.fault("after-carrier"); err != nil {
 		return 0, err
 	}
-	if err := s.store.MarkOutboundSent(ctx, out, acc.Ref); err != nil {
+	if err := s.store.MarkOutboundSent(ctx, out, acc.Ref, sent); err != nil {
 		// The carrier has the message but the database refused the charge:
 		// answering 5xx would break "5xx means nothing sent", so the client
 		// gets 201 and the charge is retried until the database takes it
 		// (a receipt may record it first; either way it is charged once).
 		s.log.Error("record carrier acceptance failed; retrying until the database answers", "message_id", id, "err", err)
 		s.settle.start("sent:"+strconv.FormatInt(id, 10), id, func(ctx context.Context) error {
-			return s.store.MarkOutboundSent(ctx, out, acc.Ref)
+			return s.store.MarkOutboundSent(ctx, out, acc.Ref, sent)
 		}, func(err error) {
 			s.log.Error("charge of a message the carrier accepted is not recorded: the process stopped while the database refused it; a delivery receipt will still charge it",
 				"message_id", id, "carrier_ref", acc.Ref, "err", err)

@@ -18,6 +18,7 @@ import (
 	"switchboard/internal/blob"
 	"switchboard/internal/carrier"
 	"switchboard/internal/domain"
+	"switchboard/internal/sms/smsevent"
 	"switchboard/internal/store"
 	"switchboard/internal/store/storetest"
 )
@@ -127,6 +128,15 @@ func newEnvOn(t *testing.T, st *store.Store) *env {
 	}
 	t.Cleanup(e.svc.Settler().Stop)
 	return e
+}
+
+// sentEvent is the message.sent event of a message from testLine to testTo,
+// as the service builds it.
+func sentEvent(t *testing.T, id int64) domain.Event {
+	t.Helper()
+	ev, err := smsevent.Sent(id, testLine, []string{testTo})
+	check(t, err)
+	return ev
 }
 
 func check(t *testing.T, err error) {
@@ -406,7 +416,7 @@ func TestMarkSentIdempotent(t *testing.T) {
 		check(t, err)
 		id := res.Messages[0].ID
 		for range 3 {
-			check(t, e.st.MarkSent(bg, id, "again"))
+			check(t, e.st.MarkSent(bg, id, "again", sentEvent(t, id)))
 		}
 		if total, n := e.ledger(t); total != 7900 || n != 1 {
 			t.Errorf("ledger = %d in %d rows, want 7900 once", total, n)
@@ -419,10 +429,11 @@ func TestMarkSentIdempotent(t *testing.T) {
 			Body: "x", Type: domain.BillingSMS, Units: 1, UnitPrice: 7900, Price: 7900}
 		id2, err := e.st.CreateOutbound(bg, out)
 		check(t, err)
+		sent2 := sentEvent(t, id2)
 		var wg sync.WaitGroup
 		for range 8 {
 			wg.Go(func() {
-				if err := e.st.MarkSent(bg, id2, "r"); err != nil {
+				if err := e.st.MarkSent(bg, id2, "r", sent2); err != nil {
 					t.Errorf("mark sent: %v", err)
 				}
 			})
@@ -447,7 +458,7 @@ func TestRefusedNeverCharged(t *testing.T) {
 		}
 		// A receipt for it turns up anyway: never charged, never sent.
 		check(t, e.svc.Receipt(bg, carrier.Receipt{MessageID: m.ID, Status: "delivered"}))
-		check(t, e.st.MarkSent(bg, m.ID, "late"))
+		check(t, e.st.MarkSent(bg, m.ID, "late", sentEvent(t, m.ID)))
 		if got := e.message(t, m.ID); got.Status != domain.StatusFailed {
 			t.Errorf("status %s, want failed", got.Status)
 		}

@@ -8,10 +8,16 @@ import (
 )
 
 // addEvent writes an event to the outbox in the caller's transaction. The
-// payload is the domain's encoding (domain/events.go); the store does not
-// read it. No write reads the outbox back, so the insert is queued
-// (ExecLater). Tx.Wake runs the OnEvents listener after the commit.
+// capability that owns the event built its type and payload (calls and sms
+// build theirs, with domain.NewEvent); the store reads neither. No write
+// reads the outbox back, so the insert is queued (ExecLater). Tx.Wake runs
+// the OnEvents listener after the commit.
 func addEvent(ctx context.Context, tx *Tx, accountID int64, typ string, payload []byte) error {
+	if typ == "" {
+		// A caller that forgot to build its event: refuse the write rather
+		// than commit the change without its outbox row.
+		return fmt.Errorf("store: event without a type")
+	}
 	if err := tx.ExecLater(ctx, `INSERT INTO events (account_id, type, payload, created_at) VALUES (?, ?, ?, ?)`, accountID, typ, string(payload), tx.Now()); err != nil {
 		return fmt.Errorf("store: event: %w", err)
 	}

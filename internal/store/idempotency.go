@@ -123,6 +123,32 @@ func (s *Store) BeginIdempotent(ctx context.Context, accountID int64, key string
 // sent under it, and the request that took the key over decides.
 var errClaimLost = domain.Errorf(domain.Conflict, "a newer request with this Idempotency-Key took it over; retry later")
 
+// IdempotencyAnswer finishes an Idempotency-Key claim inside the
+// transaction of the change it answers for (a schedule), so that a retry
+// finds either nothing done or the answer. Data is the answer as the caller
+// built it before the transaction, naming the row the change creates (the
+// store does not read it): handed as data, as a send's IdempotencyLink is.
+type IdempotencyAnswer struct {
+	Claim *IdempotencyClaim
+	Data  IDTemplate
+}
+
+// finish stores the answer naming row id; a claim taken over by a newer
+// request fails the transaction (errClaimLost), so the change is not made
+// twice.
+func (a *IdempotencyAnswer) finish(ctx context.Context, tx *Tx, id int64) error {
+	c := a.Claim
+	res, err := tx.Exec(ctx, `UPDATE idempotency_keys SET state = 'done', response = ? WHERE account_id = ? AND key = ? AND created_at = ? AND state = 'running' AND message_id IS NULL`,
+		a.Data.With(id), c.AccountID, c.Key, c.at)
+	if err != nil {
+		return fmt.Errorf("store: idempotency: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return errClaimLost
+	}
+	return nil
+}
+
 // FinishIdempotent stores data as the answer of the claimed key. A claim
 // that was taken over, or whose request wrote a message (the message decides
 // then), changes nothing.

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"switchboard/internal/domain"
+	"switchboard/internal/sms/smsevent"
 	"switchboard/internal/store"
 	"switchboard/internal/store/storetest"
 )
@@ -19,7 +20,9 @@ func TestConcurrentSendsLeadTheirConversations(t *testing.T) {
 		line := storetest.Line(t, st, acct, nil)
 		peers := []string{"12125550101", "12125550102"}
 		for _, p := range peers {
-			_, err := st.StoreInbound(ctx, store.Inbound{Line: line, From: p, Participants: []string{p}, Body: "hi", Readers: []int64{user}})
+			in := store.Inbound{Line: line, From: p, Participants: []string{p}, Body: "hi", Readers: []int64{user}}
+			noErr(t, smsevent.SetReceived(&in))
+			_, err := st.StoreInbound(ctx, in)
 			noErr(t, err)
 		}
 		send := func(peer string) int64 {
@@ -27,7 +30,7 @@ func TestConcurrentSendsLeadTheirConversations(t *testing.T) {
 				Body: "x", Type: domain.BillingSMS, Units: 1, UnitPrice: 7900, Price: 7900}
 			id, err := st.CreateOutbound(ctx, o)
 			if err == nil {
-				err = st.MarkOutboundSent(ctx, o, "ref")
+				err = markOutboundSent(st, o, id)
 			}
 			if err != nil {
 				t.Error(err)
@@ -105,7 +108,7 @@ func TestRefusedConversationUpdateFailsItsSendAlone(t *testing.T) {
 				t.Error(err)
 				return
 			}
-			if err := st.MarkOutboundSent(ctx, o, "ref"); err != nil {
+			if err := markOutboundSent(st, o, id); err != nil {
 				failed.Store(id, peer)
 			} else {
 				sent.Store(id, peer)
@@ -133,4 +136,14 @@ func TestRefusedConversationUpdateFailsItsSendAlone(t *testing.T) {
 	if nFailed != 3 || nSent != 27 || charges != 27 {
 		t.Errorf("%d sends failed, %d sent, %d charges; want 3, 27, 27", nFailed, nSent, charges)
 	}
+}
+
+// markOutboundSent records intent o, message id, sent, with its event as the
+// sms capability builds it.
+func markOutboundSent(st *store.Store, o *store.Outbound, id int64) error {
+	sent, err := smsevent.Sent(id, o.From, o.To)
+	if err != nil {
+		return err
+	}
+	return st.MarkOutboundSent(ctx, o, "ref", sent)
 }

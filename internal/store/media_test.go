@@ -12,6 +12,7 @@ import (
 
 	"switchboard/internal/domain"
 	"switchboard/internal/money"
+	"switchboard/internal/sms/smsevent"
 	"switchboard/internal/store"
 	"switchboard/internal/store/storetest"
 )
@@ -202,7 +203,7 @@ func TestHostedMediaCleanup(t *testing.T) {
 		must(t, err)
 		msgID, sent, err := w.send(t, nil, 80)
 		must(t, err)
-		must(t, s.MarkSent(ctx, msgID, "ref1")) // only sent messages can be deleted
+		markSent(t, s, msgID, "ref1") // only sent messages can be deleted
 		if got := w.usage(t); got != 150 {
 			t.Fatalf("usage %d, want 150", got)
 		}
@@ -261,7 +262,7 @@ func TestHostedMediaCleanup(t *testing.T) {
 		must(t, err)
 		id2, sent2, err := w.send(t, nil, 5)
 		must(t, err)
-		must(t, s.MarkSent(ctx, id2, "ref2"))
+		markSent(t, s, id2, "ref2")
 		dropped, err = s.DeleteMessage(ctx, m.ConversationID, id2)
 		must(t, err)
 		if !slices.Equal(dropped, sent2) {
@@ -410,6 +411,17 @@ func TestHostedMediaMigration(t *testing.T) {
 			t.Errorf("pruned %v after the migration, want only %s", got, idle)
 		}
 	})
+}
+
+// markSent records outbound message id sent, with its event as the sms
+// capability builds it.
+func markSent(t *testing.T, s *store.Store, id int64, ref string) {
+	t.Helper()
+	line, to, err := s.OutboundParties(ctx, id)
+	must(t, err)
+	sent, err := smsevent.Sent(id, line, to)
+	must(t, err)
+	must(t, s.MarkSent(ctx, id, ref, sent))
 }
 
 func must(t *testing.T, err error) {

@@ -133,26 +133,23 @@ func upsertConversation(ctx context.Context, tx *Tx, accountID, lineID int64, pa
 // MarkSent records that the carrier accepted message id: status sent, the
 // charge in the ledger, the AccountSMS event and the conversation's newest
 // message, all in one transaction. It is idempotent, and it also accepts a
-// message that was abandoned (evidence of acceptance arrived late).
-func (s *Store) MarkSent(ctx context.Context, id int64, ref string) error {
-	return s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error { return markSent(ctx, tx, id, ref, nil) })
+// message that was abandoned (evidence of acceptance arrived late). sent is
+// the message's message.sent event, built by the caller (the sms capability),
+// written only if this call is what moves the message to sent.
+func (s *Store) MarkSent(ctx context.Context, id int64, ref string, sent domain.Event) error {
+	return s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error { return markSent(ctx, tx, id, ref, nil, sent) })
 }
 
 // MarkOutboundSent is MarkSent for the intent o that CreateOutbound wrote in
-// this process: what the charge and the event need is already known, so the
-// single writer only runs the statements (the send path's hot write).
-func (s *Store) MarkOutboundSent(ctx context.Context, o *Outbound, ref string) error {
+// this process: what the charge needs is already known, so the single writer
+// only runs the statements (the send path's hot write).
+func (s *Store) MarkOutboundSent(ctx context.Context, o *Outbound, ref string, sent domain.Event) error {
 	if o.id == 0 {
 		return errors.New("store: MarkOutboundSent needs an intent written by CreateOutbound")
 	}
 	f := &sentFacts{account: o.AccountID, conv: o.convID, price: o.Price, typ: o.Type, from: o.From}
-	var err error
-	f.event, err = domain.SMSSentEvent(o.id, o.From, o.To)
-	if err != nil {
-		return err
-	}
 	return s.db.Write(ctx, sqldb.KeepCache|sqldb.Contended, func(tx *Tx) error {
-		if err := markSent(ctx, tx, o.id, ref, f); err != nil {
+		if err := markSent(ctx, tx, o.id, ref, f, sent); err != nil {
 			return err
 		}
 		if o.scheduleID != 0 {
@@ -166,12 +163,12 @@ func (s *Store) MarkOutboundSent(ctx context.Context, o *Outbound, ref string) e
 type sentFacts struct {
 	account, conv, price int64
 	typ, from            string
-	event                domain.Event // message.sent
 }
 
-// markSent moves message id to sent and charges it. known, when not nil,
-// holds the message's facts; otherwise they are read with the update.
-func markSent(ctx context.Context, tx *Tx, id int64, ref string, known *sentFacts) error {
+// markSent moves message id to sent, charges it and writes its event sent.
+// known, when not nil, holds the message's facts; otherwise they are read
+// with the update.
+func markSent(ctx context.Context, tx *Tx, id int64, ref string, known *sentFacts, sent domain.Event) error {
 	// Only a pending or abandoned message moves to sent: a sent one was
 	// already charged, a failed one was reported unsent to the client.
 	const update = `UPDATE messages SET status = ?, carrier_ref = ? WHERE id = ? AND direction = 'out' AND status IN (?, ?)`
@@ -187,14 +184,8 @@ func markSent(ctx context.Context, tx *Tx, id int64, ref string, known *sentFact
 		}
 	} else {
 		f = &sentFacts{}
-		var to string
-		err = tx.QueryRow(ctx, update+` RETURNING account_id, conversation_id, price, type, from_number, to_numbers`, args...).
-			Scan(&f.account, &f.conv, &f.price, &f.typ, &f.from, &to)
-		if err == nil {
-			var numbers []string
-			json.Unmarshal([]byte(to), &numbers)
-			f.event, err = domain.SMSSentEvent(id, f.from, numbers)
-		}
+		err = tx.QueryRow(ctx, update+` RETURNING account_id, conversation_id, price, type, from_number`, args...).
+			Scan(&f.account, &f.conv, &f.price, &f.typ, &f.from)
 	}
 	if errors.Is(err, sql.ErrNoRows) {
 		// Already sent (or refused). A receipt may have recorded it before the
@@ -218,7 +209,7 @@ func markSent(ctx context.Context, tx *Tx, id int64, ref string, known *sentFact
 	if err := leadConversation(ctx, tx, f.conv, id); err != nil {
 		return err
 	}
-	return addEvent(ctx, tx, f.account, f.event.Type, f.event.Payload)
+	return addEvent(ctx, tx, f.account, sent.Type, sent.Payload)
 }
 
 // leadConversation makes sent message id its conversation's newest, so that
@@ -393,19 +384,35 @@ var finalDelivery = map[string]bool{
 	"delivered": true, "undelivered": true, "smsc_reject": true,
 }
 
-// ApplyReceipt stores a carrier delivery report on message id. A report for a
-// message still pending or abandoned is evidence the carrier accepted it, so
-// the message is marked sent and charged first (this is how a crash between
-// the carrier call and recording its answer is reconciled).
-func (s *Store) ApplyReceipt(ctx context.Context, id int64, status, errText string, at time.Time) error {
+// Receipt is a carrier delivery report on outbound message ID, with the
+// events it may write, built by the caller (the sms capability) from the
+// message's line and recipients.
+type Receipt struct {
+	ID            int64
+	Status, Error string
+	At            time.Time
+	// Sent is the message's message.sent event, written if the report is
+	// what proves the carrier took it (the message is pending or abandoned).
+	Sent domain.Event
+	// Delivery is the message.delivery event, written unless the report
+	// changes nothing or the message failed.
+	Delivery domain.Event
+}
+
+// ApplyReceipt stores a carrier delivery report on its message. A report for
+// a message still pending or abandoned is evidence the carrier accepted it,
+// so the message is marked sent and charged first (this is how a crash
+// between the carrier call and recording its answer is reconciled).
+func (s *Store) ApplyReceipt(ctx context.Context, r Receipt) error {
+	id, status, errText := r.ID, r.Status, r.Error
 	return s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
 		var account int64
-		var msgStatus, from, to string
+		var msgStatus string
 		var cur, curErr sql.NullString
 		// Lock the row (PostgreSQL) so that concurrent receipts for one
 		// message apply one after the other.
-		err := tx.QueryRow(ctx, `SELECT account_id, status, delivery_status, delivery_error, from_number, to_numbers FROM messages WHERE id = ? AND direction = 'out'`+tx.ForUpdate(), id).
-			Scan(&account, &msgStatus, &cur, &curErr, &from, &to)
+		err := tx.QueryRow(ctx, `SELECT account_id, status, delivery_status, delivery_error FROM messages WHERE id = ? AND direction = 'out'`+tx.ForUpdate(), id).
+			Scan(&account, &msgStatus, &cur, &curErr)
 		if errors.Is(err, sql.ErrNoRows) {
 			return domain.Errorf(domain.NotFound, "message %d not found", id)
 		}
@@ -413,7 +420,7 @@ func (s *Store) ApplyReceipt(ctx context.Context, id int64, status, errText stri
 			return fmt.Errorf("store: receipt: %w", err)
 		}
 		if msgStatus == domain.StatusPending || msgStatus == domain.StatusAbandoned {
-			if err := markSent(ctx, tx, id, "", nil); err != nil {
+			if err := markSent(ctx, tx, id, "", nil, r.Sent); err != nil {
 				return err
 			}
 		}
@@ -423,7 +430,7 @@ func (s *Store) ApplyReceipt(ctx context.Context, id int64, status, errText stri
 		case cur.Valid && finalDelivery[cur.String] && !finalDelivery[status]:
 			return nil // progress or an unknown word after the end: the final status stands
 		}
-		if err := tx.ExecLater(ctx, `UPDATE messages SET delivery_status = ?, delivery_error = ?, delivery_at = ? WHERE id = ?`, status, errText, micros(at), id); err != nil {
+		if err := tx.ExecLater(ctx, `UPDATE messages SET delivery_status = ?, delivery_error = ?, delivery_at = ? WHERE id = ?`, status, errText, micros(r.At), id); err != nil {
 			return fmt.Errorf("store: receipt: %w", err)
 		}
 		if msgStatus == domain.StatusFailed {
@@ -432,14 +439,26 @@ func (s *Store) ApplyReceipt(ctx context.Context, id int64, status, errText stri
 			// kept on the message for the operator.
 			return nil
 		}
-		var numbers []string
-		json.Unmarshal([]byte(to), &numbers)
-		ev, err := domain.SMSDeliveryEvent(id, from, numbers, status, errText, at)
-		if err != nil {
-			return err
-		}
-		return addEvent(ctx, tx, account, ev.Type, ev.Payload)
+		return addEvent(ctx, tx, account, r.Delivery.Type, r.Delivery.Payload)
 	})
+}
+
+// OutboundParties returns the line and the recipients of outbound message
+// id, which never change: what the caller builds a receipt's events from
+// when it does not know them.
+func (s *Store) OutboundParties(ctx context.Context, id int64) (line string, to []string, err error) {
+	var numbers string
+	err = s.db.QueryRow(ctx, `SELECT from_number, to_numbers FROM messages WHERE id = ? AND direction = 'out'`, id).Scan(&line, &numbers)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil, domain.Errorf(domain.NotFound, "message %d not found", id)
+	}
+	if err != nil {
+		return "", nil, fmt.Errorf("store: message parties: %w", err)
+	}
+	if err := json.Unmarshal([]byte(numbers), &to); err != nil {
+		return "", nil, fmt.Errorf("store: message %d recipients: %w", id, err)
+	}
+	return line, to, nil
 }
 
 // Inbound is a received text to store.
@@ -454,6 +473,11 @@ type Inbound struct {
 	// Readers are the users who may see the line: the text is unread for
 	// each of them (and for every user already following the thread).
 	Readers []int64
+	// Received and ReceivedBlocked are the text's message.received event,
+	// built by the caller (the sms capability) for a sender off and on the
+	// line's block list: the transaction decides which applies and names
+	// the new message in it.
+	Received, ReceivedBlocked RowEvent
 }
 
 // StoreInbound stores an inbound text in its conversation, applies an opt-out
@@ -509,15 +533,11 @@ func (s *Store) StoreInbound(ctx context.Context, in Inbound) (int64, error) {
 		if err != nil {
 			return fmt.Errorf("store: opt-out: %w", err)
 		}
-		var group []string
-		if len(in.Participants) > 1 {
-			group = in.Participants
+		ev := in.Received
+		if blocked {
+			ev = in.ReceivedBlocked
 		}
-		ev, err := domain.SMSReceivedEvent(id, in.Line.Number, in.From, group, blocked)
-		if err != nil {
-			return err
-		}
-		return addEvent(ctx, tx, in.Line.AccountID, ev.Type, ev.Payload)
+		return addEvent(ctx, tx, in.Line.AccountID, ev.Type, ev.Payload.With(id))
 	})
 	return id, err
 }

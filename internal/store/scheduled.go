@@ -21,34 +21,6 @@ const ClaimScheduledMessages ClaimTable = "scheduled_messages"
 
 func init() { registerClaimTable(ClaimScheduledMessages) }
 
-// IdempotencyAnswer finishes an Idempotency-Key claim inside the
-// transaction of the change it answers for, so that a retry finds either
-// nothing done or the answer: Data builds the answer once the new row's id
-// is known.
-type IdempotencyAnswer struct {
-	Claim *IdempotencyClaim
-	Data  func(id int64) ([]byte, error)
-}
-
-// finish stores the answer; a claim taken over by a newer request fails the
-// transaction (errClaimLost), so the change is not made twice.
-func (a *IdempotencyAnswer) finish(ctx context.Context, tx *Tx, id int64) error {
-	data, err := a.Data(id)
-	if err != nil {
-		return fmt.Errorf("store: idempotency answer: %w", err)
-	}
-	c := a.Claim
-	res, err := tx.Exec(ctx, `UPDATE idempotency_keys SET state = 'done', response = ? WHERE account_id = ? AND key = ? AND created_at = ? AND state = 'running' AND message_id IS NULL`,
-		data, c.AccountID, c.Key, c.at)
-	if err != nil {
-		return fmt.Errorf("store: idempotency: %w", err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return errClaimLost
-	}
-	return nil
-}
-
 // CreateScheduled writes a scheduled message, its placeholder in the thread
 // of its recipients (a messages row in status scheduled) and its job (due at
 // m.SendAt), in one transaction, and with answer (when set) the

@@ -14,6 +14,7 @@ import (
 	"switchboard/internal/auth"
 	"switchboard/internal/domain"
 	"switchboard/internal/money"
+	"switchboard/internal/sms/smsevent"
 	"switchboard/internal/store"
 )
 
@@ -223,10 +224,16 @@ func Message(t testing.TB, st *store.Store, line domain.Line, o *MessageOpts) do
 			Units: 1, UnitPrice: int64(o.Price), Price: int64(o.Price), SentBy: o.By,
 		}
 		if id, err = st.CreateOutbound(ctx, out); err == nil {
-			err = st.MarkOutboundSent(ctx, out, fmt.Sprintf("ref-%d", id))
+			var sent domain.Event
+			if sent, err = smsevent.Sent(id, out.From, out.To); err == nil {
+				err = st.MarkOutboundSent(ctx, out, fmt.Sprintf("ref-%d", id), sent)
+			}
 		}
 	} else {
-		id, err = st.StoreInbound(ctx, store.Inbound{Line: line, From: others[0], Participants: sorted, Body: body, Media: o.Media})
+		in := store.Inbound{Line: line, From: others[0], Participants: sorted, Body: body, Media: o.Media}
+		if err = smsevent.SetReceived(&in); err == nil {
+			id, err = st.StoreInbound(ctx, in)
+		}
 	}
 	if err != nil {
 		t.Fatalf("storetest: store message: %v", err)
