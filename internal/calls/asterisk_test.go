@@ -8,7 +8,6 @@ import (
 
 	"switchboard/internal/auth"
 	"switchboard/internal/calls"
-	"switchboard/internal/domain"
 	"switchboard/internal/store"
 	"switchboard/internal/store/storetest"
 )
@@ -34,8 +33,7 @@ func TestAsteriskRepeatedRow(t *testing.T) {
 			{"linkedid, repeated later", []string{linked[0], linked[1], linked[2], linked[0], linked[1]},
 				map[string]string{"1772445600.7": "legs=[1772445600.7-1 1772445650.9 1772445600.7-2] talk=255"}},
 		} {
-			a := domain.Account{Name: tc.name}
-			must(t, st.CreateAccount(ctx, &a))
+			a := storetest.Account(t, st, &storetest.AccountOpts{Name: tc.name})
 			svc := calls.New(calls.Config{Store: st})
 			b := svc.NewBatch(ctx, a.ID, 2, nil)
 			must(t, calls.ReadAsteriskCSV(strings.NewReader(strings.Join(tc.csv, "\n")+"\n"), calls.AsteriskOptions{}, b))
@@ -74,8 +72,7 @@ func TestAsteriskMergesGroups(t *testing.T) {
 		row("SIP/trunk-06", "SIP/104-07", "1772618403.4", "00:04", "00:14"),
 	}, "\n") + "\n"
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
-		a := domain.Account{Name: "merge"}
-		must(t, st.CreateAccount(ctx, &a))
+		a := storetest.Account(t, st, &storetest.AccountOpts{Name: "merge"})
 		svc := calls.New(calls.Config{Store: st})
 		b := svc.NewBatch(ctx, a.ID, 2, nil)
 		must(t, calls.ReadAsteriskCSV(strings.NewReader(csv), calls.AsteriskOptions{}, b))

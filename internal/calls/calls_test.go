@@ -62,8 +62,7 @@ func TestDerivedFieldsIgnoreImportOrder(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		rng := rand.New(rand.NewPCG(1, 2))
 		for round := range 4 {
-			a := domain.Account{Name: fmt.Sprint("round ", round)}
-			must(t, st.CreateAccount(ctx, &a))
+			a := storetest.Account(t, st, &storetest.AccountOpts{Name: fmt.Sprint("round ", round)})
 			svc := calls.New(calls.Config{Store: st})
 			order := rng.Perm(len(records))
 			// A decoy first: 1000.3 placed far away, then replaced by the real one.
@@ -158,12 +157,10 @@ func TestAsteriskImport(t *testing.T) {
 					"1772442600.3": "inbound missed code=-1 Sam Roe 14155550124→14155550100 legs=1 talk=0 wait=25 transferred=0 abandoned=true calledBack= users=[U101]",
 				}},
 		} {
-			a := domain.Account{Name: tc.file}
-			must(t, st.CreateAccount(ctx, &a))
+			a := storetest.Account(t, st, &storetest.AccountOpts{Name: tc.file})
 			users := map[string]string{}
 			for _, ext := range []string{"101", "102"} {
-				u := domain.User{AccountID: a.ID, FirstName: "U" + ext, Extensions: []string{ext}}
-				must(t, st.CreateUser(ctx, &u))
+				u := storetest.User(t, st, a.ID, &storetest.UserOpts{FirstName: "U" + ext, Extensions: []string{ext}})
 				users[ext] = fmt.Sprint(u.ID)
 			}
 			svc := calls.New(calls.Config{Store: st})

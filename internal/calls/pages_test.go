@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"switchboard/internal/calls"
-	"switchboard/internal/domain"
 	"switchboard/internal/store"
 	"switchboard/internal/store/storetest"
 )
@@ -43,8 +42,7 @@ func TestDeepPagesMatchAFullSort(t *testing.T) {
 		})
 	}
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
-		a := domain.Account{Name: "pages"}
-		must(t, st.CreateAccount(ctx, &a))
+		a := storetest.Account(t, st, &storetest.AccountOpts{Name: "pages"})
 		svc := calls.New(calls.Config{Store: st})
 		for _, r := range rows {
 			ingest(t, svc, a.ID, fmt.Sprintf(`{"id":%q,"direction":%q,"status":%q,"callerNumber":"15550001","calledNumber":"100","startTime":%q}`,

@@ -59,14 +59,20 @@ func setup(t *testing.T, engine store.Engine) *fixture {
 	acme := storetest.Account(t, st, &storetest.AccountOpts{Name: "Acme Corp"})
 	beta := storetest.Account(t, st, &storetest.AccountOpts{Name: "Beta LLC"})
 
-	for _, u := range []domain.User{
-		{AccountID: acme.ID, FirstName: "Alice", LastName: "Smith", Username: "alice", Email: "alice@acme.test", TimeZone: "America/New_York", Extension: "101", Extensions: []string{"101"}},
-		{AccountID: acme.ID, FirstName: "Bob", LastName: "Jones", Company: "Jones Consulting", Numbers: []string{"14155550101"}},
-		{AccountID: acme.ID, FirstName: "Carol", LastName: "Adams"},
-		{AccountID: beta.ID, FirstName: "Dave", LastName: "Other"},
+	for _, u := range []struct {
+		account int64
+		opts    storetest.UserOpts
+	}{
+		{acme.ID, storetest.UserOpts{FirstName: "Alice", LastName: "Smith", Username: "alice", Extensions: []string{"101"}, Fill: func(u *domain.User) {
+			u.Email, u.TimeZone, u.Extension = "alice@acme.test", "America/New_York", "101"
+		}}},
+		{acme.ID, storetest.UserOpts{FirstName: "Bob", LastName: "Jones", Fill: func(u *domain.User) {
+			u.Company, u.Numbers = "Jones Consulting", []string{"14155550101"}
+		}}},
+		{acme.ID, storetest.UserOpts{FirstName: "Carol", LastName: "Adams"}},
+		{beta.ID, storetest.UserOpts{FirstName: "Dave", LastName: "Other"}},
 	} {
-		must(t, st.CreateUser(ctx, &u))
-		f.users[u.FirstName] = u
+		f.users[u.opts.FirstName] = storetest.User(t, st, u.account, &u.opts)
 	}
 	storetest.Line(t, st, acme.ID, &storetest.LineOpts{Number: "14155550101", Name: "Bob's line", UserIDs: []int64{f.users["Bob"].ID}, Bulk: true})
 	storetest.Line(t, st, acme.ID, &storetest.LineOpts{Number: "14155550100", Name: "Main"})

@@ -24,11 +24,10 @@ func BenchmarkListUsers(b *testing.B) {
 	st := storetest.Open(b, store.SQLite)
 	a := storetest.Account(b, st, nil)
 	for i := range 50 {
-		u := domain.User{AccountID: a.ID, FirstName: fmt.Sprint("F", i), LastName: fmt.Sprint("L", i%17), Username: fmt.Sprint("u", i),
-			Email: fmt.Sprintf("u%d@bench.example", i), TimeZone: "America/Chicago", Extensions: []string{fmt.Sprint(100 + i)}}
-		if err := st.CreateUser(ctx, &u); err != nil {
-			b.Fatal(err)
-		}
+		storetest.User(b, st, a.ID, &storetest.UserOpts{FirstName: fmt.Sprint("F", i), LastName: fmt.Sprint("L", i%17), Username: fmt.Sprint("u", i),
+			Extensions: []string{fmt.Sprint(100 + i)}, Fill: func(u *domain.User) {
+				u.Email, u.TimeZone = fmt.Sprintf("u%d@bench.example", i), "America/Chicago"
+			}})
 	}
 	_, key := storetest.Key(b, st, a.ID, auth.UsersRead)
 	h := httpapi.New(httpapi.Config{Store: st, Auth: &auth.Authenticator{Store: st}, SMS: sms.New(sms.Config{Store: st}), Users: users.New(users.Config{Store: st}), Webhooks: webhooks.New(webhooks.Config{Store: st}), Log: slog.New(slog.NewTextHandler(io.Discard, nil))})

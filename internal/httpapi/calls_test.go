@@ -467,8 +467,7 @@ func TestCallPermissions(t *testing.T) {
 			n++
 			role := domain.Role{AccountID: acme, Name: fmt.Sprintf("role-%d", n), Permissions: p}
 			must(t, f.st.CreateRole(ctx, &role))
-			u := domain.User{AccountID: acme, FirstName: "U", LastName: perms, RoleID: role.ID}
-			must(t, f.st.CreateUser(ctx, &u))
+			u := storetest.User(t, f.st, acme, &storetest.UserOpts{FirstName: "U", LastName: perms, RoleID: role.ID})
 			tok, err := userAccessToken(ctx, f.st, u.ID, scopes...)
 			must(t, err)
 			return tok

@@ -8,6 +8,7 @@ import (
 
 	"switchboard/internal/auth"
 	"switchboard/internal/domain"
+	"switchboard/internal/store/storetest"
 )
 
 // agentToken makes Eve, whose role grants users she sees herself and the
@@ -19,8 +20,7 @@ func agentToken(t *testing.T, f *fixture, scopes ...auth.Scope) string {
 	must(t, err)
 	role := domain.Role{AccountID: acme, Name: "agent", Permissions: perms}
 	must(t, f.st.CreateRole(ctx, &role))
-	eve := domain.User{AccountID: acme, FirstName: "Eve", LastName: "Agent", RoleID: role.ID}
-	must(t, f.st.CreateUser(ctx, &eve))
+	eve := storetest.User(t, f.st, acme, &storetest.UserOpts{FirstName: "Eve", LastName: "Agent", RoleID: role.ID})
 	token, err := userAccessToken(ctx, f.st, eve.ID, scopes...)
 	must(t, err)
 	return token

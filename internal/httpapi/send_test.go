@@ -98,13 +98,15 @@ func setupSendOn(t *testing.T, engine store.Engine, clock *storetest.Clock, adju
 	beta := storetest.Account(t, st, &storetest.AccountOpts{Name: "Beta LLC"})
 	f.acme, f.beta = acme.ID, beta.ID
 
-	for _, u := range []domain.User{
-		{AccountID: acme.ID, FirstName: "Alice", LastName: "Smith"},
-		{AccountID: acme.ID, FirstName: "Bob", LastName: "Jones"},
-		{AccountID: beta.ID, FirstName: "Dave", LastName: "Other"},
+	for _, u := range []struct {
+		account     int64
+		first, last string
+	}{
+		{acme.ID, "Alice", "Smith"},
+		{acme.ID, "Bob", "Jones"},
+		{beta.ID, "Dave", "Other"},
 	} {
-		must(t, st.CreateUser(ctx, &u))
-		f.users[u.FirstName] = u
+		f.users[u.first] = storetest.User(t, st, u.account, &storetest.UserOpts{FirstName: u.first, LastName: u.last})
 	}
 	storetest.Line(t, st, acme.ID, &storetest.LineOpts{Number: lineMain, Name: "Main"})
 	storetest.Line(t, st, acme.ID, &storetest.LineOpts{Number: lineBob, Name: "Bob's line", UserIDs: []int64{f.users["Bob"].ID}})

@@ -14,6 +14,7 @@ import (
 	"switchboard/internal/auth"
 	"switchboard/internal/httpapi"
 	"switchboard/internal/sms"
+	"switchboard/internal/store/storetest"
 	"switchboard/internal/users"
 	"switchboard/internal/webhooks"
 )
@@ -151,8 +152,7 @@ func TestWebhookSendTest(t *testing.T) {
 		if status, _, b := f.do(t, "POST", "/api/public/v1/webhooks/abc/test", f.keys["acme"], ""); status != 404 {
 			t.Errorf("test of /webhooks/abc: %d %s, want 404", status, b)
 		}
-		readOnly, _, err := auth.NewAPIKey(ctx, f.st, f.users["Alice"].AccountID, "ro", []auth.Scope{auth.WebhooksRead})
-		must(t, err)
+		_, readOnly := storetest.Key(t, f.st, f.users["Alice"].AccountID, auth.WebhooksRead)
 		if status, _, b := send(readOnly, w.ID); status != 403 {
 			t.Errorf("test with webhooks:read only: %d %s, want 403", status, b)
 		}

@@ -310,10 +310,8 @@ func TestWebhookScopes(t *testing.T) {
 		acme, err := f.st.APIKeys(ctx, f.users["Alice"].AccountID)
 		must(t, err)
 		_ = acme
-		readOnly, _, err := auth.NewAPIKey(ctx, f.st, f.users["Alice"].AccountID, "ro", []auth.Scope{auth.WebhooksRead})
-		must(t, err)
-		writeOnly, _, err := auth.NewAPIKey(ctx, f.st, f.users["Alice"].AccountID, "wo", []auth.Scope{auth.WebhooksWrite})
-		must(t, err)
+		_, readOnly := storetest.Key(t, f.st, f.users["Alice"].AccountID, auth.WebhooksRead)
+		_, writeOnly := storetest.Key(t, f.st, f.users["Alice"].AccountID, auth.WebhooksWrite)
 		w := f.createWebhook(t, writeOnly, `{"url":"https://a.example.com","type":"AccountSMS"}`)
 		id := strconv.FormatInt(w.ID, 10)
 		for _, tc := range []struct {

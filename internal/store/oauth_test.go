@@ -35,10 +35,7 @@ type oauthFixture struct {
 func setupOAuth(t *testing.T, s *store.Store) oauthFixture {
 	t.Helper()
 	a := mustAccount(t, s, "Acme")
-	u := domain.User{AccountID: a.ID, Username: "amy", FirstName: "Amy"}
-	if err := s.CreateUser(ctx, &u); err != nil {
-		t.Fatal(err)
-	}
+	u := storetest.User(t, s, a.ID, &storetest.UserOpts{Username: "amy", FirstName: "Amy"})
 	c := store.OAuthClient{ClientID: newSecret("client"), Name: "CRM", RedirectURIs: []string{"https://app.example/cb"}}
 	if err := s.CreateOAuthClient(ctx, &c); err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"switchboard/internal/auth"
 	"switchboard/internal/domain"
 	"switchboard/internal/store"
 	"switchboard/internal/store/storetest"
@@ -21,11 +22,7 @@ var ctx = context.Background()
 
 func mustAccount(t *testing.T, s *store.Store, name string) domain.Account {
 	t.Helper()
-	a := domain.Account{Name: name}
-	if err := s.CreateAccount(ctx, &a); err != nil {
-		t.Fatalf("create account: %v", err)
-	}
-	return a
+	return storetest.Account(t, s, &storetest.AccountOpts{Name: name})
 }
 
 func wantCode(t *testing.T, err error, code domain.Code) {
@@ -130,14 +127,9 @@ func TestLines(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		a := mustAccount(t, s, "Acme")
 		b := mustAccount(t, s, "Beta")
-		u1 := domain.User{AccountID: a.ID, FirstName: "A"}
-		u2 := domain.User{AccountID: a.ID, FirstName: "B"}
-		ub := domain.User{AccountID: b.ID, FirstName: "C"}
-		for _, u := range []*domain.User{&u1, &u2, &ub} {
-			if err := s.CreateUser(ctx, u); err != nil {
-				t.Fatal(err)
-			}
-		}
+		u1 := storetest.User(t, s, a.ID, &storetest.UserOpts{FirstName: "A"})
+		u2 := storetest.User(t, s, a.ID, &storetest.UserOpts{FirstName: "B"})
+		ub := storetest.User(t, s, b.ID, &storetest.UserOpts{FirstName: "C"})
 		lines := []domain.Line{
 			{AccountID: a.ID, Number: "15550000002", Name: "Support", UserIDs: []int64{u2.ID, u1.ID}, SMSEnabled: true, BulkEnabled: true},
 			{AccountID: a.ID, Number: "15550000001", SMSEnabled: true},
@@ -274,11 +266,8 @@ func TestCacheSeesOtherProcesses(t *testing.T) {
 
 			a := mustAccount(t, cli, "Acme")
 			for round := range 5 {
-				hash := []byte{byte(round), 7}
-				k := domain.APIKey{AccountID: a.ID, Name: "crm", Prefix: "sb_x", Hash: hash, Scopes: []string{"users:read"}}
-				if err := cli.CreateAPIKey(ctx, &k); err != nil {
-					t.Fatal(err)
-				}
+				id, secret := storetest.Key(t, cli, a.ID, auth.UsersRead)
+				hash := auth.HashSecret(secret)
 				for range 3 { // warm the server's cache
 					got, err := server.APIKeyByHash(store.WithReadScope(ctx), hash)
 					if err != nil || got.RevokedAt != nil {
@@ -288,7 +277,7 @@ func TestCacheSeesOtherProcesses(t *testing.T) {
 				if server.CachedEntries() == 0 {
 					t.Fatalf("round %d: the warm reads cached nothing", round)
 				}
-				if err := cli.RevokeAPIKey(ctx, a.ID, k.ID); err != nil {
+				if err := cli.RevokeAPIKey(ctx, a.ID, id); err != nil {
 					t.Fatal(err)
 				}
 				revoked := func() bool {
@@ -322,12 +311,10 @@ func TestPostgresCacheOffWhileNotListening(t *testing.T) {
 	server, cli := serverAndCLI(t, dsn)
 
 	a := mustAccount(t, cli, "Acme")
-	keys := make([]domain.APIKey, 2)
+	keys := make([]domain.APIKey, 2) // the id and hash of each
 	for i := range keys {
-		keys[i] = domain.APIKey{AccountID: a.ID, Name: "crm", Prefix: "sb_x", Hash: []byte{byte(i), 9}, Scopes: []string{"users:read"}}
-		if err := cli.CreateAPIKey(ctx, &keys[i]); err != nil {
-			t.Fatal(err)
-		}
+		id, secret := storetest.Key(t, cli, a.ID, auth.UsersRead)
+		keys[i] = domain.APIKey{ID: id, Hash: auth.HashSecret(secret)}
 	}
 	revoked := func(k domain.APIKey) bool {
 		got, err := server.APIKeyByHash(store.WithReadScope(ctx), k.Hash)

@@ -84,9 +84,8 @@ type env struct {
 
 func setup(t *testing.T, engine store.Engine) *env {
 	st := storetest.Open(t, engine)
-	a, b := domain.Account{Name: "A"}, domain.Account{Name: "B"}
-	must(t, st.CreateAccount(ctx, &a))
-	must(t, st.CreateAccount(ctx, &b))
+	a := storetest.Account(t, st, &storetest.AccountOpts{Name: "A"})
+	b := storetest.Account(t, st, &storetest.AccountOpts{Name: "B"})
 	return &env{st: st, account: a.ID, other: b.ID}
 }
 

@@ -73,6 +73,8 @@ type UserOpts struct {
 	// creates a new role with them for this user.
 	RoleID      int64
 	Permissions *domain.Permissions
+	// Extensions are the user's phone extensions (calls match users by them).
+	Extensions []string
 	// Fill, when set, adjusts the user before it is created.
 	Fill func(*domain.User)
 }
@@ -84,7 +86,7 @@ func User(t testing.TB, st *store.Store, account int64, o *UserOpts) domain.User
 		o = &UserOpts{}
 	}
 	n := next()
-	u := domain.User{AccountID: account, FirstName: o.FirstName, LastName: o.LastName, Username: o.Username, RoleID: o.RoleID}
+	u := domain.User{AccountID: account, FirstName: o.FirstName, LastName: o.LastName, Username: o.Username, RoleID: o.RoleID, Extensions: o.Extensions}
 	if u.FirstName == "" {
 		u.FirstName = "User"
 	}

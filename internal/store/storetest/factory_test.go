@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"testing"
+	"time"
 
 	"switchboard/internal/auth"
 	"switchboard/internal/domain"
@@ -37,6 +38,10 @@ func TestFactory(t *testing.T) {
 		}
 		if plain.RoleID != 0 || plain.Username != "" || plain.PasswordHash != "" {
 			t.Fatalf("default user = %+v, want no role, username or password", plain)
+		}
+		agent := storetest.User(t, st, acme.ID, &storetest.UserOpts{Extensions: []string{"101", "102"}})
+		if got, err := st.User(ctx, acme.ID, agent.ID); err != nil || !slices.Equal(got.Extensions, []string{"101", "102"}) {
+			t.Fatalf("user with extensions = %+v (%v), want 101 and 102", got, err)
 		}
 
 		mine := storetest.Line(t, st, acme.ID, &storetest.LineOpts{UserIDs: []int64{amy.ID}})
@@ -84,4 +89,19 @@ func TestFactory(t *testing.T) {
 			t.Fatalf("reply to 14155550123 in conversation %d, want %d", reply.ConversationID, in.ConversationID)
 		}
 	})
+}
+
+// TestClock checks the test clock: it reads its start, keeps the wall
+// clock's pace and jumps by Advance.
+func TestClock(t *testing.T) {
+	start := time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC)
+	c := storetest.NewClock(start)
+	if d := c.Now().Sub(start); d < 0 || d > time.Minute {
+		t.Fatalf("a new clock reads %v past its start, want about 0", d)
+	}
+	before := c.Now()
+	c.Advance(time.Hour)
+	if d := c.Now().Sub(before); d < time.Hour || d > time.Hour+time.Minute {
+		t.Fatalf("advanced an hour: moved %v", d)
+	}
 }
