@@ -460,14 +460,10 @@ func TestCallTranscripts(t *testing.T) {
 func TestCallPermissions(t *testing.T) {
 	forEachCallsEngine(t, func(t *testing.T, f *callsFixture) {
 		acme := f.users["Alice"].AccountID
-		n := 0
 		token := func(perms string, scopes ...auth.Scope) string {
 			p, err := domain.ParsePermissions(perms)
 			must(t, err)
-			n++
-			role := domain.Role{AccountID: acme, Name: fmt.Sprintf("role-%d", n), Permissions: p}
-			must(t, f.st.CreateRole(ctx, &role))
-			u := storetest.User(t, f.st, acme, &storetest.UserOpts{FirstName: "U", LastName: perms, RoleID: role.ID})
+			u := storetest.User(t, f.st, acme, &storetest.UserOpts{FirstName: "U", LastName: perms, Permissions: &p})
 			tok, err := userAccessToken(ctx, f.st, u.ID, scopes...)
 			must(t, err)
 			return tok

@@ -18,9 +18,7 @@ func agentToken(t *testing.T, f *fixture, scopes ...auth.Scope) string {
 	acme := f.users["Alice"].AccountID
 	perms, err := domain.ParsePermissions("users:self,numbers:assigned")
 	must(t, err)
-	role := domain.Role{AccountID: acme, Name: "agent", Permissions: perms}
-	must(t, f.st.CreateRole(ctx, &role))
-	eve := storetest.User(t, f.st, acme, &storetest.UserOpts{FirstName: "Eve", LastName: "Agent", RoleID: role.ID})
+	eve := storetest.User(t, f.st, acme, &storetest.UserOpts{FirstName: "Eve", LastName: "Agent", Permissions: &perms})
 	token, err := userAccessToken(ctx, f.st, eve.ID, scopes...)
 	must(t, err)
 	return token
