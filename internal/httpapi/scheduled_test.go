@@ -69,15 +69,12 @@ const dispatchLead = time.Hour
 // forEachDispatchEngine is forEachScheduledEngine on a test clock (f.clock)
 // shared by the store and the SMS service, for the tests that let the
 // dispatcher send: they schedule dispatchLead ahead on it and advance it
-// past sendAt instead of sleeping until then. It starts twice that far
-// behind the wall clock, because the store's cheap look for due messages
-// (store.HasDueScheduled) reads the wall clock: whatever the test clock
-// makes due is then due by both.
+// past sendAt instead of sleeping until then.
 func forEachDispatchEngine(t *testing.T, fn func(t *testing.T, f *sendFixture)) {
 	for _, e := range storetest.Engines(t) {
 		t.Run(string(e), func(t *testing.T) {
 			t.Parallel()
-			fn(t, setupScheduled(t, e, storetest.NewClock(time.Now().Add(-2*dispatchLead))))
+			fn(t, setupScheduled(t, e, storetest.NewClock(time.Now())))
 		})
 	}
 }

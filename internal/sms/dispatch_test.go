@@ -34,11 +34,9 @@ func TestDispatchTwoNodes(t *testing.T) {
 	ctx := context.Background()
 	dsn := storetest.DSN(t, store.Postgres)
 	// The nodes' clock: the messages fall due when it is advanced, not when
-	// the wall clock gets there. It starts behind the wall clock because
-	// the store's cheap look for due messages reads the wall clock (see
-	// forEachDispatchEngine in internal/httpapi).
+	// the wall clock gets there.
 	const lead = time.Hour
-	clock := storetest.NewClock(time.Now().Add(-2 * lead))
+	clock := storetest.NewClock(time.Now())
 	var nodes []*store.Store
 	for range 2 {
 		st, err := store.Open(ctx, dsn)

@@ -355,7 +355,7 @@ func (s *Store) ResendScheduled(ctx context.Context, m domain.ScheduledMessage, 
 // claim: a cheap read, so an idle dispatcher polls without writing.
 func (s *Store) HasDueScheduled(ctx context.Context) (bool, error) {
 	var id int64
-	now := micros(time.Now())
+	now := micros(s.db.Now())
 	err := s.db.QueryRow(ctx, `SELECT id FROM scheduled_messages WHERE due_at <= ? AND (lease_until IS NULL OR lease_until <= ?) LIMIT 1`, now, now).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
