@@ -145,15 +145,16 @@ func (s *Store) HasUnfannedEvents(ctx context.Context) (bool, error) {
 	return err == nil, err
 }
 
-// HasDueDeliveries reports whether a delivery is due and free to claim.
-func (s *Store) HasDueDeliveries(ctx context.Context, now time.Time) (bool, error) {
-	var id int64
+// DueWebhookWork reports whether a delivery, and whether a recover job, is
+// due and free to claim: one cheap read, so an idle dispatcher polls
+// without writing, and a busy one asks once per pass.
+func (s *Store) DueWebhookWork(ctx context.Context, now time.Time) (deliveries, recoveries bool, err error) {
 	us := micros(now)
-	err := s.db.QueryRow(ctx, `SELECT id FROM webhook_deliveries WHERE due_at <= ? AND (lease_until IS NULL OR lease_until <= ?) LIMIT 1`, us, us).Scan(&id)
-	if errors.Is(err, sql.ErrNoRows) {
-		return false, nil
-	}
-	return err == nil, err
+	err = s.db.QueryRow(ctx, `SELECT
+		EXISTS (SELECT 1 FROM webhook_deliveries WHERE due_at <= ? AND (lease_until IS NULL OR lease_until <= ?)),
+		EXISTS (SELECT 1 FROM webhook_recoveries WHERE due_at <= ? AND (lease_until IS NULL OR lease_until <= ?))`,
+		us, us, us, us).Scan(&deliveries, &recoveries)
+	return deliveries, recoveries, err
 }
 
 // DeliveryBacklog counts pending deliveries (due or waiting for a retry).

@@ -179,18 +179,6 @@ func (s *Store) WebhookRecovery(ctx context.Context, accountID, webhookID, id in
 	return r, rows.Err()
 }
 
-// HasDueRecoveries reports whether a recover job is due and free to claim: a
-// cheap read, so an idle dispatcher polls without writing.
-func (s *Store) HasDueRecoveries(ctx context.Context, now time.Time) (bool, error) {
-	var id int64
-	us := micros(now)
-	err := s.db.QueryRow(ctx, `SELECT id FROM webhook_recoveries WHERE due_at <= ? AND (lease_until IS NULL OR lease_until <= ?) LIMIT 1`, us, us).Scan(&id)
-	if errors.Is(err, sql.ErrNoRows) {
-		return false, nil
-	}
-	return err == nil, err
-}
-
 // RecoverBatch does the next batch of recover job id, leased to owner, in
 // one transaction: it looks at the next batch deliveries of the
 // job's subscription and, for each event of the window among them,

@@ -313,21 +313,20 @@ func (d *Dispatcher) pass(ctx context.Context) (more, held bool, err error) {
 		}
 		more, held = n == fanOutBatch, n == 0 && ferr == nil
 	}
+	due, recovering, derr := d.st.DueWebhookWork(ctx, d.cfg.Now())
+	if derr != nil {
+		return more, held, errors.Join(err, fmt.Errorf("webhooks: look for deliveries and recover jobs: %w", derr))
+	}
 	// Recover jobs queue deliveries (or make them due): before the claim.
-	if rmore, rerr := d.recoverBatches(ctx); rerr != nil {
-		err = errors.Join(err, rerr)
-	} else if rmore {
-		more = true
+	if recovering {
+		rmore, rerr := d.recoverBatches(ctx)
+		if rerr != nil {
+			err = errors.Join(err, rerr)
+		}
+		more, due = more || rmore, true
 	}
 	free := d.cfg.Workers - int(d.busy.Load())
-	if free <= 0 {
-		return more, held, err
-	}
-	now := d.cfg.Now()
-	if ok, derr := d.st.HasDueDeliveries(ctx, now); derr != nil || !ok {
-		if derr != nil {
-			err = errors.Join(err, fmt.Errorf("webhooks: look for deliveries: %w", derr))
-		}
+	if free <= 0 || !due {
 		return more, held, err
 	}
 	// Subscriptions with a full hand (every slot and queue place taken) are

@@ -35,18 +35,13 @@ func (s *Service) Recovery(ctx context.Context, p auth.Principal, id, recoveryID
 // recoverJobs is how many recover jobs one pass takes a batch of.
 const recoverJobs = 4
 
-// recoverBatches does a batch of each recover job due (up to recoverJobs),
+// recoverBatches does a batch of each recover job due (up to recoverJobs;
+// pass calls it when DueWebhookWork saw one),
 // claimed like deliveries, so that every node's dispatcher shares the jobs
 // and a crashed node's come back when their leases end. It reports whether
 // a job has more to do.
 func (d *Dispatcher) recoverBatches(ctx context.Context) (more bool, err error) {
 	st := d.st
-	if ok, err := st.HasDueRecoveries(ctx, d.cfg.Now()); err != nil || !ok {
-		if err != nil {
-			return false, fmt.Errorf("webhooks: look for recover jobs: %w", err)
-		}
-		return false, nil
-	}
 	ids, err := st.Claim(ctx, store.ClaimWebhookRecoveries, d.cfg.Owner, recoverJobs, d.cfg.Lease)
 	if err != nil {
 		return false, fmt.Errorf("webhooks: claim recover jobs: %w", err)
