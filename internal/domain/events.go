@@ -20,6 +20,11 @@ const (
 type Event struct {
 	Type    string
 	Payload []byte
+	// Audience is the user a personal event is for (a change of that user's
+	// own read state), 0 for an event every credential that may see what it
+	// is about receives. A personal event reaches only that user's streams
+	// and API-key streams, and never a webhook (migration 0029).
+	Audience int64
 }
 
 // SMSEvent is the payload of an AccountSMS event. It carries the line and the

@@ -171,12 +171,7 @@ func (s *Store) AddEvents(ctx context.Context, accountID int64, events []domain.
 		if err := accountExists(ctx, tx, accountID); err != nil {
 			return err
 		}
-		for _, e := range events {
-			if err := addEvent(ctx, tx, accountID, e.Type, e.Payload); err != nil {
-				return err
-			}
-		}
-		return nil
+		return addEvents(ctx, tx, accountID, events...)
 	})
 }
 

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"switchboard/internal/domain"
 )
 
 // addEvent writes an event to the outbox in the caller's transaction. The
@@ -25,6 +27,29 @@ func addEvent(ctx context.Context, tx *Tx, accountID int64, typ string, payload 
 	return nil
 }
 
+// addEvents writes the capability's events in the caller's transaction, a
+// personal one (Audience set) with its audience. The common, shared event
+// keeps addEvent's statement, the one every send already prepares.
+func addEvents(ctx context.Context, tx *Tx, accountID int64, events ...domain.Event) error {
+	for _, e := range events {
+		if e.Audience == 0 {
+			if err := addEvent(ctx, tx, accountID, e.Type, e.Payload); err != nil {
+				return err
+			}
+			continue
+		}
+		if e.Type == "" {
+			return fmt.Errorf("store: event without a type")
+		}
+		if err := tx.ExecLater(ctx, `INSERT INTO events (account_id, type, payload, created_at, audience_user_id) VALUES (?, ?, ?, ?, ?)`,
+			accountID, e.Type, string(e.Payload), tx.Now(), e.Audience); err != nil {
+			return fmt.Errorf("store: event: %w", err)
+		}
+		tx.Wake()
+	}
+	return nil
+}
+
 // OnEvents sets fn (nil: none) to run after every commit that added outbox
 // events or a delivery due now, so that the webhook dispatcher starts at once
 // instead of at its next poll. One listener per store, in this process only:
@@ -40,11 +65,14 @@ type Event struct {
 	Type      string
 	Payload   json.RawMessage
 	CreatedAt time.Time
+	// Audience is the user of a personal event, 0 for everyone's (see
+	// domain.Event).
+	Audience int64
 }
 
 // Events lists the account's events after id, oldest first.
 func (s *Store) Events(ctx context.Context, accountID, after int64, limit int) ([]Event, error) {
-	rows, err := s.db.Query(ctx, `SELECT id, type, payload, created_at FROM events WHERE account_id = ? AND id > ? ORDER BY id LIMIT ?`, accountID, after, limit)
+	rows, err := s.db.Query(ctx, `SELECT id, type, payload, created_at, COALESCE(audience_user_id, 0) FROM events WHERE account_id = ? AND id > ? ORDER BY id LIMIT ?`, accountID, after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("store: events: %w", err)
 	}
@@ -54,7 +82,7 @@ func (s *Store) Events(ctx context.Context, accountID, after int64, limit int) (
 		e := Event{AccountID: accountID}
 		var payload string
 		var created int64
-		if err := rows.Scan(&e.ID, &e.Type, &payload, &created); err != nil {
+		if err := rows.Scan(&e.ID, &e.Type, &payload, &created, &e.Audience); err != nil {
 			return nil, err
 		}
 		e.Payload, e.CreatedAt = json.RawMessage(payload), fromMicros(created)

@@ -41,7 +41,11 @@ func (s *Store) ClaimDeliveries(ctx context.Context, owner string, limit int, le
 // POST /webhooks/{id}/recover can send it later. It returns how many events
 // it took (fewer than limit means none are left) and how many deliveries it
 // wrote, skipped ones included. A subscription backing off after failures
-// gets its new deliveries due when its backoff ends.
+// gets its new deliveries due when its backoff ends. A personal event
+// (audience_user_id set, migration 0029: one user's read state) gets no
+// delivery at all, not even a skipped one, so recover never sends it either:
+// a subscription is the account's, and must not learn a user's read state.
+// It still counts as taken, and the cursor passes it.
 func (s *Store) FanOutEvents(ctx context.Context, limit int) (events, deliveries int, err error) {
 	err = s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
 		events, deliveries = 0, 0
@@ -60,7 +64,7 @@ func (s *Store) FanOutEvents(ctx context.Context, limit int) (events, deliveries
 		res, err := tx.Exec(ctx, `INSERT INTO webhook_deliveries (account_id, webhook_id, event_id, state, created_at, updated_at, due_at)
 			SELECT e.account_id, w.id, e.id, `+fanOutState+`, ?, ?, `+fanOutDue+`
 			FROM events e JOIN webhooks w ON w.account_id = e.account_id AND w.type = e.type
-			WHERE e.fanned_out = FALSE AND e.id <= ?`, tx.Now(), tx.Now(), tx.Now(), tx.Now(), hi.Int64)
+			WHERE e.fanned_out = FALSE AND e.id <= ? AND e.audience_user_id IS NULL`, tx.Now(), tx.Now(), tx.Now(), tx.Now(), hi.Int64)
 		if err != nil {
 			return fmt.Errorf("store: fan out: %w", err)
 		}
@@ -106,13 +110,14 @@ func fanOutPG(ctx context.Context, tx *Tx, limit int, events, deliveries *int) e
 	// One statement, one snapshot: the events it takes are the ones it saw
 	// below the horizon, and the cursor moves to the last of them.
 	err = tx.QueryRow(ctx, `WITH batch AS (
-			SELECT id, account_id, type, xid FROM events
+			SELECT id, account_id, type, xid, audience_user_id FROM events
 			WHERE xid IS NOT NULL AND (xid, id) > (?, ?) AND xid < `+fanOutHorizon+`
 			ORDER BY xid, id LIMIT ?),
 		ins AS (
 			INSERT INTO webhook_deliveries (account_id, webhook_id, event_id, state, created_at, updated_at, due_at)
 			SELECT b.account_id, w.id, b.id, `+fanOutState+`, ?, ?, `+fanOutDue+`
 			FROM batch b JOIN webhooks w ON w.account_id = b.account_id AND w.type = b.type
+			WHERE b.audience_user_id IS NULL
 			RETURNING 1),
 		last AS (SELECT xid, id FROM batch ORDER BY xid DESC, id DESC LIMIT 1),
 		moved AS (UPDATE event_fanout f SET xid = last.xid, event_id = last.id FROM last WHERE f.id = 1 RETURNING 1)

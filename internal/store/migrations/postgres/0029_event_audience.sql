@@ -1,0 +1,12 @@
+-- Personal events (issue 24; docs/decisions.md, "AccountConversations").
+--
+-- audience_user_id is the user an event is about, for the events that only
+-- that user may receive: a change of the user's own read state in the inbox
+-- (conversation.read, conversation.unread). NULL, the default and every
+-- event before this migration, is an event for every credential that may
+-- see what it is about. The live stream sends a personal event only to that
+-- user's streams and to API-key streams (the team view); the webhook fan-out
+-- never delivers one (a subscription is the account's, not the user's).
+-- No foreign key: like events' other references (migration 0022), the id
+-- comes from the credential the same transaction authenticated.
+ALTER TABLE events ADD COLUMN audience_user_id BIGINT;
