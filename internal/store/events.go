@@ -52,11 +52,14 @@ func addEvents(ctx context.Context, tx *Tx, accountID int64, events ...domain.Ev
 
 // OnEvents sets fn (nil: none) to run after every commit that added outbox
 // events or a delivery due now, so that the webhook dispatcher starts at once
-// instead of at its next poll. One listener per store, in this process only:
+// instead of at its next poll. One such listener per store (the stream hub has its own, OnStreamEvents), in this process only:
 // other processes find the work by polling. fn runs on the writer's path and
 // must return at once (Dispatcher.Wake does). The writes that add such
 // work call Tx.Wake.
-func (s *Store) OnEvents(fn func()) { s.db.OnWake(fn) }
+func (s *Store) OnEvents(fn func()) {
+	setSlot(&s.wakes.dispatch, fn)
+	s.db.OnWake(s.wakes.run)
+}
 
 // Event is one outbox row.
 type Event struct {

@@ -55,6 +55,8 @@ var ErrServed = sqldb.ErrServed
 // Store is the database. It is safe for concurrent use.
 type Store struct {
 	db *sqldb.DB // the engine: connections, group commit, read cache
+	// wakes are the listeners of commits that wrote events (event_stream.go).
+	wakes wakeSlots
 
 	deepPage int // tests: the list offset from which pages seek by day (0: deepPage)
 }

@@ -1,0 +1,182 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+)
+
+// The live event stream (GET /events, internal/stream) reads the outbox in
+// the order events became visible, the same order the webhook fan-out uses:
+// on SQLite the single writer commits events in id order, so the order is
+// id; on PostgreSQL ids are handed out in one order and committed in another,
+// so the order is (xid, id), read only below the horizon of the oldest
+// transaction still running (fanOutHorizon, migration 0022), behind which no
+// event can still appear.
+
+// EventPos is an event's place in the stream order: (Xid, ID), Xid always 0
+// on SQLite. An event written without an xid on PostgreSQL (a test
+// delivery's own, rows fanned out before migration 0022) is never streamed;
+// resuming after one counts its xid as 0.
+type EventPos struct {
+	Xid, ID int64
+}
+
+// After reports whether p comes after q in the stream order.
+func (p EventPos) After(q EventPos) bool {
+	return p.Xid > q.Xid || (p.Xid == q.Xid && p.ID > q.ID)
+}
+
+// StreamEvent is one outbox row as the stream reads it.
+type StreamEvent struct {
+	Pos       EventPos
+	AccountID int64
+	// AudienceUserID is the user a personal event is for (migration 0029);
+	// 0 for an event every credential that may see its subject receives.
+	AudienceUserID int64
+	Type           string
+	Payload        json.RawMessage
+	CreatedAt      time.Time
+}
+
+const streamColumns = `id, account_id, audience_user_id, type, payload, created_at`
+
+// StreamHead is the position of the last event a stream may read now: a
+// stream starting there receives every event written later, and no earlier
+// one.
+func (s *Store) StreamHead(ctx context.Context) (EventPos, error) {
+	var p EventPos
+	var err error
+	if s.db.Engine() == Postgres {
+		err = s.db.QueryRow(ctx, `SELECT xid, id FROM events WHERE xid IS NOT NULL AND xid < `+fanOutHorizon+`
+			ORDER BY xid DESC, id DESC LIMIT 1`).Scan(&p.Xid, &p.ID)
+		if errors.Is(err, sql.ErrNoRows) {
+			return EventPos{}, nil
+		}
+	} else {
+		err = s.db.QueryRow(ctx, `SELECT COALESCE(MAX(id), 0) FROM events`).Scan(&p.ID)
+	}
+	if err != nil {
+		return EventPos{}, fmt.Errorf("store: stream head: %w", err)
+	}
+	return p, nil
+}
+
+// StreamEvents reads up to limit events of every account after pos, in the
+// stream order. held reports, on PostgreSQL, that an event past the last one
+// returned exists but a transaction still running holds it back (or it was
+// committed after the read): the caller should look again soon.
+func (s *Store) StreamEvents(ctx context.Context, after EventPos, limit int) (events []StreamEvent, held bool, err error) {
+	if s.db.Engine() != Postgres {
+		events, err = s.streamRows(ctx, `SELECT `+streamColumns+`, 0 FROM events WHERE id > ? ORDER BY id LIMIT ?`, after.ID, limit)
+		return events, false, err
+	}
+	events, err = s.streamRows(ctx, `SELECT `+streamColumns+`, xid FROM events
+		WHERE xid IS NOT NULL AND (xid, id) > (?, ?) AND xid < `+fanOutHorizon+`
+		ORDER BY xid, id LIMIT ?`, after.Xid, after.ID, limit)
+	if err != nil || len(events) == limit {
+		return events, false, err
+	}
+	if len(events) > 0 {
+		after = events[len(events)-1].Pos
+	}
+	var one int
+	err = s.db.QueryRow(ctx, `SELECT 1 FROM events WHERE xid IS NOT NULL AND (xid, id) > (?, ?) ORDER BY xid, id LIMIT 1`, after.Xid, after.ID).Scan(&one)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return events, false, nil
+	case err != nil:
+		return events, false, fmt.Errorf("store: stream events: %w", err)
+	}
+	return events, true, nil
+}
+
+// AccountStreamEvents reads up to limit of the account's events in
+// (after, upTo], in the stream order: a stream's replay, from the position
+// it resumes after up to the position where it joins the live events.
+func (s *Store) AccountStreamEvents(ctx context.Context, accountID int64, after, upTo EventPos, limit int) ([]StreamEvent, error) {
+	if s.db.Engine() != Postgres {
+		return s.streamRows(ctx, `SELECT `+streamColumns+`, 0 FROM events
+			WHERE account_id = ? AND id > ? AND id <= ? ORDER BY id LIMIT ?`, accountID, after.ID, upTo.ID, limit)
+	}
+	return s.streamRows(ctx, `SELECT `+streamColumns+`, xid FROM events
+		WHERE xid IS NOT NULL AND (xid, id) > (?, ?) AND (xid, id) <= (?, ?) AND account_id = ?
+		ORDER BY xid, id LIMIT ?`, after.Xid, after.ID, upTo.Xid, upTo.ID, accountID, limit)
+}
+
+// EventPosition returns the position and time of the account's event id;
+// not_found when the account has no such event (never had, or it was
+// pruned).
+func (s *Store) EventPosition(ctx context.Context, accountID, id int64) (EventPos, time.Time, error) {
+	xid := `0`
+	if s.db.Engine() == Postgres {
+		xid = `COALESCE(xid, 0)`
+	}
+	p := EventPos{ID: id}
+	var created int64
+	err := s.db.QueryRow(ctx, `SELECT `+xid+`, created_at FROM events WHERE id = ? AND account_id = ?`, id, accountID).Scan(&p.Xid, &created)
+	if err != nil {
+		return EventPos{}, time.Time{}, notFound(err, "event")
+	}
+	return p, fromMicros(created), nil
+}
+
+func (s *Store) streamRows(ctx context.Context, query string, args ...any) ([]StreamEvent, error) {
+	rows, err := s.db.Query(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: stream events: %w", err)
+	}
+	defer rows.Close()
+	var out []StreamEvent
+	for rows.Next() {
+		var e StreamEvent
+		var audience sql.NullInt64
+		var payload string
+		var created int64
+		if err := rows.Scan(&e.Pos.ID, &e.AccountID, &audience, &e.Type, &payload, &created, &e.Pos.Xid); err != nil {
+			return nil, fmt.Errorf("store: stream events: %w", err)
+		}
+		e.AudienceUserID, e.Payload, e.CreatedAt = audience.Int64, json.RawMessage(payload), fromMicros(created)
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: stream events: %w", err)
+	}
+	return out, nil
+}
+
+// wakeSlots are the listeners of commits that wrote events (Tx.Wake): the
+// webhook dispatcher's (OnEvents) and the stream hub's (OnStreamEvents).
+// The engine runs one listener; this is it.
+type wakeSlots struct {
+	dispatch, stream atomic.Pointer[func()]
+}
+
+func (w *wakeSlots) run() {
+	if fn := w.dispatch.Load(); fn != nil {
+		(*fn)()
+	}
+	if fn := w.stream.Load(); fn != nil {
+		(*fn)()
+	}
+}
+
+func setSlot(slot *atomic.Pointer[func()], fn func()) {
+	if fn == nil {
+		slot.Store(nil)
+		return
+	}
+	slot.Store(&fn)
+}
+
+// OnStreamEvents sets fn (nil: none) to run after every commit in this
+// process that added outbox events, beside the OnEvents listener: the
+// stream hub reads them at once. Same rules as OnEvents.
+func (s *Store) OnStreamEvents(fn func()) {
+	setSlot(&s.wakes.stream, fn)
+	s.db.OnWake(s.wakes.run)
+}
