@@ -18,6 +18,8 @@ var WebhookTypes = []WebhookType{
 	{EventUserEndedCalls, "Ended calls of a user."},
 	{EventAccountSMS, "SMS events: an outbound message accepted by the carrier, each carrier delivery receipt, and each inbound message, with the line, the other number and the message id."},
 	{EventAITranscription, "Call transcription events."},
+	// Not one of the spec's types: the shared inbox's (docs/decisions.md).
+	{EventAccountConversations, "Shared inbox events: a conversation resolved, reopened, assigned, commented on or deleted, and a message deleted, with the line, the number, who did it and the conversation's new state. Read-state changes are personal and never delivered to webhooks."},
 }
 
 // IsWebhookType reports whether t is one of WebhookTypes.

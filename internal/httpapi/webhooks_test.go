@@ -134,7 +134,8 @@ func TestWebhookCreateAndRead(t *testing.T) {
 				t.Errorf("type %s has no description", ty.Type)
 			}
 		}
-		if want := "AccountRealTimeCalls AccountEndedCalls UserEndedCalls AccountSMS AccountAITranscription"; status != 200 || strings.Join(names, " ") != want {
+		// The spec's five in its order, then the shared inbox's (issue 24).
+		if want := "AccountRealTimeCalls AccountEndedCalls UserEndedCalls AccountSMS AccountAITranscription AccountConversations"; status != 200 || strings.Join(names, " ") != want {
 			t.Errorf("types = %d %v, want %s", status, names, want)
 		}
 	})

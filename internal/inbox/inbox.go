@@ -252,7 +252,21 @@ func (s *Service) Thread(ctx context.Context, p auth.Principal, tp ThreadParams)
 		return domain.Thread{}, err
 	}
 	if tp.MarkRead {
-		if err := s.store.MarkThreadRead(ctx, c.ID, p.UserID); err != nil {
+		first := true
+		err := retryMoved(func() error {
+			if !first {
+				if c, err = s.conversation(ctx, key); err != nil {
+					return err
+				}
+			}
+			first = false
+			rc, err := readEvent(p, c)
+			if err != nil {
+				return err
+			}
+			return s.store.MarkThreadRead(ctx, c.ID, p.UserID, rc)
+		})
+		if err != nil {
 			return domain.Thread{}, err
 		}
 	}
@@ -314,17 +328,30 @@ func (s *Service) MarkMessages(ctx context.Context, p auth.Principal, a Address,
 	if err != nil {
 		return err
 	}
-	c, err := s.conversation(ctx, key)
-	if err != nil {
-		return err
-	}
 	distinct := make([]int64, 0, len(ids))
 	for _, id := range ids {
 		if !slices.Contains(distinct, id) {
 			distinct = append(distinct, id)
 		}
 	}
-	return s.store.MarkMessages(ctx, c.ID, p.UserID, distinct, read)
+	kind := domain.ConversationUnread
+	if read {
+		kind = domain.ConversationRead
+	}
+	return retryMoved(func() error {
+		c, err := s.conversation(ctx, key)
+		if err != nil {
+			return err
+		}
+		e := convEvent(kind, p, c)
+		e.MessageIDs = distinct
+		ev, err := personal(e, p.UserID)
+		if err != nil {
+			return err
+		}
+		// Written only if one of them changed state.
+		return s.store.MarkMessages(ctx, c.ID, p.UserID, distinct, read, store.Change{Expect: &c, Events: []domain.Event{ev}})
+	})
 }
 
 // MarkLineRead marks everything on a line read for the caller (since: only
@@ -337,7 +364,21 @@ func (s *Service) MarkLineRead(ctx context.Context, p auth.Principal, line strin
 	if err := needUser(p, "POST /sms/lines/{line}/read"); err != nil {
 		return err
 	}
-	return s.store.MarkLineRead(ctx, l.ID, p.UserID, since)
+	return retryMoved(func() error {
+		convs, err := s.store.UnreadConversations(ctx, l.ID, p.UserID)
+		if err != nil || len(convs) == 0 {
+			return err
+		}
+		reads := make([]store.LineRead, len(convs))
+		for i, c := range convs {
+			c.Key.Line = l
+			reads[i].ConversationID = c.ID
+			if reads[i].ReadChange, err = readEvent(p, c); err != nil {
+				return err
+			}
+		}
+		return s.store.MarkLineRead(ctx, l.ID, p.UserID, since, reads)
+	})
 }
 
 // Unread counts unread inbound texts per line: lines (nil: every line p
@@ -411,7 +452,39 @@ func (s *Service) Resolve(ctx context.Context, p auth.Principal, a Address, reso
 		}
 		by = *resolvedBy
 	}
-	return s.store.Resolve(ctx, store.StateChange{Key: key, Actor: p.UserID}, by, strings.TrimSpace(comment), by)
+	comment = strings.TrimSpace(comment)
+	var out domain.Conversation
+	err = retryMoved(func() error {
+		c, err := s.current(ctx, key)
+		if err != nil {
+			return err
+		}
+		ch := store.StateChange{Key: key, Actor: p.UserID, At: s.store.Now()}
+		// Resolving a resolved conversation re-stamps nothing: no event,
+		// unless a comment is saved (then the comment's).
+		var e domain.ConversationEvent
+		switch {
+		case !c.Resolved():
+			after := c
+			at := ch.At
+			after.ResolvedAt, after.ResolvedBy = &at, by
+			e = convEvent(domain.ConversationResolved, p, after)
+		case comment != "":
+			e = convEvent(domain.ConversationCommented, p, c)
+		}
+		if e.Event != "" {
+			e.Comment = comment
+			ev, err := encode(e)
+			if err != nil {
+				return err
+			}
+			ch.Events = []domain.Event{ev}
+		}
+		ch.Expect = &c
+		out, err = s.store.Resolve(ctx, ch, by, comment, by)
+		return err
+	})
+	return out, err
 }
 
 // Reopen marks a conversation unresolved.
@@ -420,7 +493,42 @@ func (s *Service) Reopen(ctx context.Context, p auth.Principal, a Address) (doma
 	if err != nil {
 		return domain.Conversation{}, err
 	}
-	return s.store.Reopen(ctx, store.StateChange{Key: key, Actor: p.UserID})
+	return s.stateWrite(ctx, key, p, func(c domain.Conversation) (string, domain.Conversation) {
+		if !c.Resolved() {
+			return "", c // open already: nothing changes
+		}
+		c.ResolvedAt, c.ResolvedBy = nil, 0
+		return domain.ConversationReopened, c
+	}, "", func(ch store.StateChange) (domain.Conversation, error) { return s.store.Reopen(ctx, ch) })
+}
+
+// stateWrite runs a reopen, assign or comment: change says what the write
+// makes of state c (the event's kind and the state after it; no kind when
+// nothing changes), and write does it, handed the event.
+func (s *Service) stateWrite(ctx context.Context, key domain.ConversationKey, p auth.Principal,
+	change func(c domain.Conversation) (string, domain.Conversation), comment string,
+	write func(store.StateChange) (domain.Conversation, error)) (domain.Conversation, error) {
+	var out domain.Conversation
+	err := retryMoved(func() error {
+		c, err := s.current(ctx, key)
+		if err != nil {
+			return err
+		}
+		ch := store.StateChange{Key: key, Actor: p.UserID}
+		ch.Expect = &c
+		if kind, after := change(c); kind != "" {
+			e := convEvent(kind, p, after)
+			e.Comment = comment
+			ev, err := encode(e)
+			if err != nil {
+				return err
+			}
+			ch.Events = []domain.Event{ev}
+		}
+		out, err = write(ch)
+		return err
+	})
+	return out, err
 }
 
 // Assign gives a conversation to a user of the account (nil: to nobody).
@@ -436,7 +544,13 @@ func (s *Service) Assign(ctx context.Context, p auth.Principal, a Address, userI
 		}
 		to = *userID
 	}
-	return s.store.Assign(ctx, store.StateChange{Key: key, Actor: p.UserID}, to)
+	return s.stateWrite(ctx, key, p, func(c domain.Conversation) (string, domain.Conversation) {
+		if c.AssignedTo == to {
+			return "", c // to the same user (or nobody again): nothing changes
+		}
+		c.AssignedTo = to
+		return domain.ConversationAssigned, c
+	}, "", func(ch store.StateChange) (domain.Conversation, error) { return s.store.Assign(ctx, ch, to) })
 }
 
 // Comment saves an internal note on a conversation.
@@ -448,7 +562,10 @@ func (s *Service) Comment(ctx context.Context, p auth.Principal, a Address, text
 	if err != nil {
 		return domain.Conversation{}, err
 	}
-	return s.store.AddComment(ctx, store.StateChange{Key: key, Actor: p.UserID}, strings.TrimSpace(text))
+	text = strings.TrimSpace(text)
+	return s.stateWrite(ctx, key, p, func(c domain.Conversation) (string, domain.Conversation) {
+		return domain.ConversationCommented, c
+	}, text, func(ch store.StateChange) (domain.Conversation, error) { return s.store.AddComment(ctx, ch, text) })
 }
 
 // Comments lists a conversation's notes, oldest first (none for a pair
@@ -490,11 +607,21 @@ func (s *Service) DeleteConversation(ctx context.Context, p auth.Principal, a Ad
 	if err := s.deletable(ctx, p); err != nil {
 		return err
 	}
-	c, err := s.conversation(ctx, key)
-	if err != nil {
+	var media []string
+	err = retryMoved(func() error {
+		c, err := s.conversation(ctx, key)
+		if err != nil {
+			return err
+		}
+		// Its resolution and owner go with it.
+		after := domain.Conversation{ID: c.ID, AccountID: c.AccountID, Key: c.Key}
+		ev, err := encode(convEvent(domain.ConversationDeleted, p, after))
+		if err != nil {
+			return err
+		}
+		media, err = s.store.DeleteConversation(ctx, c.ID, store.Change{Expect: &c, Events: []domain.Event{ev}})
 		return err
-	}
-	media, err := s.store.DeleteConversation(ctx, c.ID)
+	})
 	if err != nil {
 		return err
 	}
@@ -511,11 +638,21 @@ func (s *Service) DeleteMessage(ctx context.Context, p auth.Principal, a Address
 	if err := s.deletable(ctx, p); err != nil {
 		return err
 	}
-	c, err := s.conversation(ctx, key)
-	if err != nil {
+	var media []string
+	err = retryMoved(func() error {
+		c, err := s.conversation(ctx, key)
+		if err != nil {
+			return err
+		}
+		e := convEvent(domain.MessageDeleted, p, c)
+		e.MessageID = id
+		ev, err := encode(e)
+		if err != nil {
+			return err
+		}
+		media, err = s.store.DeleteMessage(ctx, c.ID, id, store.Change{Expect: &c, Events: []domain.Event{ev}})
 		return err
-	}
-	media, err := s.store.DeleteMessage(ctx, c.ID, id)
+	})
 	if err != nil {
 		return err
 	}

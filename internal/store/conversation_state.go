@@ -50,7 +50,53 @@ func stateOf(id int64, key domain.ConversationKey, f convFacts) domain.Conversat
 type StateChange struct {
 	Key   domain.ConversationKey
 	Actor int64
+	// At is when a resolve happened, as its event says (zero: the
+	// transaction's time).
+	At time.Time
+	Change
 }
+
+// ErrStateMoved is a conversation write refused because the conversation's
+// state is no longer the one its caller read and built its events from
+// (another write came between): the caller reads it again and retries.
+var ErrStateMoved = errors.New("store: the conversation changed since it was read")
+
+// Change is what a conversation write is handed for its events (issue 24):
+// the state the capability read (Expect) and the events it built from it,
+// which say what the write changes. The store writes Events in the write's
+// transaction once the locked conversation still has that state (else
+// ErrStateMoved), and reads neither. A nil Expect checks nothing (the
+// generators, which write no events).
+type Change struct {
+	Expect *domain.Conversation
+	Events []domain.Event
+}
+
+// check refuses the write when the locked conversation's state (f) is not
+// the state the events were built from.
+func (c Change) check(f convFacts) error {
+	e := c.Expect
+	if e == nil {
+		return nil
+	}
+	if f.resolvedAt.Valid != (e.ResolvedAt != nil) || (e.ResolvedAt != nil && f.resolvedAt.Int64 != micros(*e.ResolvedAt)) ||
+		f.resolvedBy.Int64 != e.ResolvedBy || f.assignedTo.Int64 != e.AssignedTo {
+		return ErrStateMoved
+	}
+	return nil
+}
+
+// apply checks the state and writes the events, in the write's transaction.
+func (c Change) apply(ctx context.Context, tx *Tx, f convFacts) error {
+	if err := c.check(f); err != nil {
+		return err
+	}
+	return addEvents(ctx, tx, f.account, c.Events...)
+}
+
+// Now is the store's time (its clock, which tests may set): a resolve's
+// event names the time the write then stores.
+func (s *Store) Now() time.Time { return s.db.Now() }
 
 // Resolve marks the conversation resolved, credited to by (0: nobody),
 // unless it already is (then nothing is re-stamped), and saves comment (if
@@ -62,11 +108,18 @@ func (s *Store) Resolve(ctx context.Context, ch StateChange, by int64, comment s
 		if err != nil {
 			return err
 		}
+		if err := ch.apply(ctx, tx, f); err != nil {
+			return err
+		}
 		if !f.resolvedAt.Valid {
-			if _, err := tx.Exec(ctx, `UPDATE conversations SET resolved_at = ?, resolved_by = ? WHERE id = ?`, tx.Now(), nullID(by), id); err != nil {
+			at := tx.Now()
+			if !ch.At.IsZero() {
+				at = micros(ch.At)
+			}
+			if _, err := tx.Exec(ctx, `UPDATE conversations SET resolved_at = ?, resolved_by = ? WHERE id = ?`, at, nullID(by), id); err != nil {
 				return fmt.Errorf("store: resolve: %w", err)
 			}
-			f.resolvedAt = sql.NullInt64{Int64: tx.Now(), Valid: true}
+			f.resolvedAt = sql.NullInt64{Int64: at, Valid: true}
 			f.resolvedBy = sql.NullInt64{Int64: by, Valid: by != 0}
 			if err := addActivity(ctx, tx, f.account, id, domain.ActivityResolve, ch.Actor, by, ""); err != nil {
 				return err
@@ -91,6 +144,9 @@ func (s *Store) Reopen(ctx context.Context, ch StateChange) (domain.Conversation
 		if err != nil {
 			return err
 		}
+		if err := ch.apply(ctx, tx, f); err != nil {
+			return err
+		}
 		if f.resolvedAt.Valid {
 			if _, err := tx.Exec(ctx, `UPDATE conversations SET resolved_at = NULL, resolved_by = NULL WHERE id = ?`, id); err != nil {
 				return fmt.Errorf("store: reopen: %w", err)
@@ -112,6 +168,9 @@ func (s *Store) Assign(ctx context.Context, ch StateChange, user int64) (domain.
 	err := s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
 		id, f, err := conversationForState(ctx, tx, ch.Key)
 		if err != nil {
+			return err
+		}
+		if err := ch.apply(ctx, tx, f); err != nil {
 			return err
 		}
 		if f.assignedTo.Int64 != user {
@@ -139,6 +198,9 @@ func (s *Store) AddComment(ctx context.Context, ch StateChange, body string) (do
 	err := s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
 		id, f, err := conversationForState(ctx, tx, ch.Key)
 		if err != nil {
+			return err
+		}
+		if err := ch.apply(ctx, tx, f); err != nil {
 			return err
 		}
 		if err := addActivity(ctx, tx, f.account, id, domain.ActivityComment, ch.Actor, 0, body); err != nil {
@@ -205,16 +267,21 @@ func (s *Store) ConversationActivity(ctx context.Context, convID int64) ([]Activ
 // media (the rows stay, because the ledger's charges point at them), its read
 // state, notes and resolution. The next text between the same parties starts
 // a fresh thread. It returns the media names to remove from the blob store.
-func (s *Store) DeleteConversation(ctx context.Context, convID int64) ([]string, error) {
+// ch's events are written with it.
+func (s *Store) DeleteConversation(ctx context.Context, convID int64, ch Change) ([]string, error) {
 	var media []string
 	err := s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
 		media = nil // the function runs again if its group is retried
-		if _, err := lockConversation(ctx, tx, convID); err != nil {
+		f, err := lockConversation(ctx, tx, convID)
+		if err != nil {
+			return err
+		}
+		if err := ch.apply(ctx, tx, f); err != nil {
 			return err
 		}
 		// Scheduled messages are their schedules' (cancelled with DELETE
 		// …/scheduled/{id}): they stay, with their media.
-		err := tx.Query(ctx, `SELECT media FROM messages WHERE conversation_id = ? AND deleted_at IS NULL AND media <> '[]' AND status <> 'scheduled'`, []any{convID}, func(r row) error {
+		err = tx.Query(ctx, `SELECT media FROM messages WHERE conversation_id = ? AND deleted_at IS NULL AND media <> '[]' AND status <> 'scheduled'`, []any{convID}, func(r row) error {
 			var m string
 			if err := r.Scan(&m); err != nil {
 				return err
@@ -252,8 +319,9 @@ func (s *Store) DeleteConversation(ctx context.Context, convID int64) ([]string,
 
 // DeleteMessage erases one message of a conversation for good (its text and
 // media; the row stays for the ledger) and takes it out of every unread
-// count. It returns the media names to remove from the blob store.
-func (s *Store) DeleteMessage(ctx context.Context, convID, id int64) ([]string, error) {
+// count. It returns the media names to remove from the blob store. ch's
+// events are written with it.
+func (s *Store) DeleteMessage(ctx context.Context, convID, id int64, ch Change) ([]string, error) {
 	var names []string
 	err := s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
 		f, err := lockConversation(ctx, tx, convID)
@@ -272,6 +340,9 @@ func (s *Store) DeleteMessage(ctx context.Context, convID, id int64) ([]string, 
 		}
 		if err != nil {
 			return fmt.Errorf("store: delete message: %w", err)
+		}
+		if err := ch.apply(ctx, tx, f); err != nil {
+			return err
 		}
 		json.Unmarshal([]byte(media), &names)
 		if direction == "in" {

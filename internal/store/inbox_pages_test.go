@@ -48,10 +48,10 @@ func TestDeepListPagesMatchTheWholeList(t *testing.T) {
 		}
 		// One conversation deleted; one thread's newest message deleted.
 		all := whole(nil)
-		if _, err := st.DeleteConversation(ctx, all[40].ID); err != nil {
+		if _, err := st.DeleteConversation(ctx, all[40].ID, store.Change{}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := st.DeleteMessage(ctx, all[0].ID, all[0].LastMessageID); err != nil {
+		if _, err := st.DeleteMessage(ctx, all[0].ID, all[0].LastMessageID, store.Change{}); err != nil {
 			t.Fatal(err)
 		}
 

@@ -114,37 +114,115 @@ func lockConversation(ctx context.Context, tx *Tx, id int64) (convFacts, error) 
 	return f, nil
 }
 
+// ReadChange is what a read-state write is handed for its event (issue 24):
+// the conversation state the capability read (Expect, checked as Change
+// does) and the event saying the user read the thread, whose readThrough the
+// store fills with the user's new watermark (the only fact the transaction
+// alone knows), written for Audience, and only when the user's read state
+// moved. An Event without a type: none (an API key's read, the generators).
+type ReadChange struct {
+	Expect   *domain.Conversation
+	Event    RowEvent
+	Audience int64
+}
+
+func (rc ReadChange) write(ctx context.Context, tx *Tx, account, readThrough int64) error {
+	if rc.Event.Type == "" {
+		return nil
+	}
+	e := rc.Event.With(readThrough)
+	e.Audience = rc.Audience
+	return addEvents(ctx, tx, account, e)
+}
+
 // MarkThreadRead marks every message of conversation convID read for userID:
 // one row written (the watermark moves to the newest message and the user's
-// marks in the thread go), whatever the thread's length.
-func (s *Store) MarkThreadRead(ctx context.Context, convID, userID int64) error {
+// marks in the thread go), whatever the thread's length. Reading a thread
+// with markRead calls it on every read: a thread already read (the caller's
+// state and the team's view) costs one read and no write, and writes no
+// event; otherwise rc's event is written when the user's state moved.
+func (s *Store) MarkThreadRead(ctx context.Context, convID, userID int64, rc ReadChange) error {
+	if done, err := s.threadIsRead(ctx, convID, userID); err != nil || done {
+		return err
+	}
 	return s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
 		f, err := lockConversation(ctx, tx, convID)
 		if err != nil {
 			return err
 		}
-		return markThreadRead(ctx, tx, convID, userID, f)
+		if err := (Change{Expect: rc.Expect}).check(f); err != nil {
+			return err
+		}
+		moved, through, err := markThreadRead(ctx, tx, convID, userID, f)
+		if err != nil || !moved {
+			return err
+		}
+		return rc.write(ctx, tx, f.account, through)
 	})
 }
 
-func markThreadRead(ctx context.Context, tx *Tx, convID, userID int64, f convFacts) error {
+// threadIsRead reports whether marking the thread read for userID (0: the
+// team view alone) would change nothing: the newest message is at or below
+// the team's watermark and the user's, nobody's count is left, and the user
+// has no marks in the thread.
+func (s *Store) threadIsRead(ctx context.Context, convID, userID int64) (bool, error) {
+	var last, rt, unread sql.NullInt64
+	var teamRead, teamUnread int64
+	var marks bool
+	err := s.db.QueryRow(ctx, `SELECT c.last_message_id, c.team_read_through, c.team_unread, r.read_through, r.unread,
+			EXISTS (SELECT 1 FROM inbox_read_marks k WHERE k.user_id = ? AND k.conversation_id = c.id)
+		FROM conversations c LEFT JOIN inbox_reads r ON r.conversation_id = c.id AND r.user_id = ? WHERE c.id = ?`,
+		userID, userID, convID).Scan(&last, &teamRead, &teamUnread, &rt, &unread, &marks)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil // the write says not_found
+	}
+	if err != nil {
+		return false, fmt.Errorf("store: mark read: %w", err)
+	}
+	if !last.Valid {
+		return true, nil
+	}
+	if teamRead < last.Int64 || teamUnread != 0 {
+		return false, nil
+	}
+	return userID == 0 || (rt.Valid && rt.Int64 >= last.Int64 && unread.Int64 == 0 && !marks), nil
+}
+
+// markThreadRead marks the thread read for userID and reports whether the
+// user's read state moved, and their watermark after it. An API key's read
+// (userID 0) moves only the team's view: no personal state moved.
+func markThreadRead(ctx context.Context, tx *Tx, convID, userID int64, f convFacts) (moved bool, through int64, err error) {
 	if f.last == 0 {
-		return nil
+		return false, 0, nil
 	}
 	if userID == 0 {
 		// An API key has no personal state: only the team's view moves.
-		return markTeamRead(ctx, tx, convID, f)
+		return false, 0, markTeamRead(ctx, tx, convID, f)
+	}
+	var rt, unread int64
+	var marks bool
+	err = tx.QueryRow(ctx, `SELECT read_through, unread, EXISTS (SELECT 1 FROM inbox_read_marks k WHERE k.user_id = ? AND k.conversation_id = ?)
+		FROM inbox_reads WHERE conversation_id = ? AND user_id = ?`, userID, convID, convID, userID).Scan(&rt, &unread, &marks)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		moved = true // nothing read yet
+	case err != nil:
+		return false, 0, fmt.Errorf("store: mark read: %w", err)
+	default:
+		moved = rt < f.last || unread != 0 || marks
 	}
 	if _, err := tx.Exec(ctx, `INSERT INTO inbox_reads (conversation_id, user_id, account_id, line_id, read_through, unread, last_message_at) VALUES (?, ?, ?, ?, ?, 0, 0)
 		ON CONFLICT (conversation_id, user_id) DO UPDATE SET unread = 0,
 			read_through = CASE WHEN excluded.read_through > inbox_reads.read_through THEN excluded.read_through ELSE inbox_reads.read_through END`,
 		convID, userID, f.account, f.line, f.last); err != nil {
-		return fmt.Errorf("store: mark read: %w", err)
+		return false, 0, fmt.Errorf("store: mark read: %w", err)
 	}
-	if _, err := tx.Exec(ctx, `DELETE FROM inbox_read_marks WHERE user_id = ? AND conversation_id = ?`, userID, convID); err != nil {
-		return fmt.Errorf("store: mark read: %w", err)
+	if marks {
+		if _, err := tx.Exec(ctx, `DELETE FROM inbox_read_marks WHERE user_id = ? AND conversation_id = ?`, userID, convID); err != nil {
+			return false, 0, fmt.Errorf("store: mark read: %w", err)
+		}
 	}
-	return markTeamRead(ctx, tx, convID, f)
+	return moved, max(rt, f.last), markTeamRead(ctx, tx, convID, f)
 }
 
 // markTeamRead records that the thread has been read to its newest message.
@@ -171,13 +249,18 @@ func userRow(ctx context.Context, tx *Tx, convID, userID int64, f convFacts) (re
 
 // MarkMessages sets userID's read state of messages ids (distinct) of
 // conversation convID. not_found, and nothing changed, when one of them is
-// not a visible message of the thread.
-func (s *Store) MarkMessages(ctx context.Context, convID, userID int64, ids []int64, read bool) error {
+// not a visible message of the thread. ch's events are written only when
+// the read state of one of them moved.
+func (s *Store) MarkMessages(ctx context.Context, convID, userID int64, ids []int64, read bool, ch Change) error {
 	return s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
 		f, err := lockConversation(ctx, tx, convID)
 		if err != nil {
 			return err
 		}
+		if err := ch.check(f); err != nil {
+			return err
+		}
+		moved := false
 		rt, _, err := userRow(ctx, tx, convID, userID, f)
 		if err != nil {
 			return fmt.Errorf("store: read state: %w", err)
@@ -211,6 +294,7 @@ func (s *Store) MarkMessages(ctx context.Context, convID, userID int64, ids []in
 			if err != nil {
 				return fmt.Errorf("store: read mark: %w", err)
 			}
+			moved = moved || before != read
 			if direction == "in" && before != read {
 				if read {
 					delta--
@@ -225,39 +309,76 @@ func (s *Store) MarkMessages(ctx context.Context, convID, userID int64, ids []in
 				return fmt.Errorf("store: read state: %w", err)
 			}
 		}
-		return nil
+		if !moved {
+			return nil
+		}
+		return addEvents(ctx, tx, f.account, ch.Events...)
 	})
 }
 
-// MarkLineRead marks read, for userID, every message of line lineID (since:
-// only those sent at or after it; zero time for all). It visits only the
-// conversations unread for the user.
-func (s *Store) MarkLineRead(ctx context.Context, lineID, userID int64, since time.Time) error {
-	return s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
-		var convs []int64
-		err := tx.Query(ctx, `SELECT conversation_id FROM inbox_reads WHERE user_id = ? AND line_id = ? AND unread > 0`, []any{userID, lineID}, func(r row) error {
-			var id int64
-			if err := r.Scan(&id); err != nil {
-				return err
-			}
-			convs = append(convs, id)
-			return nil
-		})
-		if err != nil {
-			return fmt.Errorf("store: line read: %w", err)
+// UnreadConversations lists the conversations of line lineID unread for
+// userID, with their state: what POST /sms/lines/{line}/read marks read,
+// for the inbox to build each one's event (Key.Line is left for the caller).
+func (s *Store) UnreadConversations(ctx context.Context, lineID, userID int64) ([]domain.Conversation, error) {
+	rows, err := s.db.Query(ctx, `SELECT c.id, c.account_id, c.participants, c.resolved_at, c.resolved_by, c.assigned_to
+		FROM inbox_reads r JOIN conversations c ON c.id = r.conversation_id WHERE r.user_id = ? AND r.line_id = ? AND r.unread > 0 ORDER BY c.id`, userID, lineID)
+	if err != nil {
+		return nil, fmt.Errorf("store: line read: %w", err)
+	}
+	defer rows.Close()
+	var out []domain.Conversation
+	for rows.Next() {
+		var c domain.Conversation
+		var parts string
+		var resolvedAt, resolvedBy, assignedTo sql.NullInt64
+		if err := rows.Scan(&c.ID, &c.AccountID, &parts, &resolvedAt, &resolvedBy, &assignedTo); err != nil {
+			return nil, fmt.Errorf("store: line read: %w", err)
 		}
-		for _, id := range convs {
-			f, err := lockConversation(ctx, tx, id)
+		c.Key.Participants = strings.Split(parts, ",")
+		setState(&c, resolvedAt, resolvedBy, assignedTo)
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// LineRead is one conversation a line-wide read marks, with its event.
+type LineRead struct {
+	ConversationID int64
+	ReadChange
+}
+
+// MarkLineRead marks read, for userID, every message of the conversations
+// convs of line lineID (since: only those sent at or after it; zero time for
+// all): the conversations UnreadConversations listed, so that each has its
+// event. A text that arrives after that listing stays unread (the user did
+// not see it). Each conversation whose read state moved gets its event.
+func (s *Store) MarkLineRead(ctx context.Context, lineID, userID int64, since time.Time, convs []LineRead) error {
+	return s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
+		for _, c := range convs {
+			f, err := lockConversation(ctx, tx, c.ConversationID)
 			if err != nil {
 				return err
 			}
+			if f.line != lineID {
+				return domain.Errorf(domain.NotFound, "conversation not found")
+			}
+			if err := (Change{Expect: c.Expect}).check(f); err != nil {
+				return err
+			}
+			var moved bool
+			var through int64
 			if since.IsZero() {
-				err = markThreadRead(ctx, tx, id, userID, f)
+				moved, through, err = markThreadRead(ctx, tx, c.ConversationID, userID, f)
 			} else {
-				err = markThreadReadSince(ctx, tx, id, userID, f, micros(since))
+				moved, through, err = markThreadReadSince(ctx, tx, c.ConversationID, userID, f, micros(since))
 			}
 			if err != nil {
 				return err
+			}
+			if moved {
+				if err := c.write(ctx, tx, f.account, through); err != nil {
+					return err
+				}
 			}
 		}
 		return nil
@@ -266,18 +387,19 @@ func (s *Store) MarkLineRead(ctx context.Context, lineID, userID int64, since ti
 
 // markThreadReadSince marks read the messages of a thread sent at or after
 // since: the watermark moves to the newest message, and the older messages
-// that were unread keep that state as marks.
-func markThreadReadSince(ctx context.Context, tx *Tx, convID, userID int64, f convFacts, since int64) error {
+// that were unread keep that state as marks. It reports whether it marked
+// anything, and the watermark after it.
+func markThreadReadSince(ctx context.Context, tx *Tx, convID, userID int64, f convFacts, since int64) (bool, int64, error) {
 	var first sql.NullInt64
 	if err := tx.QueryRow(ctx, `SELECT MIN(id) FROM messages WHERE conversation_id = ? AND created_at >= ? AND `+visibleMessage, convID, since).Scan(&first); err != nil {
-		return fmt.Errorf("store: line read: %w", err)
+		return false, 0, fmt.Errorf("store: line read: %w", err)
 	}
 	if !first.Valid {
-		return nil // nothing that recent
+		return false, 0, nil // nothing that recent
 	}
 	rt, _, err := userRow(ctx, tx, convID, userID, f)
 	if err != nil {
-		return fmt.Errorf("store: line read: %w", err)
+		return false, 0, fmt.Errorf("store: line read: %w", err)
 	}
 	// Older messages above the watermark without a mark stay unread: mark them so.
 	if _, err := tx.Exec(ctx, `INSERT INTO inbox_read_marks (message_id, user_id, conversation_id, is_read)
@@ -286,25 +408,25 @@ func markThreadReadSince(ctx context.Context, tx *Tx, convID, userID int64, f co
 			AND NOT EXISTS (SELECT 1 FROM inbox_read_marks k WHERE k.message_id = m.id AND k.user_id = ?)
 			AND NOT (m.sent_by IS NOT NULL AND m.sent_by = ?)`,
 		userID, convID, rt, first.Int64, userID, userID); err != nil {
-		return fmt.Errorf("store: line read: %w", err)
+		return false, 0, fmt.Errorf("store: line read: %w", err)
 	}
 	// Read marks are now what the watermark says; unread marks from since on are read.
 	if _, err := tx.Exec(ctx, `DELETE FROM inbox_read_marks WHERE user_id = ? AND conversation_id = ? AND (is_read OR message_id >= ?)`, userID, convID, first.Int64); err != nil {
-		return fmt.Errorf("store: line read: %w", err)
+		return false, 0, fmt.Errorf("store: line read: %w", err)
 	}
 	var unread int64
 	if err := tx.QueryRow(ctx, `SELECT COUNT(*) FROM inbox_read_marks k JOIN messages m ON m.id = k.message_id
 		WHERE k.user_id = ? AND k.conversation_id = ? AND NOT k.is_read AND m.direction = 'in'`, userID, convID).Scan(&unread); err != nil {
-		return fmt.Errorf("store: line read: %w", err)
+		return false, 0, fmt.Errorf("store: line read: %w", err)
 	}
 	if _, err := tx.Exec(ctx, `UPDATE inbox_reads SET read_through = ?, unread = ?, last_message_at = ? WHERE conversation_id = ? AND user_id = ?`,
 		max(rt, f.last), unread, f.lastAt, convID, userID); err != nil {
-		return fmt.Errorf("store: line read: %w", err)
+		return false, 0, fmt.Errorf("store: line read: %w", err)
 	}
 	if unread == 0 {
-		return markTeamRead(ctx, tx, convID, f)
+		return true, max(rt, f.last), markTeamRead(ctx, tx, convID, f)
 	}
-	return nil
+	return true, max(rt, f.last), nil
 }
 
 // UnreadCounts returns unread inbound texts per line id for userID (0: the

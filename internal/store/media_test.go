@@ -251,7 +251,7 @@ func TestHostedMediaCleanup(t *testing.T) {
 		must(t, err)
 		m, err := s.Message(ctx, w.acct.ID, msgID)
 		must(t, err)
-		dropped, err := s.DeleteMessage(ctx, m.ConversationID, msgID)
+		dropped, err := s.DeleteMessage(ctx, m.ConversationID, msgID, store.Change{})
 		must(t, err)
 		if len(dropped) != 0 {
 			t.Errorf("deleting a message dropped %v, still used by a schedule", dropped)
@@ -263,7 +263,7 @@ func TestHostedMediaCleanup(t *testing.T) {
 		id2, sent2, err := w.send(t, nil, 5)
 		must(t, err)
 		markSent(t, s, id2, "ref2")
-		dropped, err = s.DeleteMessage(ctx, m.ConversationID, id2)
+		dropped, err = s.DeleteMessage(ctx, m.ConversationID, id2, store.Change{})
 		must(t, err)
 		if !slices.Equal(dropped, sent2) {
 			t.Errorf("deleting a message dropped %v, want its only-used file %v", dropped, sent2)
