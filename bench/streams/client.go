@@ -151,14 +151,9 @@ func dialStream(ctx context.Context, client *http.Client, o streamOpts) (*http.R
 func (s *stream) read(ctx context.Context, body io.ReadCloser, o streamOpts, st *streamStats) {
 	defer body.Close()
 	p := newParser(body, o.bufSize)
-	var seenComments int64
+	p.onComment = func() { s.comments.Add(1); st.comments.Add(1) }
 	for {
 		ev, err := p.next()
-		if c := p.comments - seenComments; c > 0 {
-			seenComments = p.comments
-			s.comments.Add(c)
-			st.comments.Add(c)
-		}
 		if err != nil {
 			if ctx.Err() == nil {
 				st.ended.Add(1)

@@ -103,8 +103,8 @@ func runLive(ctx context.Context, c config, out io.Writer) error {
 	time.Sleep(c.idle)
 	cpuI1, selfI1, idleEl := server.cpu(), self.cpu(), time.Since(ti0)
 	if c.pid != 0 {
-		fmt.Fprintf(out, "idle for %.1fs with %d streams open: server CPU %.1f%% of a core (this client: %.1f%%), %d keepalive comments received",
-			idleEl.Seconds(), len(open), 100*(cpuI1-cpuI0).Seconds()/idleEl.Seconds(), 100*(selfI1-selfI0).Seconds()/idleEl.Seconds(), st.comments.Load()-comments0)
+		fmt.Fprintf(out, "idle for %.1fs with %d streams open: server CPU %.1f%% of a core (this client: %.1f%%), %d keepalive comments received (%d since the streams opened)",
+			idleEl.Seconds(), len(open), 100*(cpuI1-cpuI0).Seconds()/idleEl.Seconds(), 100*(selfI1-selfI0).Seconds()/idleEl.Seconds(), st.comments.Load()-comments0, st.comments.Load())
 		if c.idle > 15*time.Second {
 			silent := 0
 			for _, s := range open {

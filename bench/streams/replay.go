@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sync/atomic"
 	"time"
 )
 
@@ -30,13 +31,41 @@ func runReplay(ctx context.Context, c config, out io.Writer) error {
 	headers := time.Since(t0)
 	p := newParser(resp.Body, 64<<10)
 	var n, gaps int64
+	// A replay that stops short (a reset sent without a data line is not
+	// dispatched, per WHATWG; a replay that ends at a stale cursor) would
+	// otherwise wait for live events that never come.
+	var progress atomic.Int64
+	stalled := make(chan struct{})
+	go func() {
+		last := int64(-1)
+		for t := time.NewTicker(stallAfter); ; {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			if now := progress.Load(); now == last {
+				close(stalled)
+				cancel()
+				return
+			} else {
+				last = now
+			}
+		}
+	}()
 	prev := from
 	var first time.Duration
 	for n < int64(c.replayN) {
 		ev, err := p.next()
 		if err != nil {
+			select {
+			case <-stalled:
+				return fmt.Errorf("stalled: no event for %v after %d of %d", stallAfter, n, c.replayN)
+			default:
+			}
 			return fmt.Errorf("after %d events: %w", n, err)
 		}
+		progress.Add(1)
 		if string(ev.Type) == "reset" {
 			return fmt.Errorf("the server answered reset to %s: it no longer holds that event", c.replay)
 		}
@@ -60,5 +89,8 @@ func runReplay(ctx context.Context, c config, out io.Writer) error {
 	}
 	return nil
 }
+
+// stallAfter is how long a replay may go without an event.
+var stallAfter = 10 * time.Second
 
 func ms1(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -37,8 +37,9 @@ type sseParser struct {
 	begun      bool // the BOM check is done
 
 	lastID, typ, data []byte
-	comments          int64 // comment lines seen (the server's keepalives)
-	retry             int64 // the last valid retry field, -1 if none
+	comments          int64  // comment lines seen (the server's keepalives)
+	onComment         func() // if set, called at each comment line: an idle stream's only sign of life
+	retry             int64  // the last valid retry field, -1 if none
 }
 
 // newParser reads r through a buffer of size bytes (it grows for a longer
@@ -79,6 +80,9 @@ var message = []byte("message")
 func (p *sseParser) field(line []byte) {
 	if line[0] == ':' {
 		p.comments++
+		if p.onComment != nil {
+			p.onComment()
+		}
 		return
 	}
 	name, value := line, []byte(nil)
