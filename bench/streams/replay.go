@@ -37,20 +37,21 @@ func runReplay(ctx context.Context, c config, out io.Writer) error {
 	var progress atomic.Int64
 	stalled := make(chan struct{})
 	go func() {
-		last := int64(-1)
-		for t := time.NewTicker(stallAfter); ; {
+		t := time.NewTicker(stallAfter)
+		defer t.Stop()
+		for last := int64(-1); ; {
 			select {
 			case <-ctx.Done():
 				return
 			case <-t.C:
 			}
-			if now := progress.Load(); now == last {
+			now := progress.Load()
+			if now == last {
 				close(stalled)
 				cancel()
 				return
-			} else {
-				last = now
 			}
+			last = now
 		}
 	}()
 	prev := from
