@@ -22,6 +22,7 @@ import (
 	"switchboard/internal/sms/smsevent"
 	"switchboard/internal/store"
 	"switchboard/internal/store/storetest"
+	"switchboard/internal/webhooks"
 )
 
 // Inbox fixture numbers: two lines of Acme (one open to everyone, one
@@ -79,7 +80,7 @@ func setupInbox(t *testing.T, engine store.Engine) *inboxFixture {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	f.sms = sms.New(sms.Config{Store: st, Log: log})
 	srv := httptest.NewServer(httpapi.New(httpapi.Config{Store: st, Auth: &auth.Authenticator{Store: st}, Log: log, SMS: f.sms,
-		Inbox: inbox.New(inbox.Config{Store: st, Log: log})}))
+		Inbox: inbox.New(inbox.Config{Store: st, Log: log}), Webhooks: webhooks.New(webhooks.Config{Store: st})}))
 	t.Cleanup(srv.Close)
 	f.url = srv.URL
 	f.client = apitest.Client(t)
