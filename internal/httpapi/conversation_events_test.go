@@ -253,5 +253,3 @@ func TestInboxEventsWebhook(t *testing.T) {
 		}
 	})
 }
-
-
