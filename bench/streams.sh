@@ -53,20 +53,21 @@ serve() { start_server "$bin" "$db" "$work/serve.log" "${serve_flags[@]}"; }
 stop() { kill "$pid"; wait "$pid" 2>/dev/null || true; pid=; }
 machine() { echo "== $1: $(date -u +%FT%TZ), $(git rev-parse --short HEAD), nproc $(nproc), load average $(cut -d' ' -f1-3 /proc/loadavg)"; }
 hz=$(getconf CLK_TCK)
+metrics() { [ -n "$maddr" ] && echo "-metrics $(metrics_url)"; true; }
 
 for s in $scenarios; do
   case $s in
     live)
       machine "live: $streams streams, $rate events/s, $dur per phase"
       serve
-      "$work/streams" -url "http://$addr" -key "$key" -from "$line" -pid "$pid" -hz "$hz" \
+      "$work/streams" -url "http://$addr" -key "$key" -from "$line" -pid "$pid" -hz "$hz" $(metrics) \
         -streams "$streams" -rate "$rate" -d "$dur" ${STREAMS_FLAGS:-}
       stop
       ;;
     idle)
       machine "idle: $idle_streams streams held ${IDLE:-20s}"
       serve
-      "$work/streams" -url "http://$addr" -key "$key" -pid "$pid" -hz "$hz" \
+      "$work/streams" -url "http://$addr" -key "$key" -pid "$pid" -hz "$hz" $(metrics) \
         -streams "$idle_streams" -rate 0 -idle "${IDLE:-20s}" ${STREAMS_FLAGS:-}
       stop
       ;;

@@ -34,7 +34,6 @@ func newTransport(conns int, readBuf int) *http.Transport {
 // streamStats is what the stream goroutines count, across all streams.
 type streamStats struct {
 	events    atomic.Int64 // dispatched events of every type
-	matched   atomic.Int64 // events whose send this run timed (latency recorded)
 	resets    atomic.Int64 // "reset" events
 	disorder  atomic.Int64 // events whose id was not above the stream's previous one
 	comments  atomic.Int64 // comment lines (keepalives)
@@ -175,7 +174,6 @@ func (s *stream) read(ctx context.Context, body io.ReadCloser, o streamOpts, st 
 		}
 		if o.ledger != nil {
 			if at, ok := o.ledger.sentAt(ev.Data); ok {
-				st.matched.Add(1)
 				st.lat.add(now.Sub(at))
 			}
 		}

@@ -15,8 +15,9 @@ import (
 // below it: a bucket reports its upper bound). The maximum is kept exactly.
 type hist struct {
 	counts [histBuckets]atomic.Int64
-	n      atomic.Int64
 	max    atomic.Int64 // ns
+	// No shared sample count: every stream adding to one counter would make
+	// its cache line bounce between the cores on each event; count sums.
 }
 
 const (
@@ -49,7 +50,6 @@ func upper(i int) int64 {
 
 func (h *hist) add(d time.Duration) {
 	h.counts[bucketOf(d.Microseconds())].Add(1)
-	h.n.Add(1)
 	for {
 		m := h.max.Load()
 		if int64(d) <= m || h.max.CompareAndSwap(m, int64(d)) {
@@ -58,12 +58,18 @@ func (h *hist) add(d time.Duration) {
 	}
 }
 
-func (h *hist) count() int64 { return h.n.Load() }
+func (h *hist) count() int64 {
+	var n int64
+	for i := range h.counts {
+		n += h.counts[i].Load()
+	}
+	return n
+}
 
 // quantile is the nearest-rank q-quantile (0 < q ≤ 1): the smallest bucket
 // bound at or below which at least q of the samples lie; 0 with no samples.
 func (h *hist) quantile(q float64) time.Duration {
-	n := h.n.Load()
+	n := h.count()
 	if n == 0 {
 		return 0
 	}

@@ -79,7 +79,7 @@ func runLive(ctx context.Context, c config, out io.Writer) error {
 	var st streamStats
 	opts := streamOpts{url: c.eventsURL(), key: c.key, bufSize: c.bufSize, openConc: c.openConc, ledger: l,
 		transport: newTransport(c.streams+16, 2048)}
-	rss0 := server.rss()
+	rss0, m0 := server.rss(), c.scrape(out)
 	t0 := time.Now()
 	open, openErr := openStreams(sctx, opts, c.streams, &st)
 	openTime := time.Since(t0)
@@ -91,10 +91,15 @@ func runLive(ctx context.Context, c config, out io.Writer) error {
 		}
 	}
 	time.Sleep(c.settle)
-	rss1 := server.rss()
+	rss1, m1 := server.rss(), c.scrape(out)
 	if c.pid != 0 && len(open) > 0 {
 		fmt.Fprintf(out, "server RSS: %.1f MiB before the streams, %.1f MiB with %d open: %.1f KiB per stream\n",
 			float64(rss0)/1024, float64(rss1)/1024, len(open), float64(rss1-rss0)/float64(len(open)))
+	}
+	if m0 != nil && m1 != nil && len(open) > 0 {
+		per := func(name string) float64 { return (m1[name] - m0[name]) / float64(len(open)) }
+		fmt.Fprintf(out, "  per stream (Go runtime): heap in use %+.1f KiB, stacks %+.1f KiB, %+.2f goroutines; the server counts %.0f streams open\n",
+			per("go_memstats_heap_inuse_bytes")/1024, per("go_memstats_stack_inuse_bytes")/1024, per("go_goroutines"), m1["switchboard_event_streams_open"])
 	}
 
 	// 3. Idle: what holding the streams open costs.
@@ -135,7 +140,7 @@ func runLive(ctx context.Context, c config, out io.Writer) error {
 	delivered := st.events.Load() - events0
 	cpu1, self1, el := server.cpu(), self.cpu(), time.Since(t1)
 	webhookDrain(phaseStreams, n)
-	rss2 := server.rss()
+	rss2, m2 := server.rss(), c.scrape(out)
 
 	fmt.Fprintf(out, "with %d streams open: %d sends accepted in %.1fs (%.0f/s), %d failed, %d found every sender busy\n",
 		len(open), n, sendEl.Seconds(), float64(n)/sendEl.Seconds(), s.failed.Load(), s.late.Load())
@@ -156,8 +161,24 @@ func runLive(ctx context.Context, c config, out io.Writer) error {
 		fmt.Fprintf(out, " (this client: %.0f%% of a core)\n", 100*(self1-self0).Seconds()/el.Seconds())
 		fmt.Fprintf(out, "  server RSS after the sends: %.1f MiB\n", float64(rss2)/1024)
 	}
+	if m1 != nil && m2 != nil {
+		fmt.Fprintf(out, "  the server's counters: %.0f stream events sent, %.0f streams dropped as slow\n",
+			m2["switchboard_event_stream_events_sent_total"]-m1["switchboard_event_stream_events_sent_total"],
+			m2["switchboard_event_stream_slow_drops_total"]-m1["switchboard_event_stream_slow_drops_total"])
+	}
 	reportEnded(out, &st)
 	return nil
+}
+
+// scrape reads the server's metrics (nil without -metrics; a failure is
+// reported and the figures left out).
+func (c config) scrape(out io.Writer) map[string]float64 {
+	m, err := scrape(c.metrics)
+	if err != nil {
+		fmt.Fprintln(out, "warning: metrics:", err)
+		return nil
+	}
+	return m
 }
 
 // reportEnded states what went wrong on the streams, if anything.

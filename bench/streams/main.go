@@ -52,6 +52,7 @@ type config struct {
 	openConc       int
 	replay         string
 	replayN        int
+	metrics        string
 }
 
 func main() {
@@ -79,6 +80,7 @@ func main() {
 	flag.StringVar(&c.query, "query", "", "query string for the events endpoint, e.g. types=AccountSMS")
 	flag.IntVar(&c.bufSize, "buf", 1024, "each stream's initial parse buffer, bytes")
 	flag.IntVar(&c.openConc, "open-concurrency", 64, "streams being opened at once")
+	flag.StringVar(&c.metrics, "metrics", "", "the server's /metrics URL: where the memory per stream goes (Go heap, stacks, goroutines) and the server's own stream counters")
 	flag.StringVar(&c.replay, "replay", "", "replay mode: resume one stream after this event id (evt_N)")
 	flag.IntVar(&c.replayN, "replay-n", 100000, "replay mode: events to read")
 	flag.Parse()

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"testing"
 )
@@ -26,5 +29,24 @@ func TestOwnProcess(t *testing.T) {
 	}
 	if _, err := cpuTicks(os.Getpid()); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestScrape(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "# HELP go_goroutines x\n# TYPE go_goroutines gauge\ngo_goroutines 42\n"+
+			"switchboard_event_streams_open{node=\"a\"} 3\nswitchboard_event_streams_open{node=\"b\",x=\"}\"} 4\n"+
+			"go_memstats_heap_inuse_bytes 1.5e+06\n")
+	}))
+	defer srv.Close()
+	m, err := scrape(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m["go_goroutines"] != 42 || m["switchboard_event_streams_open"] != 7 || m["go_memstats_heap_inuse_bytes"] != 1.5e6 {
+		t.Fatalf("scrape = %v", m)
+	}
+	if m, err := scrape(""); m != nil || err != nil {
+		t.Fatal("no URL scraped something")
 	}
 }
