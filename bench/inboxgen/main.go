@@ -251,7 +251,7 @@ func thread(ctx context.Context, st *store.Store, o options, r *rand.Rand, accou
 	}
 	if !compared && r.Float64() < o.readShare {
 		for _, u := range readers {
-			if err := st.MarkThreadRead(ctx, c.ID, u, store.ReadChange{}); err != nil {
+			if err := st.MarkThreadRead(ctx, c.ID, u, store.Change{}); err != nil {
 				return err
 			}
 		}

@@ -169,7 +169,7 @@ func seedThread(ctx context.Context, st *store.Store, r *rand.Rand, accountID in
 	if i < Conversations*8/10 {
 		for _, u := range readers {
 			if r.IntN(4) > 0 {
-				if err := st.MarkThreadRead(ctx, conv.ID, u, store.ReadChange{}); err != nil {
+				if err := st.MarkThreadRead(ctx, conv.ID, u, store.Change{}); err != nil {
 					return err
 				}
 			}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"sync"
 	"testing"
 
 	"switchboard/internal/domain"
@@ -130,7 +131,7 @@ func TestInboxChangesAreEvents(t *testing.T) {
 		f.wantNone(t, &after, "deleting a deleted message")
 		f.call(t, "DELETE", path, f.key, "", 204, nil)
 		e = f.wantOne(t, &after, "conversation deletion", domain.ConversationDeleted)
-		if e.By != nil || !reflect.DeepEqual(e.State, domain.ConversationEventState{}) {
+		if e.By != nil || e.State == nil || !reflect.DeepEqual(*e.State, domain.ConversationEventState{}) {
 			t.Errorf("conversation.deleted = %+v", e)
 		}
 
@@ -252,4 +253,72 @@ func TestInboxEventsWebhook(t *testing.T) {
 			t.Errorf("deliveries = %v, want %v", kinds, want)
 		}
 	})
+}
+
+// Concurrent resolves, reopens and assignments of one conversation: every
+// change has exactly one event, in the order the changes were made, each
+// with the state that change left (the inbox rebuilds an event whose state
+// moved under it).
+func TestInboxEventsUnderConcurrency(t *testing.T) {
+	forEachInbox(t, func(t *testing.T, f *inboxFixture) {
+		path := "/sms/conversations/" + inboxMain + "/" + custA
+		f.receive(t, inboxMain, custA, "hello")
+		var after int64
+		f.newConvEvents(t, &after)
+		creds := []string{f.key, f.maxTok, f.agnesTok, f.key}
+		var wg sync.WaitGroup
+		for i, cred := range creds {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for j := range 8 {
+					for _, req := range [][2]string{{"/resolve", ""}, {"/assign", fmt.Sprintf(`{"userId": %d}`, []int64{f.max.ID, f.agnes.ID}[(i+j)%2])}, {"/reopen", ""}} {
+						if status, _, b := f.do(t, "POST", "/api/public/v1"+path+req[0], cred, req[1]); status != 200 {
+							t.Errorf("POST %s: %d %s", req[0], status, b)
+							return
+						}
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		resolved, assigned := false, int64(0)
+		evs := f.newConvEvents(t, &after)
+		for _, e := range evs {
+			switch e.Event {
+			case domain.ConversationResolved:
+				if resolved {
+					t.Fatalf("resolved twice in a row: %+v", e)
+				}
+				resolved = true
+			case domain.ConversationReopened:
+				if !resolved {
+					t.Fatalf("reopened while open: %+v", e)
+				}
+				resolved = false
+			case domain.ConversationAssigned:
+				if e.State.AssignedTo == nil || *e.State.AssignedTo == assigned {
+					t.Fatalf("assigned to the owner again: %+v", e)
+				}
+				assigned = *e.State.AssignedTo
+			}
+			if e.State.Resolved != resolved || e.State.AssignedTo == nil && assigned != 0 || e.State.AssignedTo != nil && *e.State.AssignedTo != assigned {
+				t.Fatalf("event %+v: state does not follow the events before it (resolved %v, assigned %d)", e, resolved, assigned)
+			}
+		}
+		c, _, err := f.st.Conversation(ctx, mustKey(t, f, inboxMain, custA))
+		must(t, err)
+		acts, err := f.st.ConversationActivity(ctx, c.ID)
+		must(t, err)
+		if len(acts) != len(evs) || c.Resolved() != resolved || c.AssignedTo != assigned {
+			t.Errorf("%d changes recorded, %d events; final state %+v, events say resolved %v assigned %d", len(acts), len(evs), c, resolved, assigned)
+		}
+	})
+}
+
+func mustKey(t *testing.T, f *inboxFixture, line, number string) domain.ConversationKey {
+	t.Helper()
+	l, err := f.st.LineByNumber(ctx, line)
+	must(t, err)
+	return domain.ConversationKey{Line: l, Participants: []string{number}}
 }

@@ -252,21 +252,11 @@ func (s *Service) Thread(ctx context.Context, p auth.Principal, tp ThreadParams)
 		return domain.Thread{}, err
 	}
 	if tp.MarkRead {
-		first := true
-		err := retryMoved(func() error {
-			if !first {
-				if c, err = s.conversation(ctx, key); err != nil {
-					return err
-				}
-			}
-			first = false
-			rc, err := readEvent(p, c)
-			if err != nil {
-				return err
-			}
-			return s.store.MarkThreadRead(ctx, c.ID, p.UserID, rc)
-		})
+		ch, err := readChange(p, key)
 		if err != nil {
+			return domain.Thread{}, err
+		}
+		if err := s.store.MarkThreadRead(ctx, c.ID, p.UserID, ch); err != nil {
 			return domain.Thread{}, err
 		}
 	}
@@ -334,24 +324,22 @@ func (s *Service) MarkMessages(ctx context.Context, p auth.Principal, a Address,
 			distinct = append(distinct, id)
 		}
 	}
+	c, err := s.conversation(ctx, key)
+	if err != nil {
+		return err
+	}
 	kind := domain.ConversationUnread
 	if read {
 		kind = domain.ConversationRead
 	}
-	return retryMoved(func() error {
-		c, err := s.conversation(ctx, key)
-		if err != nil {
-			return err
-		}
-		e := convEvent(kind, p, c)
-		e.MessageIDs = distinct
-		ev, err := personal(e, p.UserID)
-		if err != nil {
-			return err
-		}
-		// Written only if one of them changed state.
-		return s.store.MarkMessages(ctx, c.ID, p.UserID, distinct, read, store.Change{Expect: &c, Events: []domain.Event{ev}})
-	})
+	e := newEvent(kind, p, key)
+	e.MessageIDs = distinct
+	t, err := template(e, p.UserID) // personal: the user's own state
+	if err != nil {
+		return err
+	}
+	// Written only if one of them changed state.
+	return s.store.MarkMessages(ctx, c.ID, p.UserID, distinct, read, store.Change{Changed: t})
 }
 
 // MarkLineRead marks everything on a line read for the caller (since: only
@@ -364,21 +352,19 @@ func (s *Service) MarkLineRead(ctx context.Context, p auth.Principal, line strin
 	if err := needUser(p, "POST /sms/lines/{line}/read"); err != nil {
 		return err
 	}
-	return retryMoved(func() error {
-		convs, err := s.store.UnreadConversations(ctx, l.ID, p.UserID)
-		if err != nil || len(convs) == 0 {
+	convs, err := s.store.UnreadConversations(ctx, l.ID, p.UserID)
+	if err != nil || len(convs) == 0 {
+		return err
+	}
+	reads := make([]store.LineRead, len(convs))
+	for i, c := range convs {
+		c.Key.Line = l
+		reads[i].ConversationID = c.ID
+		if reads[i].Change, err = readChange(p, c.Key); err != nil {
 			return err
 		}
-		reads := make([]store.LineRead, len(convs))
-		for i, c := range convs {
-			c.Key.Line = l
-			reads[i].ConversationID = c.ID
-			if reads[i].ReadChange, err = readEvent(p, c); err != nil {
-				return err
-			}
-		}
-		return s.store.MarkLineRead(ctx, l.ID, p.UserID, since, reads)
-	})
+	}
+	return s.store.MarkLineRead(ctx, l.ID, p.UserID, since, reads)
 }
 
 // Unread counts unread inbound texts per line: lines (nil: every line p
@@ -453,38 +439,21 @@ func (s *Service) Resolve(ctx context.Context, p auth.Principal, a Address, reso
 		by = *resolvedBy
 	}
 	comment = strings.TrimSpace(comment)
-	var out domain.Conversation
-	err = retryMoved(func() error {
-		c, err := s.current(ctx, key)
-		if err != nil {
-			return err
+	// Resolving a resolved conversation re-stamps nothing: no event, unless
+	// a comment is saved (then the comment's).
+	e := newEvent(domain.ConversationResolved, p, key)
+	e.Comment = comment
+	ch, err := changed(e)
+	if err != nil {
+		return domain.Conversation{}, err
+	}
+	if comment != "" {
+		e.Event = domain.ConversationCommented
+		if ch.Unchanged, err = template(e, 0); err != nil {
+			return domain.Conversation{}, err
 		}
-		ch := store.StateChange{Key: key, Actor: p.UserID, At: s.store.Now()}
-		// Resolving a resolved conversation re-stamps nothing: no event,
-		// unless a comment is saved (then the comment's).
-		var e domain.ConversationEvent
-		switch {
-		case !c.Resolved():
-			after := c
-			at := ch.At
-			after.ResolvedAt, after.ResolvedBy = &at, by
-			e = convEvent(domain.ConversationResolved, p, after)
-		case comment != "":
-			e = convEvent(domain.ConversationCommented, p, c)
-		}
-		if e.Event != "" {
-			e.Comment = comment
-			ev, err := encode(e)
-			if err != nil {
-				return err
-			}
-			ch.Events = []domain.Event{ev}
-		}
-		ch.Expect = &c
-		out, err = s.store.Resolve(ctx, ch, by, comment, by)
-		return err
-	})
-	return out, err
+	}
+	return s.store.Resolve(ctx, store.StateChange{Key: key, Actor: p.UserID, Change: ch}, by, comment, by)
 }
 
 // Reopen marks a conversation unresolved.
@@ -493,42 +462,12 @@ func (s *Service) Reopen(ctx context.Context, p auth.Principal, a Address) (doma
 	if err != nil {
 		return domain.Conversation{}, err
 	}
-	return s.stateWrite(ctx, key, p, func(c domain.Conversation) (string, domain.Conversation) {
-		if !c.Resolved() {
-			return "", c // open already: nothing changes
-		}
-		c.ResolvedAt, c.ResolvedBy = nil, 0
-		return domain.ConversationReopened, c
-	}, "", func(ch store.StateChange) (domain.Conversation, error) { return s.store.Reopen(ctx, ch) })
-}
-
-// stateWrite runs a reopen, assign or comment: change says what the write
-// makes of state c (the event's kind and the state after it; no kind when
-// nothing changes), and write does it, handed the event.
-func (s *Service) stateWrite(ctx context.Context, key domain.ConversationKey, p auth.Principal,
-	change func(c domain.Conversation) (string, domain.Conversation), comment string,
-	write func(store.StateChange) (domain.Conversation, error)) (domain.Conversation, error) {
-	var out domain.Conversation
-	err := retryMoved(func() error {
-		c, err := s.current(ctx, key)
-		if err != nil {
-			return err
-		}
-		ch := store.StateChange{Key: key, Actor: p.UserID}
-		ch.Expect = &c
-		if kind, after := change(c); kind != "" {
-			e := convEvent(kind, p, after)
-			e.Comment = comment
-			ev, err := encode(e)
-			if err != nil {
-				return err
-			}
-			ch.Events = []domain.Event{ev}
-		}
-		out, err = write(ch)
-		return err
-	})
-	return out, err
+	// Reopening an open conversation changes nothing: no event.
+	ch, err := changed(newEvent(domain.ConversationReopened, p, key))
+	if err != nil {
+		return domain.Conversation{}, err
+	}
+	return s.store.Reopen(ctx, store.StateChange{Key: key, Actor: p.UserID, Change: ch})
 }
 
 // Assign gives a conversation to a user of the account (nil: to nobody).
@@ -544,13 +483,12 @@ func (s *Service) Assign(ctx context.Context, p auth.Principal, a Address, userI
 		}
 		to = *userID
 	}
-	return s.stateWrite(ctx, key, p, func(c domain.Conversation) (string, domain.Conversation) {
-		if c.AssignedTo == to {
-			return "", c // to the same user (or nobody again): nothing changes
-		}
-		c.AssignedTo = to
-		return domain.ConversationAssigned, c
-	}, "", func(ch store.StateChange) (domain.Conversation, error) { return s.store.Assign(ctx, ch, to) })
+	// Assigning to the owner (or to nobody again) changes nothing: no event.
+	ch, err := changed(newEvent(domain.ConversationAssigned, p, key))
+	if err != nil {
+		return domain.Conversation{}, err
+	}
+	return s.store.Assign(ctx, store.StateChange{Key: key, Actor: p.UserID, Change: ch}, to)
 }
 
 // Comment saves an internal note on a conversation.
@@ -563,9 +501,13 @@ func (s *Service) Comment(ctx context.Context, p auth.Principal, a Address, text
 		return domain.Conversation{}, err
 	}
 	text = strings.TrimSpace(text)
-	return s.stateWrite(ctx, key, p, func(c domain.Conversation) (string, domain.Conversation) {
-		return domain.ConversationCommented, c
-	}, text, func(ch store.StateChange) (domain.Conversation, error) { return s.store.AddComment(ctx, ch, text) })
+	e := newEvent(domain.ConversationCommented, p, key)
+	e.Comment = text
+	ch, err := changed(e)
+	if err != nil {
+		return domain.Conversation{}, err
+	}
+	return s.store.AddComment(ctx, store.StateChange{Key: key, Actor: p.UserID, Change: ch}, text)
 }
 
 // Comments lists a conversation's notes, oldest first (none for a pair
@@ -607,21 +549,15 @@ func (s *Service) DeleteConversation(ctx context.Context, p auth.Principal, a Ad
 	if err := s.deletable(ctx, p); err != nil {
 		return err
 	}
-	var media []string
-	err = retryMoved(func() error {
-		c, err := s.conversation(ctx, key)
-		if err != nil {
-			return err
-		}
-		// Its resolution and owner go with it.
-		after := domain.Conversation{ID: c.ID, AccountID: c.AccountID, Key: c.Key}
-		ev, err := encode(convEvent(domain.ConversationDeleted, p, after))
-		if err != nil {
-			return err
-		}
-		media, err = s.store.DeleteConversation(ctx, c.ID, store.Change{Expect: &c, Events: []domain.Event{ev}})
+	c, err := s.conversation(ctx, key)
+	if err != nil {
 		return err
-	})
+	}
+	ch, err := changed(newEvent(domain.ConversationDeleted, p, key))
+	if err != nil {
+		return err
+	}
+	media, err := s.store.DeleteConversation(ctx, c.ID, ch)
 	if err != nil {
 		return err
 	}
@@ -638,21 +574,17 @@ func (s *Service) DeleteMessage(ctx context.Context, p auth.Principal, a Address
 	if err := s.deletable(ctx, p); err != nil {
 		return err
 	}
-	var media []string
-	err = retryMoved(func() error {
-		c, err := s.conversation(ctx, key)
-		if err != nil {
-			return err
-		}
-		e := convEvent(domain.MessageDeleted, p, c)
-		e.MessageID = id
-		ev, err := encode(e)
-		if err != nil {
-			return err
-		}
-		media, err = s.store.DeleteMessage(ctx, c.ID, id, store.Change{Expect: &c, Events: []domain.Event{ev}})
+	c, err := s.conversation(ctx, key)
+	if err != nil {
 		return err
-	})
+	}
+	e := newEvent(domain.MessageDeleted, p, key)
+	e.MessageID = id
+	ch, err := changed(e)
+	if err != nil {
+		return err
+	}
+	media, err := s.store.DeleteMessage(ctx, c.ID, id, ch)
 	if err != nil {
 		return err
 	}

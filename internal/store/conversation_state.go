@@ -46,61 +46,18 @@ func stateOf(id int64, key domain.ConversationKey, f convFacts) domain.Conversat
 	return c
 }
 
-// StateChange is a resolve, reopen, assign or comment, by Actor (0: an API key).
+// StateChange is a resolve, reopen, assign or comment, by Actor (0: an API
+// key), with its events.
 type StateChange struct {
 	Key   domain.ConversationKey
 	Actor int64
-	// At is when a resolve happened, as its event says (zero: the
-	// transaction's time).
-	At time.Time
 	Change
 }
 
-// ErrStateMoved is a conversation write refused because the conversation's
-// state is no longer the one its caller read and built its events from
-// (another write came between): the caller reads it again and retries.
-var ErrStateMoved = errors.New("store: the conversation changed since it was read")
-
-// Change is what a conversation write is handed for its events (issue 24):
-// the state the capability read (Expect) and the events it built from it,
-// which say what the write changes. The store writes Events in the write's
-// transaction once the locked conversation still has that state (else
-// ErrStateMoved), and reads neither. A nil Expect checks nothing (the
-// generators, which write no events).
-type Change struct {
-	Expect *domain.Conversation
-	Events []domain.Event
-}
-
-// check refuses the write when the locked conversation's state (f) is not
-// the state the events were built from.
-func (c Change) check(f convFacts) error {
-	e := c.Expect
-	if e == nil {
-		return nil
-	}
-	if f.resolvedAt.Valid != (e.ResolvedAt != nil) || (e.ResolvedAt != nil && f.resolvedAt.Int64 != micros(*e.ResolvedAt)) ||
-		f.resolvedBy.Int64 != e.ResolvedBy || f.assignedTo.Int64 != e.AssignedTo {
-		return ErrStateMoved
-	}
-	return nil
-}
-
-// apply checks the state and writes the events, in the write's transaction.
-func (c Change) apply(ctx context.Context, tx *Tx, f convFacts) error {
-	if err := c.check(f); err != nil {
-		return err
-	}
-	return addEvents(ctx, tx, f.account, c.Events...)
-}
-
-// Now is the store's time (its clock, which tests may set): a resolve's
-// event names the time the write then stores.
-func (s *Store) Now() time.Time { return s.db.Now() }
-
 // Resolve marks the conversation resolved, credited to by (0: nobody),
 // unless it already is (then nothing is re-stamped), and saves comment (if
-// not empty) by author in the same transaction.
+// not empty) by author in the same transaction, with ch.Changed when it
+// resolved the conversation, ch.Unchanged when it already was.
 func (s *Store) Resolve(ctx context.Context, ch StateChange, by int64, comment string, author int64) (domain.Conversation, error) {
 	var out domain.Conversation
 	err := s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
@@ -108,18 +65,12 @@ func (s *Store) Resolve(ctx context.Context, ch StateChange, by int64, comment s
 		if err != nil {
 			return err
 		}
-		if err := ch.apply(ctx, tx, f); err != nil {
-			return err
-		}
-		if !f.resolvedAt.Valid {
-			at := tx.Now()
-			if !ch.At.IsZero() {
-				at = micros(ch.At)
-			}
-			if _, err := tx.Exec(ctx, `UPDATE conversations SET resolved_at = ?, resolved_by = ? WHERE id = ?`, at, nullID(by), id); err != nil {
+		changed := !f.resolvedAt.Valid
+		if changed {
+			if _, err := tx.Exec(ctx, `UPDATE conversations SET resolved_at = ?, resolved_by = ? WHERE id = ?`, tx.Now(), nullID(by), id); err != nil {
 				return fmt.Errorf("store: resolve: %w", err)
 			}
-			f.resolvedAt = sql.NullInt64{Int64: at, Valid: true}
+			f.resolvedAt = sql.NullInt64{Int64: tx.Now(), Valid: true}
 			f.resolvedBy = sql.NullInt64{Int64: by, Valid: by != 0}
 			if err := addActivity(ctx, tx, f.account, id, domain.ActivityResolve, ch.Actor, by, ""); err != nil {
 				return err
@@ -131,12 +82,13 @@ func (s *Store) Resolve(ctx context.Context, ch StateChange, by int64, comment s
 			}
 		}
 		out = stateOf(id, ch.Key, f)
-		return nil
+		return ch.write(ctx, tx, f.account, changed, out, 0)
 	})
 	return out, err
 }
 
-// Reopen marks the conversation unresolved (a no-op when it is).
+// Reopen marks the conversation unresolved (a no-op when it is: then
+// ch.Unchanged is the event written, if any).
 func (s *Store) Reopen(ctx context.Context, ch StateChange) (domain.Conversation, error) {
 	var out domain.Conversation
 	err := s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
@@ -144,10 +96,8 @@ func (s *Store) Reopen(ctx context.Context, ch StateChange) (domain.Conversation
 		if err != nil {
 			return err
 		}
-		if err := ch.apply(ctx, tx, f); err != nil {
-			return err
-		}
-		if f.resolvedAt.Valid {
+		changed := f.resolvedAt.Valid
+		if changed {
 			if _, err := tx.Exec(ctx, `UPDATE conversations SET resolved_at = NULL, resolved_by = NULL WHERE id = ?`, id); err != nil {
 				return fmt.Errorf("store: reopen: %w", err)
 			}
@@ -157,12 +107,13 @@ func (s *Store) Reopen(ctx context.Context, ch StateChange) (domain.Conversation
 			}
 		}
 		out = stateOf(id, ch.Key, f)
-		return nil
+		return ch.write(ctx, tx, f.account, changed, out, 0)
 	})
 	return out, err
 }
 
-// Assign gives the conversation to user (0: nobody).
+// Assign gives the conversation to user (0: nobody); ch.Changed is written
+// when that changes the owner, ch.Unchanged when not.
 func (s *Store) Assign(ctx context.Context, ch StateChange, user int64) (domain.Conversation, error) {
 	var out domain.Conversation
 	err := s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
@@ -170,10 +121,8 @@ func (s *Store) Assign(ctx context.Context, ch StateChange, user int64) (domain.
 		if err != nil {
 			return err
 		}
-		if err := ch.apply(ctx, tx, f); err != nil {
-			return err
-		}
-		if f.assignedTo.Int64 != user {
+		changed := f.assignedTo.Int64 != user
+		if changed {
 			if _, err := tx.Exec(ctx, `UPDATE conversations SET assigned_to = ? WHERE id = ?`, nullID(user), id); err != nil {
 				return fmt.Errorf("store: assign: %w", err)
 			}
@@ -187,12 +136,12 @@ func (s *Store) Assign(ctx context.Context, ch StateChange, user int64) (domain.
 			}
 		}
 		out = stateOf(id, ch.Key, f)
-		return nil
+		return ch.write(ctx, tx, f.account, changed, out, 0)
 	})
 	return out, err
 }
 
-// AddComment saves an internal note by ch.Actor.
+// AddComment saves an internal note by ch.Actor, with ch.Changed.
 func (s *Store) AddComment(ctx context.Context, ch StateChange, body string) (domain.Conversation, error) {
 	var out domain.Conversation
 	err := s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
@@ -200,14 +149,11 @@ func (s *Store) AddComment(ctx context.Context, ch StateChange, body string) (do
 		if err != nil {
 			return err
 		}
-		if err := ch.apply(ctx, tx, f); err != nil {
-			return err
-		}
 		if err := addActivity(ctx, tx, f.account, id, domain.ActivityComment, ch.Actor, 0, body); err != nil {
 			return err
 		}
 		out = stateOf(id, ch.Key, f)
-		return nil
+		return ch.write(ctx, tx, f.account, true, out, 0)
 	})
 	return out, err
 }
@@ -276,9 +222,6 @@ func (s *Store) DeleteConversation(ctx context.Context, convID int64, ch Change)
 		if err != nil {
 			return err
 		}
-		if err := ch.apply(ctx, tx, f); err != nil {
-			return err
-		}
 		// Scheduled messages are their schedules' (cancelled with DELETE
 		// …/scheduled/{id}): they stay, with their media.
 		err = tx.Query(ctx, `SELECT media FROM messages WHERE conversation_id = ? AND deleted_at IS NULL AND media <> '[]' AND status <> 'scheduled'`, []any{convID}, func(r row) error {
@@ -311,8 +254,11 @@ func (s *Store) DeleteConversation(ctx context.Context, convID int64, ch Change)
 			}
 		}
 		// Only files no other message (or pending schedule) still uses go.
-		media, err = releaseMedia(ctx, tx, media, true)
-		return err
+		if media, err = releaseMedia(ctx, tx, media, true); err != nil {
+			return err
+		}
+		// Its resolution and owner went with it: the state is empty.
+		return ch.write(ctx, tx, f.account, true, domain.Conversation{}, 0)
 	})
 	return media, err
 }
@@ -341,7 +287,9 @@ func (s *Store) DeleteMessage(ctx context.Context, convID, id int64, ch Change) 
 		if err != nil {
 			return fmt.Errorf("store: delete message: %w", err)
 		}
-		if err := ch.apply(ctx, tx, f); err != nil {
+		// The state is unchanged; the event is written once the message is
+		// found (a refused deletion writes none).
+		if err := ch.write(ctx, tx, f.account, true, stateOf(convID, domain.ConversationKey{}, f), 0); err != nil {
 			return err
 		}
 		json.Unmarshal([]byte(media), &names)

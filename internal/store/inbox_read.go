@@ -114,34 +114,14 @@ func lockConversation(ctx context.Context, tx *Tx, id int64) (convFacts, error) 
 	return f, nil
 }
 
-// ReadChange is what a read-state write is handed for its event (issue 24):
-// the conversation state the capability read (Expect, checked as Change
-// does) and the event saying the user read the thread, whose readThrough the
-// store fills with the user's new watermark (the only fact the transaction
-// alone knows), written for Audience, and only when the user's read state
-// moved. An Event without a type: none (an API key's read, the generators).
-type ReadChange struct {
-	Expect   *domain.Conversation
-	Event    RowEvent
-	Audience int64
-}
-
-func (rc ReadChange) write(ctx context.Context, tx *Tx, account, readThrough int64) error {
-	if rc.Event.Type == "" {
-		return nil
-	}
-	e := rc.Event.With(readThrough)
-	e.Audience = rc.Audience
-	return addEvents(ctx, tx, account, e)
-}
-
 // MarkThreadRead marks every message of conversation convID read for userID:
 // one row written (the watermark moves to the newest message and the user's
 // marks in the thread go), whatever the thread's length. Reading a thread
 // with markRead calls it on every read: a thread already read (the caller's
 // state and the team's view) costs one read and no write, and writes no
-// event; otherwise rc's event is written when the user's state moved.
-func (s *Store) MarkThreadRead(ctx context.Context, convID, userID int64, rc ReadChange) error {
+// event; otherwise ch.Changed is written when the user's state moved, with
+// their new watermark.
+func (s *Store) MarkThreadRead(ctx context.Context, convID, userID int64, ch Change) error {
 	if done, err := s.threadIsRead(ctx, convID, userID); err != nil || done {
 		return err
 	}
@@ -150,14 +130,11 @@ func (s *Store) MarkThreadRead(ctx context.Context, convID, userID int64, rc Rea
 		if err != nil {
 			return err
 		}
-		if err := (Change{Expect: rc.Expect}).check(f); err != nil {
-			return err
-		}
 		moved, through, err := markThreadRead(ctx, tx, convID, userID, f)
-		if err != nil || !moved {
+		if err != nil {
 			return err
 		}
-		return rc.write(ctx, tx, f.account, through)
+		return ch.write(ctx, tx, f.account, moved, stateOf(convID, domain.ConversationKey{}, f), through)
 	})
 }
 
@@ -257,9 +234,6 @@ func (s *Store) MarkMessages(ctx context.Context, convID, userID int64, ids []in
 		if err != nil {
 			return err
 		}
-		if err := ch.check(f); err != nil {
-			return err
-		}
 		moved := false
 		rt, _, err := userRow(ctx, tx, convID, userID, f)
 		if err != nil {
@@ -309,18 +283,16 @@ func (s *Store) MarkMessages(ctx context.Context, convID, userID int64, ids []in
 				return fmt.Errorf("store: read state: %w", err)
 			}
 		}
-		if !moved {
-			return nil
-		}
-		return addEvents(ctx, tx, f.account, ch.Events...)
+		return ch.write(ctx, tx, f.account, moved, stateOf(convID, domain.ConversationKey{}, f), 0)
 	})
 }
 
 // UnreadConversations lists the conversations of line lineID unread for
-// userID, with their state: what POST /sms/lines/{line}/read marks read,
-// for the inbox to build each one's event (Key.Line is left for the caller).
+// userID: what POST /sms/lines/{line}/read marks read, for the inbox to
+// build each one's event (their ids and participants; Key.Line is left for
+// the caller).
 func (s *Store) UnreadConversations(ctx context.Context, lineID, userID int64) ([]domain.Conversation, error) {
-	rows, err := s.db.Query(ctx, `SELECT c.id, c.account_id, c.participants, c.resolved_at, c.resolved_by, c.assigned_to
+	rows, err := s.db.Query(ctx, `SELECT c.id, c.account_id, c.participants
 		FROM inbox_reads r JOIN conversations c ON c.id = r.conversation_id WHERE r.user_id = ? AND r.line_id = ? AND r.unread > 0 ORDER BY c.id`, userID, lineID)
 	if err != nil {
 		return nil, fmt.Errorf("store: line read: %w", err)
@@ -330,12 +302,10 @@ func (s *Store) UnreadConversations(ctx context.Context, lineID, userID int64) (
 	for rows.Next() {
 		var c domain.Conversation
 		var parts string
-		var resolvedAt, resolvedBy, assignedTo sql.NullInt64
-		if err := rows.Scan(&c.ID, &c.AccountID, &parts, &resolvedAt, &resolvedBy, &assignedTo); err != nil {
+		if err := rows.Scan(&c.ID, &c.AccountID, &parts); err != nil {
 			return nil, fmt.Errorf("store: line read: %w", err)
 		}
 		c.Key.Participants = strings.Split(parts, ",")
-		setState(&c, resolvedAt, resolvedBy, assignedTo)
 		out = append(out, c)
 	}
 	return out, rows.Err()
@@ -344,7 +314,7 @@ func (s *Store) UnreadConversations(ctx context.Context, lineID, userID int64) (
 // LineRead is one conversation a line-wide read marks, with its event.
 type LineRead struct {
 	ConversationID int64
-	ReadChange
+	Change
 }
 
 // MarkLineRead marks read, for userID, every message of the conversations
@@ -362,9 +332,6 @@ func (s *Store) MarkLineRead(ctx context.Context, lineID, userID int64, since ti
 			if f.line != lineID {
 				return domain.Errorf(domain.NotFound, "conversation not found")
 			}
-			if err := (Change{Expect: c.Expect}).check(f); err != nil {
-				return err
-			}
 			var moved bool
 			var through int64
 			if since.IsZero() {
@@ -375,10 +342,8 @@ func (s *Store) MarkLineRead(ctx context.Context, lineID, userID int64, since ti
 			if err != nil {
 				return err
 			}
-			if moved {
-				if err := c.write(ctx, tx, f.account, through); err != nil {
-					return err
-				}
+			if err := c.write(ctx, tx, f.account, moved, stateOf(c.ConversationID, domain.ConversationKey{}, f), through); err != nil {
+				return err
 			}
 		}
 		return nil
