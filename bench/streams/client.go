@@ -39,7 +39,7 @@ type streamStats struct {
 	comments  atomic.Int64 // comment lines (keepalives)
 	ended     atomic.Int64 // streams the server ended or that failed while the run still wanted them
 	endReason atomic.Value // the first such reason (string)
-	lat       hist         // send → receipt, for matched events
+	lat       bounds       // send → receipt, for the events of this run's sends
 }
 
 // stream is one open event stream.
@@ -173,8 +173,8 @@ func (s *stream) read(ctx context.Context, body io.ReadCloser, o streamOpts, st 
 			s.lastID = id
 		}
 		if o.ledger != nil {
-			if at, ok := o.ledger.sentAt(ev.Data); ok {
-				st.lat.add(now.Sub(at))
+			if seq, ok := o.ledger.seqOf(ev.Data); ok {
+				st.lat.add(now, o.ledger, seq)
 			}
 		}
 	}
@@ -188,15 +188,16 @@ func eventNumber(id []byte) (int64, bool) {
 	return digits(id[4:])
 }
 
-// ledger remembers when each send of the run started, by its sequence
-// number, which the send carries as its recipient's number (numberBase +
-// seq): the event payload names the recipient but carries no text and only
-// a whole-second timestamp, so the recipient is how a received event finds
-// its send. The recorded time is taken just before the POST is written, so
-// a latency is an upper bound: it includes the send's own handling up to
-// its commit (the POST's latency is reported beside it).
+// ledger remembers when each send of the run started and when its
+// response came, by its sequence number, which the send carries as its
+// recipient's number (numberBase + seq): the event payload names the
+// recipient but carries no text and only a whole-second timestamp, so the
+// recipient is how a received event finds its send. The event is created
+// by the send's commit, somewhere between the two times, so every latency
+// is given as two bounds (see bounds).
 type ledger struct {
-	sent  []atomic.Int64 // unix ns; 0: no such send in this run
+	sent  []atomic.Int64 // unix ns the POST began; 0: no such send in this run
+	done  []atomic.Int64 // unix ns its response arrived; 0: not yet
 	phase []atomic.Int32 // which phase of the run sent it
 }
 
@@ -206,7 +207,7 @@ const numberBase = 12122000000
 
 func newLedger(capacity int) *ledger {
 	capacity = min(capacity, 7_999_999)
-	return &ledger{sent: make([]atomic.Int64, capacity), phase: make([]atomic.Int32, capacity)}
+	return &ledger{sent: make([]atomic.Int64, capacity), done: make([]atomic.Int64, capacity), phase: make([]atomic.Int32, capacity)}
 }
 
 func (l *ledger) record(seq int64, phase int32, at time.Time) {
@@ -214,15 +215,35 @@ func (l *ledger) record(seq int64, phase int32, at time.Time) {
 	l.sent[seq].Store(at.UnixNano())
 }
 
-// sentAt finds the send of a message.sent event's payload (the delivery body
-// or the stream's data: the same JSON).
-func (l *ledger) sentAt(data []byte) (time.Time, bool) {
-	seq, ok := l.seqOf(data)
-	if !ok {
-		return time.Time{}, false
+func (l *ledger) answered(seq int64, at time.Time) { l.done[seq].Store(at.UnixNano()) }
+
+// bounds is a latency measured from both ends of the POST that created the
+// event: from its start (an upper bound: it includes the send's handling up
+// to its commit, queueing in a busy server included) and from its response
+// (a lower bound, 0 when the event arrived first). Stream and webhook are
+// measured alike, so their comparison does not depend on which is used.
+type bounds struct{ upper, lower hist }
+
+// add records the event of send seq received at now, reporting false for a
+// send this run did not make.
+func (b *bounds) add(now time.Time, l *ledger, seq int64) bool {
+	start := l.sent[seq].Load()
+	if start == 0 {
+		return false
 	}
-	ns := l.sent[seq].Load()
-	return time.Unix(0, ns), ns != 0
+	b.upper.add(now.Sub(time.Unix(0, start)))
+	if done := l.done[seq].Load(); done != 0 {
+		b.lower.add(max(now.Sub(time.Unix(0, done)), 0))
+	} else {
+		b.lower.add(0)
+	}
+	return true
+}
+
+// print writes both bounds, one line each, as "  what, from …: figures".
+func (b *bounds) print(out io.Writer, what string) {
+	fmt.Fprintf(out, "  %s, from the POST's start (upper bound): %s\n", what, b.upper.summary())
+	fmt.Fprintf(out, "  %s, from the POST's response (lower bound): %s\n", what, b.lower.summary())
 }
 
 var (

@@ -173,9 +173,10 @@ func TestLiveAgainstFake(t *testing.T) {
 	for _, want := range []string{
 		"baseline, no stream open: 50 sends accepted",
 		"opened 30 streams",
-		"stream event-to-client latency: p50",
+		"stream event-to-client latency, from the POST's start (upper bound): p50",
+		"stream event-to-client latency, from the POST's response (lower bound): p50",
 		"(1500 samples)",
-		"webhook send-to-receiver latency (same events): p50",
+		"webhook event-to-receiver latency, same events, from the POST's start (upper bound): p50",
 		"(30 since the streams opened)",
 	} {
 		if !strings.Contains(out.String(), want) {
@@ -248,25 +249,41 @@ func TestReplayAgainstFake(t *testing.T) {
 
 func TestLedgerFindsSends(t *testing.T) {
 	l := newLedger(100)
-	at := time.Unix(1700000000, 5)
-	l.record(42, phaseStreams, at)
+	start := time.Unix(1700000000, 0)
+	l.record(42, phaseStreams, start)
 	body := []byte(`{"id":"evt_9","type":"AccountSMS","timestamp":"x","data":{"event":"message.sent","messageId":3,"direction":"out","line":"14155550100","number":"` + recipient(42)[1:] + `","numbers":["x"]}}`)
-	if got, ok := l.sentAt(body); !ok || !got.Equal(at) {
-		t.Fatalf("sentAt = %v, %v", got, ok)
+	seq, ok := l.seqOf(body)
+	if !ok || seq != 42 {
+		t.Fatalf("seqOf = %d, %v", seq, ok)
 	}
 	for name, b := range map[string]string{
 		"a delivery event":       strings.Replace(string(body), "message.sent", "message.delivery", 1),
-		"a send of no run":       strings.Replace(string(body), recipient(42)[1:], recipient(43)[1:], 1),
 		"a number out of range":  strings.Replace(string(body), recipient(42)[1:], "14155550199", 1),
 		"a number past the end":  strings.Replace(string(body), recipient(42)[1:], recipient(100)[1:], 1),
 		"no number":              `{"event":"message.sent"}`,
 		"an unterminated number": `{"event":"message.sent","number":"1212`,
 	} {
-		if _, ok := l.sentAt([]byte(b)); ok {
+		if _, ok := l.seqOf([]byte(b)); ok {
 			t.Errorf("%s matched a send", name)
 		}
 	}
 	if recipient(0) != "+12122000000" {
 		t.Errorf("recipient(0) = %s", recipient(0))
+	}
+
+	// Before the POST's response, the lower bound is 0; after it, the time
+	// since the response. A send this run did not make is not counted.
+	var b bounds
+	if b.add(start.Add(time.Second), l, 43) {
+		t.Error("a send of no run was timed")
+	}
+	b.add(start.Add(30*time.Millisecond), l, 42)
+	l.answered(42, start.Add(40*time.Millisecond))
+	b.add(start.Add(50*time.Millisecond), l, 42)
+	if got := b.upper.quantile(1); got != 50*time.Millisecond {
+		t.Errorf("upper max = %v, want 50ms", got)
+	}
+	if lo, hi := b.lower.quantile(.5), b.lower.quantile(1); lo != 0 || hi != 10*time.Millisecond {
+		t.Errorf("lower = %v and %v, want 0 and 10ms", lo, hi)
 	}
 }

@@ -66,7 +66,7 @@ func runLive(ctx context.Context, c config, out io.Writer) error {
 		fmt.Fprintln(out)
 		fmt.Fprintf(out, "  POST /sms/messages latency: %s\n", s.post.summary())
 		if rcv != nil {
-			fmt.Fprintf(out, "  webhook send-to-receiver latency: %s\n", rcv.byPhase[phaseBaseline].lat.summary())
+			rcv.byPhase[phaseBaseline].lat.print(out, "webhook event-to-receiver latency")
 		}
 		if c.pid != 0 && n > 0 {
 			fmt.Fprintf(out, "  server CPU: %.0f%% of a core, %.0f µs per send (sends and webhook deliveries)\n", 100*baseCPUPerSec, 1e6*(cpu1-cpu0).Seconds()/float64(n))
@@ -145,9 +145,9 @@ func runLive(ctx context.Context, c config, out io.Writer) error {
 	fmt.Fprintf(out, "with %d streams open: %d sends accepted in %.1fs (%.0f/s), %d failed, %d found every sender busy\n",
 		len(open), n, sendEl.Seconds(), float64(n)/sendEl.Seconds(), s.failed.Load(), s.late.Load())
 	fmt.Fprintf(out, "  POST /sms/messages latency: %s\n", s.post.summary())
-	fmt.Fprintf(out, "  stream event-to-client latency: %s\n", st.lat.summary())
+	st.lat.print(out, "stream event-to-client latency")
 	if rcv != nil {
-		fmt.Fprintf(out, "  webhook send-to-receiver latency (same events): %s\n", rcv.byPhase[phaseStreams].lat.summary())
+		rcv.byPhase[phaseStreams].lat.print(out, "webhook event-to-receiver latency, same events")
 	}
 	fmt.Fprintf(out, "  delivered %d of %d events (%d streams × %d) in %.1fs: %.0f events/s to clients\n",
 		delivered, want, len(open), n, el.Seconds(), float64(delivered)/el.Seconds())

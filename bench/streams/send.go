@@ -95,6 +95,7 @@ func (s *sender) send(ctx context.Context, phase int32, seq int64) {
 		s.fail(err.Error())
 		return
 	}
+	s.ledger.answered(seq, time.Now())
 	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusCreated {

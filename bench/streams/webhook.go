@@ -21,7 +21,7 @@ type receiver struct {
 	deliveries atomic.Int64
 	byPhase    [phases]struct {
 		n   atomic.Int64
-		lat hist
+		lat bounds
 	}
 	url string
 	srv *http.Server
@@ -49,10 +49,9 @@ func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	now := time.Now()
 	r.deliveries.Add(1)
 	if seq, ok := r.ledger.seqOf(b); ok {
-		if ns := r.ledger.sent[seq].Load(); ns != 0 {
-			p := &r.byPhase[r.ledger.phase[seq].Load()]
+		p := &r.byPhase[r.ledger.phase[seq].Load()]
+		if p.lat.add(now, r.ledger, seq) {
 			p.n.Add(1)
-			p.lat.add(now.Sub(time.Unix(0, ns)))
 		}
 	}
 	w.WriteHeader(http.StatusNoContent)
