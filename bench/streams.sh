@@ -37,6 +37,8 @@ if [ "$(ulimit -n)" -lt $(( most + 500 )) ]; then
 fi
 source bench/lib.sh
 bench_setup
+# The code measured: the commit, and whether the tree had uncommitted changes.
+rev=$(git rev-parse --short HEAD)$( [ -z "$(git status --porcelain 2>/dev/null)" ] || echo "+uncommitted")
 build switchboard streams
 bin=$work/switchboard
 db=$work/bench.db
@@ -51,7 +53,7 @@ if "$bin" serve -h 2>&1 | grep -q -- -stream-limit; then
 fi
 serve() { start_server "$bin" "$db" "$work/serve.log" "${serve_flags[@]}"; }
 stop() { kill "$pid"; wait "$pid" 2>/dev/null || true; pid=; }
-machine() { echo "== $1: $(date -u +%FT%TZ), $(git rev-parse --short HEAD), nproc $(nproc), load average $(cut -d' ' -f1-3 /proc/loadavg)"; }
+machine() { echo "== $1: $(date -u +%FT%TZ), $rev, nproc $(nproc), load average $(cut -d' ' -f1-3 /proc/loadavg)"; }
 hz=$(getconf CLK_TCK)
 metrics() { [ -n "$maddr" ] && echo "-metrics $(metrics_url)"; true; }
 
