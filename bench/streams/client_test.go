@@ -235,8 +235,7 @@ func TestReplayAgainstFake(t *testing.T) {
 	}
 	// A replay that stops short is reported, not waited on forever.
 	f.resets = false
-	stallAfter = 200 * time.Millisecond
-	defer func() { stallAfter = 10 * time.Second }()
+	c.stall = 200 * time.Millisecond
 	c.replayN = 301
 	if err := runReplay(context.Background(), c, &out); err == nil || !strings.Contains(err.Error(), "stalled") || !strings.Contains(err.Error(), "after 300 of 301") {
 		t.Fatalf("a short replay: err = %v", err)

@@ -52,6 +52,7 @@ type config struct {
 	openConc       int
 	replay         string
 	replayN        int
+	stall          time.Duration
 	metrics        string
 }
 
@@ -83,6 +84,7 @@ func main() {
 	flag.StringVar(&c.metrics, "metrics", "", "the server's /metrics URL: where the memory per stream goes (Go heap, stacks, goroutines) and the server's own stream counters")
 	flag.StringVar(&c.replay, "replay", "", "replay mode: resume one stream after this event id (evt_N)")
 	flag.IntVar(&c.replayN, "replay-n", 100000, "replay mode: events to read")
+	flag.DurationVar(&c.stall, "stall", 10*time.Second, "replay mode: give up after this long without an event")
 	flag.Parse()
 	if c.url == "" || c.key == "" {
 		flag.Usage()

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -36,8 +37,9 @@ func runReplay(ctx context.Context, c config, out io.Writer) error {
 	// otherwise wait for live events that never come.
 	var progress atomic.Int64
 	stalled := make(chan struct{})
+	stall := cmp.Or(c.stall, 10*time.Second)
 	go func() {
-		t := time.NewTicker(stallAfter)
+		t := time.NewTicker(stall)
 		defer t.Stop()
 		for last := int64(-1); ; {
 			select {
@@ -61,7 +63,7 @@ func runReplay(ctx context.Context, c config, out io.Writer) error {
 		if err != nil {
 			select {
 			case <-stalled:
-				return fmt.Errorf("stalled: no event for %v after %d of %d", stallAfter, n, c.replayN)
+				return fmt.Errorf("stalled: no event for %v after %d of %d", stall, n, c.replayN)
 			default:
 			}
 			return fmt.Errorf("after %d events: %w", n, err)
@@ -90,8 +92,5 @@ func runReplay(ctx context.Context, c config, out io.Writer) error {
 	}
 	return nil
 }
-
-// stallAfter is how long a replay may go without an event.
-var stallAfter = 10 * time.Second
 
 func ms1(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
