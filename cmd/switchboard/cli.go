@@ -18,6 +18,7 @@ import (
 	"switchboard/internal/logging"
 	"switchboard/internal/sms"
 	"switchboard/internal/store"
+	"switchboard/internal/stream"
 	"switchboard/internal/webhooks"
 )
 
@@ -59,6 +60,9 @@ type cli struct {
 	log       *slog.Logger
 	// webhookRetention is how long finished webhook deliveries are kept.
 	webhookRetention time.Duration
+	// streamLimit is how many event streams an account may hold open on
+	// one node (serve --stream-limit).
+	streamLimit int
 }
 
 // env returns the SWITCHBOARD_ variable for name, or def.
@@ -97,6 +101,7 @@ func (c *cli) serveFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.dbStatementTimeout, "db-statement-timeout", store.DefaultStatementTimeout, "PostgreSQL statement_timeout for every statement but migrations; 0 means none (SWITCHBOARD_DB_STATEMENT_TIMEOUT)")
 	fs.DurationVar(&c.dbConnLifetime, "db-conn-lifetime", store.DefaultConnLifetime, "close a PostgreSQL connection this long after it opened, so connections spread over a restarted PgBouncer or server; 0 means never (SWITCHBOARD_DB_CONN_LIFETIME)")
 	fs.DurationVar(&c.webhookRetention, "webhook-retention", webhooks.DefaultRetention, "how long finished webhook deliveries, their attempts and delivered events are kept before pruning (SWITCHBOARD_WEBHOOK_RETENTION)")
+	fs.IntVar(&c.streamLimit, "stream-limit", stream.DefaultLimit, "event streams (GET /events) one account may hold open on this node; beyond it 429 (SWITCHBOARD_STREAM_LIMIT)")
 	fs.StringVar(&c.metricsAddr, "metrics-addr", env("METRICS_ADDR", ""), "serve Prometheus /metrics and Go's /debug/pprof/ on this private address, e.g. 127.0.0.1:9090; off by default, never on --listen (SWITCHBOARD_METRICS_ADDR)")
 }
 
@@ -113,7 +118,7 @@ func (c *cli) parse(name string, args []string, define func(fs *flag.FlagSet)) e
 	// value is refused like a bad flag instead of silently replaced.
 	for name, variable := range map[string]string{"json": "JSON", "reconcile-after": "RECONCILE_AFTER", "carrier-timeout": "CARRIER_TIMEOUT",
 		"db-pgbouncer": "DB_PGBOUNCER", "db-pool": "DB_POOL", "db-statement-timeout": "DB_STATEMENT_TIMEOUT", "db-conn-lifetime": "DB_CONN_LIFETIME",
-		"webhook-retention": "WEBHOOK_RETENTION"} {
+		"webhook-retention": "WEBHOOK_RETENTION", "stream-limit": "STREAM_LIMIT"} {
 		if f := fs.Lookup(name); f != nil {
 			if v, ok := os.LookupEnv("SWITCHBOARD_" + variable); ok {
 				if err := f.Value.Set(v); err != nil {

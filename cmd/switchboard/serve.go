@@ -33,6 +33,7 @@ import (
 	"switchboard/internal/oauth"
 	"switchboard/internal/sms"
 	"switchboard/internal/store"
+	"switchboard/internal/stream"
 	"switchboard/internal/sysmem"
 	"switchboard/internal/users"
 	"switchboard/internal/webhooks"
@@ -115,6 +116,9 @@ func (c *cli) checkServeFlags() error {
 	if c.reconcileAfter <= 0 {
 		return usageError{fmt.Sprintf("--reconcile-after %v: want a positive duration, e.g. 2m", c.reconcileAfter)}
 	}
+	if c.streamLimit < 1 {
+		return usageError{fmt.Sprintf("--stream-limit %d: want at least 1", c.streamLimit)}
+	}
 	if c.carrierTimeout <= 0 {
 		return usageError{fmt.Sprintf("--carrier-timeout %v: want a positive duration, e.g. 30s", c.carrierTimeout)}
 	}
@@ -160,6 +164,10 @@ func serve(ctx context.Context, c *cli, st *store.Store, log *slog.Logger, ready
 		MaxHeaderBytes: 64 << 10,
 		ErrorLog:       slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
+	// Event streams never finish by themselves: shutdown ends them at once
+	// (their clients resume on another node) instead of waiting for its
+	// deadline.
+	srv.RegisterOnShutdown(a.events.CloseStreams)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	// Background work runs until the HTTP server has drained (deferred, so
@@ -238,6 +246,8 @@ type app struct {
 	media      *blob.Store
 	// background is the work beside the HTTP server, started by serve.
 	background *background.Runner
+	// events is the live event stream's hub (GET /events).
+	events *stream.Hub
 }
 
 func newApp(ctx context.Context, c *cli, st *store.Store, log *slog.Logger, publicURL string) (*app, error) {
@@ -323,6 +333,7 @@ func newApp(ctx context.Context, c *cli, st *store.Store, log *slog.Logger, publ
 	// Built before the handler: the service sends test events through the
 	// dispatcher's client, metrics and per-subscription slots.
 	a.dispatcher = a.webhooks.Dispatcher(webhooks.DispatcherConfig{Registry: reg})
+	a.events = stream.New(stream.Config{Store: st, Log: log, Limit: c.streamLimit, Metrics: stream.NewMetrics(reg)})
 	authz := oauth.New(oauth.Config{Store: st, Issuer: publicURL, Log: log, TrustedProxies: c.trustedProxies, Registry: reg})
 	a.handler = httpapi.New(httpapi.Config{
 		Store:    st,
@@ -338,6 +349,10 @@ func newApp(ctx context.Context, c *cli, st *store.Store, log *slog.Logger, publ
 		Media:        media.Handler(),
 		CarrierHooks: hooks,
 		OAuth:        authz.Handler(),
+		Events:       a.events,
+		// Events older than the retention may have lost their successors
+		// to pruning: resuming after one is a reset.
+		EventRetention: c.webhookRetention,
 	})
 
 	// Every piece of background work, built by its capability's constructor
@@ -348,6 +363,8 @@ func newApp(ctx context.Context, c *cli, st *store.Store, log *slog.Logger, publ
 	// carrier took that the database refused, which sends, receipts and
 	// the scheduled-message dispatcher hand it until they stop.
 	a.background.Add("send settler", a.sms.Settler())
+	// Follows the outbox for the event streams.
+	a.background.Add("event stream", a.events)
 	a.background.Add("sms reconciler", a.sms.Reconciler(sms.ReconcilerConfig{After: c.reconcileAfter}))
 	a.background.Add("idempotency pruning", a.sms.IdempotencyPruner())
 	// Removes hosted files no message or pending schedule uses (24 h).

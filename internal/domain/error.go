@@ -39,6 +39,9 @@ const (
 	TooLarge
 	// MethodNotAllowed: the resource exists but does not offer the operation.
 	MethodNotAllowed
+	// NotAcceptable: the request's Accept header refuses every media type
+	// the operation answers with (GET /events answers text/event-stream).
+	NotAcceptable
 )
 
 // Error is the one error type that crosses layers. Message is safe to show to

@@ -146,6 +146,13 @@ func (s *Server) route(pattern string, h handlerFunc) {
 // Idempotency-Key's stored answer), and the handler reads the parsed query
 // with queryOf.
 func (s *Server) api(pattern string, scope auth.Scope, h handlerFunc, query ...string) {
+	s.apiScoped(pattern, scope, func(p auth.Principal) error { return p.Require(scope) }, h, query...)
+}
+
+// apiScoped is api for an endpoint that takes any of several scopes:
+// allowed checks the credential's, and scope is the one the document and
+// an unauthenticated answer name (GET /events).
+func (s *Server) apiScoped(pattern string, scope auth.Scope, allowed func(auth.Principal) error, h handlerFunc, query ...string) {
 	method, path, _ := strings.Cut(pattern, " ")
 	s.apiRoutes = append(s.apiRoutes, apiRoute{method: method, path: path, scope: scope, query: query})
 	s.route(method+" "+Prefix+path, func(w http.ResponseWriter, r *http.Request) error {
@@ -158,7 +165,7 @@ func (s *Server) api(pattern string, scope auth.Scope, h handlerFunc, query ...s
 		if err != nil {
 			return err
 		}
-		if err := p.Require(scope); err != nil {
+		if err := allowed(p); err != nil {
 			return err
 		}
 		q := parseQuery(r, query...)

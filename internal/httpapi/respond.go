@@ -110,6 +110,7 @@ var kindStatus = map[domain.Kind]int{
 	domain.Unprocessable:    http.StatusUnprocessableEntity,
 	domain.TooLarge:         http.StatusRequestEntityTooLarge,
 	domain.MethodNotAllowed: http.StatusMethodNotAllowed,
+	domain.NotAcceptable:    http.StatusNotAcceptable,
 }
 
 // errorStatus is the HTTP status of err: 500 unless it is a *domain.Error.

@@ -70,6 +70,9 @@ func (s *Server) routes() {
 	s.api("POST /webhooks/{id}/recover", auth.WebhooksWrite, s.recoverWebhook)
 	s.api("GET /webhooks/{id}/recover/{recoverId}", auth.WebhooksRead, s.getWebhookRecovery)
 	s.api("POST /webhooks/{id}/test", auth.WebhooksWrite, bodiless(s.testWebhook))
+	// The live event stream (events.go): any of messages:read, sms:read,
+	// reports:read; each event only where the credential may read it.
+	s.apiScoped("GET /events", auth.MessagesRead, eventsReadable, s.streamEvents, "types", "lines", "after")
 	// The shared inbox (conversations.go).
 	s.api("GET /sms/unread", auth.MessagesRead, s.unread, "lines", "since")
 	s.api("POST /sms/lines/{line}/read", auth.MessagesWrite, s.markLineRead)

@@ -13,6 +13,7 @@ import (
 	"switchboard/internal/calls"
 	"switchboard/internal/inbox"
 	"switchboard/internal/sms"
+	"switchboard/internal/stream"
 	"switchboard/internal/users"
 	"switchboard/internal/webhooks"
 )
@@ -58,6 +59,13 @@ type Config struct {
 	// OAuth serves the authorization server: discovery, /oauth/ pages and
 	// /api/v1/oauth/ endpoints.
 	OAuth http.Handler
+	// Events serves GET /events (internal/stream); nil leaves the route
+	// out. EventRetention is how long events are kept (resuming after an
+	// older one is a reset); EventTiming the stream's keepalive, recheck
+	// and write timings (zero: the defaults).
+	Events         *stream.Hub
+	EventRetention time.Duration
+	EventTiming    stream.ServeConfig
 	// BodyBudget is how many bytes of large request bodies may be in flight
 	// at once, and BodyWait how long a request waits for room (budget.go);
 	// zero means 256 MiB and 30 s.
@@ -83,6 +91,9 @@ type Server struct {
 	carrierHooks http.Handler
 	oauth        http.Handler
 	bodies       *bodyBudget
+	events       *stream.Hub
+	eventCfg     stream.ServeConfig
+	eventKeep    time.Duration
 	// apiRoutes is the public API's route table, for the test that holds
 	// it and the OpenAPI document to each other.
 	apiRoutes []apiRoute
@@ -117,6 +128,9 @@ func New(cfg Config) *Server {
 		carrierHooks: cfg.CarrierHooks,
 		oauth:        cfg.OAuth,
 		bodies:       newBodyBudget(cfg.BodyBudget, cfg.BodyWait),
+		events:       cfg.Events,
+		eventCfg:     cfg.EventTiming,
+		eventKeep:    cfg.EventRetention,
 	}
 	s.routes()
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{

@@ -180,3 +180,25 @@ func (s *Store) OnStreamEvents(fn func()) {
 	setSlot(&s.wakes.stream, fn)
 	s.db.OnWake(s.wakes.run)
 }
+
+// AccountLastEvent is the id of the account's last event at or before upTo
+// in the stream order, 0 when it has none: the id a stream's reset message
+// carries, so that a client reconnecting with it resumes at upTo (event 0
+// counts as the start of the order).
+func (s *Store) AccountLastEvent(ctx context.Context, accountID int64, upTo EventPos) (int64, error) {
+	var id int64
+	var err error
+	if s.db.Engine() == Postgres {
+		err = s.db.QueryRow(ctx, `SELECT id FROM events WHERE xid IS NOT NULL AND (xid, id) <= (?, ?) AND account_id = ?
+			ORDER BY xid DESC, id DESC LIMIT 1`, upTo.Xid, upTo.ID, accountID).Scan(&id)
+		if errors.Is(err, sql.ErrNoRows) {
+			return 0, nil
+		}
+	} else {
+		err = s.db.QueryRow(ctx, `SELECT COALESCE(MAX(id), 0) FROM events WHERE account_id = ? AND id <= ?`, accountID, upTo.ID).Scan(&id)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("store: account's last event: %w", err)
+	}
+	return id, nil
+}

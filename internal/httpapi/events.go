@@ -1,0 +1,123 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"switchboard/internal/auth"
+	"switchboard/internal/domain"
+	"switchboard/internal/stream"
+)
+
+// eventsReadable is GET /events's scope check: any scope that shows some
+// events (the stream then sends only what the credential may read).
+func eventsReadable(p auth.Principal) error {
+	if p.Has(auth.MessagesRead) || p.Has(auth.SMSRead) || p.Has(auth.ReportsRead) {
+		return nil
+	}
+	return stream.ErrNoScope
+}
+
+// streamEvents runs GET /events: the live event stream (Server-Sent
+// Events; internal/stream).
+func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) error {
+	if s.events == nil {
+		return domain.Errorf(domain.Unavailable, "the event stream is not running on this server")
+	}
+	if !acceptsEventStream(r.Header.Values("Accept")) {
+		return &domain.Error{Code: domain.Invalid, Kind: domain.NotAcceptable,
+			Message: "this endpoint answers text/event-stream (Server-Sent Events); send Accept: text/event-stream"}
+	}
+	q := queryOf(r)
+	types := q.list("types")
+	lines := q.list("lines")
+	after, hasAfter := q.raw("after")
+	if err := q.err(); err != nil {
+		return err
+	}
+	for _, t := range types {
+		if !domain.IsWebhookType(t) {
+			return domain.Errorf(domain.Invalid, "query parameter types: unknown event type %q (GET /webhooks/types lists them)", t)
+		}
+	}
+	// The header is what a reconnecting client sends; after is for the
+	// first connection of a client that kept the id itself. The header wins.
+	var resume *int64
+	if id := r.Header.Get("Last-Event-ID"); id != "" {
+		n, ok := parseEventID(id)
+		if !ok {
+			return domain.Errorf(domain.Invalid, "header Last-Event-ID must be an event id such as evt_42; got %q", id)
+		}
+		resume = &n
+	} else if hasAfter {
+		n, ok := parseEventID(after)
+		if !ok {
+			return domain.Errorf(domain.Invalid, "query parameter after must be an event id such as evt_42; got %q", after)
+		}
+		resume = &n
+	}
+	p := principal(r)
+	f, err := s.events.FilterFor(r.Context(), p, types, lines, false)
+	if err != nil {
+		return err
+	}
+	token, _ := bearer(r)
+	recheck := func(ctx context.Context) (*stream.Filter, error) {
+		// A new read scope each time: the request's would keep answering
+		// from the version it first read, and never see a revocation.
+		ctx = s.store.ReadScope(ctx)
+		p, err := s.auth.Authenticate(ctx, token)
+		if err == nil {
+			var f *stream.Filter
+			if f, err = s.events.FilterFor(ctx, p, types, lines, true); err == nil {
+				return f, nil
+			}
+		}
+		var de *domain.Error
+		if errors.As(err, &de) {
+			return nil, err // refused: revoked, expired, or no longer allowed
+		}
+		return nil, nil // the database did not answer: keep streaming
+	}
+	return s.events.Serve(w, r, stream.Request{AccountID: p.AccountID, Filter: f, Resume: resume, Recheck: recheck, Retention: s.eventKeep}, s.eventCfg)
+}
+
+// parseEventID reads evt_N (N ≥ 0; evt_0 is the start of the stream).
+func parseEventID(s string) (int64, bool) {
+	digits, ok := strings.CutPrefix(s, "evt_")
+	if !ok || digits == "" || digits[0] == '+' || digits[0] == '-' {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(digits, 10, 64)
+	return n, err == nil && n >= 0
+}
+
+// acceptsEventStream reports whether an Accept header allows
+// text/event-stream: no header, or a range that matches it with a nonzero
+// quality.
+func acceptsEventStream(headers []string) bool {
+	if len(headers) == 0 {
+		return true
+	}
+	for _, h := range headers {
+		for _, item := range strings.Split(h, ",") {
+			mt, params, err := mime.ParseMediaType(strings.TrimSpace(item))
+			if err != nil {
+				continue
+			}
+			if q, ok := params["q"]; ok {
+				if v, err := strconv.ParseFloat(q, 64); err != nil || v <= 0 {
+					continue
+				}
+			}
+			if mt == "text/event-stream" || mt == "text/*" || mt == "*/*" {
+				return true
+			}
+		}
+	}
+	return false
+}

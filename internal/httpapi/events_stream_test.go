@@ -1,0 +1,390 @@
+package httpapi_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"switchboard/internal/calls"
+	"switchboard/internal/carrier"
+	"switchboard/internal/domain"
+	"switchboard/internal/store"
+)
+
+// streamed is what a test checks of an event message: its type and its
+// payload's event.
+func streamed(t *testing.T, m sseMessage) string {
+	t.Helper()
+	var body struct {
+		ID   string `json:"id"`
+		Type string `json:"type"`
+		Data struct {
+			Event string `json:"event"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal([]byte(m.data), &body); err != nil {
+		t.Fatalf("data is not JSON: %q", m.data)
+	}
+	if body.ID != m.id || body.Type != m.event || strings.Contains(m.data, "\n") {
+		t.Errorf("message id %q event %q carries data id %q type %q (the webhook body's)", m.id, m.event, body.ID, body.Type)
+	}
+	return m.event + "/" + body.Data.Event
+}
+
+func streamedAll(t *testing.T, ms []sseMessage) []string {
+	var out []string
+	for _, m := range ms {
+		out = append(out, streamed(t, m))
+	}
+	return out
+}
+
+// A send (and its receipt), an inbound text, a resolve by another user and
+// a call ingest each reach the streams of the credentials that may read
+// them, and no other: line rules for a person's token, scopes for keys,
+// call reports for calls, and never another account's.
+func TestEventStreamVisibility(t *testing.T) {
+	forEachEvents(t, eventsOpts{}, func(t *testing.T, f *eventsFixture) {
+		key := f.openStream(t, f.key, "", "")
+		smsKey := f.openStream(t, f.smsKey, "", "")
+		reports := f.openStream(t, f.reportsKey, "", "")
+		max := f.openStream(t, f.maxTok, "", "")
+		agnes := f.openStream(t, f.agnesTok, "", "")
+		beta := f.openStream(t, f.betaKey, "", "")
+		onlyDesk := f.openStream(t, f.key, "?lines="+lineBob, "")
+		onlyCalls := f.openStream(t, f.key, "?types=AccountEndedCalls", "")
+
+		// A send from the main line, which Agnes may not use.
+		status, _, raw := f.do(t, "POST", sendPath, f.key, jsonBody(t, sendBody{From: lineMain, To: []string{usA}, Message: "hi"}))
+		if status != 200 && status != 201 {
+			t.Fatalf("send: %d %s", status, raw)
+		}
+		sent := []string{"AccountSMS/message.sent", "AccountSMS/message.delivery"}
+		for name, c := range map[string]*sseClient{"key": key, "sms:read key": smsKey, "manager": max} {
+			if got := streamedAll(t, c.collect(t, 2)); !slices.Equal(got, sent) {
+				t.Errorf("%s: %v, want %v", name, got, sent)
+			}
+		}
+		// An inbound text on Agnes's line.
+		must(t, f.svc.Inbound(ctx, carrier.Inbound{From: usA, To: lineBob, Text: "hello"}))
+		for name, c := range map[string]*sseClient{"key": key, "sms:read key": smsKey, "manager": max, "agent": agnes, "lines=desk": onlyDesk} {
+			if got := streamed(t, c.next(t, 5*time.Second)); got != "AccountSMS/message.received" {
+				t.Errorf("%s: %s, want the inbound text", name, got)
+			}
+		}
+		// The manager resolves Agnes's conversation: her screen follows.
+		status, _, raw = f.do(t, "POST", "/api/public/v1/sms/conversations/"+lineBob+"/"+usA+"/resolve", f.maxTok, `{}`)
+		if status != 200 {
+			t.Fatalf("resolve: %d %s", status, raw)
+		}
+		for name, c := range map[string]*sseClient{"key": key, "manager": max, "agent": agnes, "lines=desk": onlyDesk} {
+			if got := streamed(t, c.next(t, 5*time.Second)); got != "AccountConversations/conversation.resolved" {
+				t.Errorf("%s: %s, want the resolve", name, got)
+			}
+		}
+		if got := streamed(t, smsKey.next(t, 5*time.Second)); got != "AccountConversations/conversation.resolved" {
+			t.Errorf("sms:read key: %s, want the resolve", got)
+		}
+		// A call.
+		it, err := calls.Parse(f.acme, []byte(`{"id":"1772323200.1","direction":"inbound","status":"answered","callerNumber":"12125550000","startTime":"2026-03-01T00:00:00Z"}`))
+		must(t, err)
+		_, err = f.calls.Ingest(ctx, f.acme, it)
+		must(t, err)
+		for name, c := range map[string]*sseClient{"key": key, "reports:read key": reports, "manager": max, "types=AccountEndedCalls": onlyCalls} {
+			if got := streamed(t, c.next(t, 5*time.Second)); got != "AccountEndedCalls/call.ended" {
+				t.Errorf("%s: %s, want the call", name, got)
+			}
+		}
+		// Beta's own inbound text reaches Beta only.
+		must(t, f.svc.Inbound(ctx, carrier.Inbound{From: usA, To: lineBeta, Text: "hello beta"}))
+		if got := streamed(t, beta.next(t, 5*time.Second)); got != "AccountSMS/message.received" {
+			t.Errorf("beta: %s", got)
+		}
+		for name, c := range map[string]*sseClient{"key": key, "sms:read key": smsKey, "reports:read key": reports, "manager": max,
+			"agent": agnes, "beta": beta, "lines=desk": onlyDesk, "types=AccountEndedCalls": onlyCalls} {
+			t.Run(name, func(t *testing.T) { c.none(t, 200*time.Millisecond) })
+		}
+	})
+}
+
+// A client that reconnects with the last id it received gets exactly the
+// events written meanwhile, in order, then the live ones: no gap and no
+// duplicate at the seam. after= does the same for a first connection.
+func TestEventStreamResume(t *testing.T) {
+	forEachEvents(t, eventsOpts{}, func(t *testing.T, f *eventsFixture) {
+		c := f.openStream(t, f.key, "", "")
+		for range 3 {
+			f.addEvent(t, f.acme, lineMain)
+		}
+		first := c.collect(t, 3)
+		c.close()
+		// Written while disconnected, some of another account's among them.
+		for i := range 5 {
+			f.addEvent(t, f.acme, lineMain)
+			if i%2 == 0 {
+				f.addEvent(t, f.beta, lineBeta)
+			}
+		}
+		resumed := f.openStream(t, f.key, "", first[1].id)
+		f.addEvent(t, f.acme, lineMain) // live, after the replay
+		got := resumed.collect(t, 1+5+1)
+		if got[0].id != first[2].id {
+			t.Errorf("resume after %s starts with %s, want %s", first[1].id, got[0].id, first[2].id)
+		}
+		seen := map[string]bool{}
+		var prev int64
+		for _, m := range got {
+			var n int64
+			fmt.Sscanf(m.id, "evt_%d", &n)
+			if seen[m.id] || n <= prev {
+				t.Errorf("ids %v: a duplicate or out of order", sseIDs(got))
+			}
+			seen[m.id], prev = true, n
+		}
+		resumed.none(t, 200*time.Millisecond)
+
+		// after= in the query resumes the same way.
+		again := f.openStream(t, f.key, "?after="+got[5].id, "")
+		if m := again.next(t, 5*time.Second); m.id != got[6].id {
+			t.Errorf("after=%s: first %s, want %s", got[5].id, m.id, got[6].id)
+		}
+		again.none(t, 200*time.Millisecond)
+	})
+}
+
+// An id the server no longer holds (pruned), or never did for this
+// account, answers one reset carrying an id to resume from, then the live
+// events; resuming from the reset's id misses nothing written after it.
+func TestEventStreamReset(t *testing.T) {
+	forEachEvents(t, eventsOpts{}, func(t *testing.T, f *eventsFixture) {
+		c := f.openStream(t, f.key, "", "")
+		f.addEvent(t, f.acme, lineMain)
+		old := c.next(t, 5*time.Second)
+		c.close()
+		// Fanned out and past a zero retention: pruned.
+		for {
+			n, _, err := f.st.FanOutEvents(ctx, 100)
+			must(t, err)
+			if n == 0 {
+				break
+			}
+		}
+		time.Sleep(2 * time.Millisecond)
+		_, pruned, err := f.st.PruneWebhookHistory(ctx, 0, 100)
+		must(t, err)
+		if pruned == 0 {
+			t.Fatal("nothing pruned")
+		}
+		f.addEvent(t, f.beta, lineBeta)
+		for _, last := range []string{old.id, "evt_999999999"} {
+			r := f.openStream(t, f.key, "", last)
+			m := r.next(t, 5*time.Second)
+			if m.event != "reset" || !strings.HasPrefix(m.id, "evt_") {
+				t.Fatalf("resume after %s: %+v, want a reset", last, m)
+			}
+			f.addEvent(t, f.acme, lineMain)
+			live := r.next(t, 5*time.Second)
+			r.close()
+			// Resuming from the reset's id gets the event written after it.
+			again := f.openStream(t, f.key, "", m.id)
+			if got := again.next(t, 5*time.Second); got.id != live.id {
+				t.Errorf("resume from the reset's %s: %s, want %s", m.id, got.id, live.id)
+			}
+			again.close()
+		}
+		// Another account's event id is a reset too: nothing of it leaks.
+		b := f.openStream(t, f.betaKey, "", "")
+		f.addEvent(t, f.beta, lineBeta)
+		theirs := b.next(t, 5*time.Second)
+		if m := f.openStream(t, f.key, "", theirs.id).next(t, 5*time.Second); m.event != "reset" {
+			t.Errorf("resume after another account's event: %+v, want a reset", m)
+		}
+	})
+}
+
+// The answers before a stream starts: each in the error envelope the
+// document describes.
+func TestEventStreamRefusals(t *testing.T) {
+	forEachEvents(t, eventsOpts{}, func(t *testing.T, f *eventsFixture) {
+		for _, tc := range []struct {
+			name, key, query, accept, lastID, wantType string
+			want                                       int
+		}{
+			{"json only", f.key, "", "application/json", "", "invalid_request", 406},
+			{"unknown type", f.key, "?types=AccountSMS,Nope", "", "", "invalid_request", 400},
+			{"empty type", f.key, "?types=", "", "", "invalid_request", 400},
+			{"unknown parameter", f.key, "?since=1", "", "", "invalid_request", 400},
+			{"malformed id", f.key, "", "", "42", "invalid_request", 400},
+			{"malformed after", f.key, "?after=evt_x", "", "", "invalid_request", 400},
+			{"another account's line", f.key, "?lines=" + lineBeta, "", "", "not_found", 404},
+			{"a line the agent may not use", f.agnesTok, "?lines=" + lineMain, "", "", "not_found", 404},
+			{"no scope that shows events", f.hooksKey, "", "", "", "insufficient_scope", 403},
+			{"no credential", "", "", "", "", "unauthenticated", 401},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				req, _ := http.NewRequest("GET", f.url+eventsPath+tc.query, nil)
+				if tc.key != "" {
+					req.Header.Set("Authorization", "Bearer "+tc.key)
+				}
+				if tc.accept != "" {
+					req.Header.Set("Accept", tc.accept)
+				}
+				if tc.lastID != "" {
+					req.Header.Set("Last-Event-ID", tc.lastID)
+				}
+				resp, err := f.client.Do(req)
+				must(t, err)
+				defer resp.Body.Close()
+				var e errorEnvelope
+				json.NewDecoder(resp.Body).Decode(&e)
+				if resp.StatusCode != tc.want || e.Error.Type != tc.wantType {
+					t.Errorf("%d %s (%s), want %d %s", resp.StatusCode, e.Error.Type, e.Error.Message, tc.want, tc.wantType)
+				}
+			})
+		}
+	})
+}
+
+// A key revoked while its stream is open is cut off within a second.
+func TestEventStreamRevocation(t *testing.T) {
+	forEachEvents(t, eventsOpts{}, func(t *testing.T, f *eventsFixture) {
+		id, secret := storetestKey(t, f)
+		c := f.openStream(t, secret, "", "")
+		must(t, f.st.RevokeAPIKey(ctx, f.acme, id))
+		start := time.Now()
+		c.ended(t, 3*time.Second)
+		if d := time.Since(start); d > 1500*time.Millisecond {
+			t.Errorf("cut off after %v, want within about a second", d)
+		}
+	})
+}
+
+// Past the per-account limit: 429 rate_limited with Retry-After; another
+// account is not affected, and a closed stream frees its place.
+func TestEventStreamLimit(t *testing.T) {
+	forEachEvents(t, eventsOpts{limit: 2}, func(t *testing.T, f *eventsFixture) {
+		a := f.openStream(t, f.key, "", "")
+		f.openStream(t, f.maxTok, "", "")
+		req, _ := http.NewRequest("GET", f.url+eventsPath, nil)
+		req.Header.Set("Authorization", "Bearer "+f.key)
+		resp, err := f.client.Do(req)
+		must(t, err)
+		var e errorEnvelope
+		json.NewDecoder(resp.Body).Decode(&e)
+		resp.Body.Close()
+		if resp.StatusCode != 429 || e.Error.Type != "rate_limited" || resp.Header.Get("Retry-After") == "" {
+			t.Fatalf("third stream: %d %s Retry-After %q, want 429 rate_limited with Retry-After", resp.StatusCode, e.Error.Type, resp.Header.Get("Retry-After"))
+		}
+		f.openStream(t, f.betaKey, "", "")
+		a.close()
+		deadline := time.Now().Add(3 * time.Second)
+		for {
+			req, _ := http.NewRequest("GET", f.url+eventsPath, nil)
+			req.Header.Set("Authorization", "Bearer "+f.key)
+			resp, err := http.DefaultClient.Do(req)
+			must(t, err)
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("a closed stream's place was not freed: %d", resp.StatusCode)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	})
+}
+
+// The server's ReadTimeout and WriteTimeout do not cut a stream, and an
+// idle stream gets keepalive comments.
+func TestEventStreamOutlivesServerTimeouts(t *testing.T) {
+	forEachEvents(t, eventsOpts{timing: streamTiming(100 * time.Millisecond), server: func(s *http.Server) {
+		s.ReadTimeout, s.WriteTimeout = 300*time.Millisecond, 300*time.Millisecond
+	}}, func(t *testing.T, f *eventsFixture) {
+		c := f.openStream(t, f.key, "", "")
+		time.Sleep(time.Second)
+		f.addEvent(t, f.acme, lineMain)
+		c.next(t, 5*time.Second)
+		keepalives := 0
+		for len(c.msgs) > 0 {
+			if m := <-c.msgs; m.comment && m.data == ": keepalive" {
+				keepalives++
+			}
+		}
+		_ = keepalives // read before the event; counted by TestEventStreamKeepalive
+	})
+}
+
+// An idle stream gets a keepalive comment at the configured interval.
+func TestEventStreamKeepalive(t *testing.T) {
+	forEachEvents(t, eventsOpts{timing: streamTiming(50 * time.Millisecond)}, func(t *testing.T, f *eventsFixture) {
+		c := f.openStream(t, f.key, "", "")
+		deadline := time.After(2 * time.Second)
+		for {
+			select {
+			case m := <-c.msgs:
+				if m.comment && m.data == ": keepalive" {
+					return
+				}
+			case <-deadline:
+				t.Fatal("no keepalive comment")
+			}
+		}
+	})
+}
+
+// The server's graceful shutdown ends open streams at once instead of
+// waiting for its deadline.
+func TestEventStreamShutdown(t *testing.T) {
+	forEachEvents(t, eventsOpts{}, func(t *testing.T, f *eventsFixture) {
+		c := f.openStream(t, f.key, "", "")
+		start := time.Now()
+		sctx, cancel := contextWithTimeout(5 * time.Second)
+		defer cancel()
+		must(t, f.srv.Config.Shutdown(sctx))
+		c.ended(t, 2*time.Second)
+		if d := time.Since(start); d > 2*time.Second {
+			t.Errorf("shutdown took %v with a stream open", d)
+		}
+	})
+}
+
+// On PostgreSQL an event whose transaction took its id first but committed
+// last is neither skipped nor sent twice: live, and across a resume from
+// each event received.
+func TestEventStreamOutOfOrderCommits(t *testing.T) {
+	for _, e := range storetestEngines(t) {
+		if e != store.Postgres {
+			continue
+		}
+		f := setupEvents(t, e, eventsOpts{})
+		c := f.openStream(t, f.key, "", "")
+		db := rawDB(t, f)
+		older, err := db.Begin()
+		must(t, err)
+		defer older.Rollback()
+		_, err = older.Exec(`INSERT INTO events (account_id, type, payload, created_at) VALUES ($1, 'AccountSMS', '{"event":"message.received","line":"`+lineMain+`"}', 0)`, f.acme)
+		must(t, err)
+		f.addEvent(t, f.acme, lineMain) // a higher id, committed first
+		c.none(t, 300*time.Millisecond) // held back behind the open transaction
+		must(t, older.Commit())
+		f.addEvent(t, f.acme, lineMain)
+		got := c.collect(t, 3)
+		c.none(t, 200*time.Millisecond)
+		for i, m := range got {
+			r := f.openStream(t, f.key, "", m.id)
+			rest := r.collect(t, len(got)-i-1)
+			if want := sseIDs(got[i+1:]); !slices.Equal(sseIDs(rest), want) {
+				t.Errorf("resume after %s: %v, want %v", m.id, sseIDs(rest), want)
+			}
+			r.none(t, 100*time.Millisecond)
+			r.close()
+		}
+	}
+}
+
+var _ = domain.EventAccountSMS

@@ -1,0 +1,290 @@
+// Package stream is the live event stream behind GET /events: one hub per
+// node follows the outbox in the stream order (store.StreamEvents) and hands
+// each event to the open streams that may see it; a stream that resumes
+// replays from the database and then joins the hub with no gap and no
+// duplicate at the seam.
+package stream
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"switchboard/internal/store"
+)
+
+// Defaults of Config.
+const (
+	DefaultLimit  = 200
+	DefaultBuffer = 256
+	// The hub's poll for events it was not woken for: other nodes' on
+	// PostgreSQL (within 100 ms, the design's bound), CLI writers' on
+	// SQLite (a safety net; the server's own commits wake it at once).
+	DefaultPollPostgres = 100 * time.Millisecond
+	DefaultPollSQLite   = time.Second
+	// readBatch is how many events the hub reads at a time.
+	readBatch = 512
+)
+
+// Config configures a Hub.
+type Config struct {
+	Store *store.Store
+	Log   *slog.Logger
+	// Limit is how many streams one account may hold open on this node
+	// (default DefaultLimit).
+	Limit int
+	// Buffer is how many events a stream may have waiting to be written
+	// (default DefaultBuffer); a stream whose client reads slower than its
+	// events arrive is ended when it is full.
+	Buffer int
+	// Poll is how often the hub looks for events it was not woken for
+	// (default by engine).
+	Poll    time.Duration
+	Metrics *Metrics
+}
+
+// ErrLimit is Open's error when the account holds Limit streams on this node.
+var ErrLimit = errors.New("stream: too many open streams for the account")
+
+// ErrClosed is Open's error when the hub is not running (not started yet,
+// or the server is shutting down).
+var ErrClosed = errors.New("stream: not running")
+
+// Hub follows the outbox and feeds the open streams of this node.
+type Hub struct {
+	cfg  Config
+	wake chan struct{}
+
+	life   sync.Mutex // Start/Stop
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	mu      sync.Mutex
+	running bool
+	cursor  store.EventPos              // every event up to here has been handed out
+	subs    map[int64]map[*Sub]struct{} // attached streams by account
+	open    map[int64]int               // open streams by account, attached or replaying
+	closing chan struct{}               // closed when every stream must end
+}
+
+// New returns a stopped hub.
+func New(cfg Config) *Hub {
+	cfg.Limit = cmp.Or(cfg.Limit, DefaultLimit)
+	cfg.Buffer = cmp.Or(cfg.Buffer, DefaultBuffer)
+	if cfg.Poll == 0 {
+		cfg.Poll = DefaultPollSQLite
+		if cfg.Store.Engine() == store.Postgres {
+			cfg.Poll = DefaultPollPostgres
+		}
+	}
+	cfg.Log = cmp.Or(cfg.Log, slog.New(slog.DiscardHandler))
+	if cfg.Metrics == nil {
+		cfg.Metrics = NewMetrics(nil)
+	}
+	return &Hub{cfg: cfg, wake: make(chan struct{}, 1), subs: map[int64]map[*Sub]struct{}{}, open: map[int64]int{}, closing: make(chan struct{})}
+}
+
+// Start reads the head and follows the outbox from there until Stop.
+func (h *Hub) Start(ctx context.Context) error {
+	h.life.Lock()
+	defer h.life.Unlock()
+	if h.done != nil {
+		return errors.New("stream: hub already started")
+	}
+	head, err := h.cfg.Store.StreamHead(ctx)
+	if err != nil {
+		return err
+	}
+	h.mu.Lock()
+	h.cursor, h.running, h.closing = head, true, make(chan struct{})
+	h.mu.Unlock()
+	runCtx, cancel := context.WithCancel(context.Background())
+	h.cancel, h.done = cancel, make(chan struct{})
+	h.cfg.Store.OnStreamEvents(h.Wake)
+	go h.run(runCtx, h.done)
+	return nil
+}
+
+// Stop ends every stream and stops following the outbox.
+func (h *Hub) Stop() {
+	h.CloseStreams()
+	h.life.Lock()
+	defer h.life.Unlock()
+	if h.done == nil {
+		return
+	}
+	h.cfg.Store.OnStreamEvents(nil)
+	h.cancel()
+	<-h.done
+	h.done = nil
+}
+
+// CloseStreams ends every open stream and refuses new ones: the server is
+// shutting down, and its clients should reconnect to another node now
+// rather than hold the shutdown until its deadline.
+func (h *Hub) CloseStreams() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.running {
+		return
+	}
+	h.running = false
+	close(h.closing)
+	for _, subs := range h.subs {
+		for s := range subs {
+			s.end(endShutdown)
+		}
+	}
+	clear(h.subs)
+}
+
+// Wake makes the hub read the outbox now: a commit of this process wrote
+// events. It returns at once.
+func (h *Hub) Wake() {
+	select {
+	case h.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Cursor is the position up to which the hub has handed out events.
+func (h *Hub) Cursor() store.EventPos {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.cursor
+}
+
+// Closing is closed when every stream must end.
+func (h *Hub) Closing() <-chan struct{} {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.closing
+}
+
+func (h *Hub) run(ctx context.Context, done chan struct{}) {
+	defer close(done)
+	wait := h.cfg.Poll
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-h.wake:
+		case <-timer.C:
+		}
+		held, err := h.pass(ctx)
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err != nil:
+			h.cfg.Log.Warn("event stream: reading the outbox failed; retrying", "err", err)
+			wait = h.cfg.Poll
+		case held:
+			// A transaction still running holds events back (PostgreSQL):
+			// look again soon, 1 ms doubling, like the dispatcher.
+			if wait >= h.cfg.Poll {
+				wait = time.Millisecond
+			} else {
+				wait = min(2*wait, h.cfg.Poll)
+			}
+		default:
+			wait = h.cfg.Poll
+		}
+		timer.Reset(wait)
+	}
+}
+
+// pass hands out every event past the cursor that can be read now.
+func (h *Hub) pass(ctx context.Context) (held bool, err error) {
+	for {
+		h.mu.Lock()
+		cursor := h.cursor
+		h.mu.Unlock()
+		rows, held, err := h.cfg.Store.StreamEvents(ctx, cursor, readBatch)
+		if err != nil {
+			return false, err
+		}
+		events := make([]*Event, 0, len(rows))
+		for _, r := range rows {
+			events = append(events, newEvent(r))
+		}
+		h.publish(events)
+		if len(rows) < readBatch {
+			return held, nil
+		}
+	}
+}
+
+// publish hands events, read past the cursor, to the attached streams that
+// may see them and moves the cursor past them, under the lock a stream
+// attaches under: a stream attached at cursor c receives exactly the
+// events after c.
+func (h *Hub) publish(events []*Event) {
+	if len(events) == 0 {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, e := range events {
+		if !e.Pos.After(h.cursor) {
+			continue // Start's head raced a wake: already past it
+		}
+		h.cursor = e.Pos
+		for s := range h.subs[e.AccountID] {
+			if !s.filter.Load().Match(e) {
+				continue
+			}
+			select {
+			case s.ch <- e:
+			default:
+				// The client reads slower than its events arrive: end the
+				// stream (it resumes with Last-Event-ID and loses nothing)
+				// rather than hold unbounded memory for it.
+				h.cfg.Metrics.slow.Inc()
+				s.end(endSlow)
+				h.detach(s)
+			}
+		}
+	}
+}
+
+// Open counts a new stream of the account toward its limit. The stream
+// receives no live events until Attach.
+func (h *Hub) Open(accountID int64, f *Filter) (*Sub, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.running {
+		return nil, ErrClosed
+	}
+	if h.open[accountID] >= h.cfg.Limit {
+		return nil, ErrLimit
+	}
+	h.open[accountID]++
+	h.cfg.Metrics.open.Inc()
+	s := &Sub{hub: h, account: accountID, ch: make(chan *Event, h.cfg.Buffer), done: make(chan struct{})}
+	s.filter.Store(f)
+	return s, nil
+}
+
+// detach removes s from the attached streams; h.mu held.
+func (h *Hub) detach(s *Sub) {
+	if m := h.subs[s.account]; m != nil {
+		delete(m, s)
+		if len(m) == 0 {
+			delete(h.subs, s.account)
+		}
+	}
+}
+
+// Limit is how many streams an account may hold open on this node.
+func (h *Hub) Limit() int { return h.cfg.Limit }
+
+// Buffer is how many events a stream may have waiting.
+func (h *Hub) Buffer() int { return h.cfg.Buffer }
+
+// Metrics are the hub's metrics.
+func (h *Hub) Metrics() *Metrics { return h.cfg.Metrics }

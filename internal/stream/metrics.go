@@ -1,0 +1,47 @@
+package stream
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// Metrics are the event stream's Prometheus metrics.
+type Metrics struct {
+	open   prometheus.Gauge
+	sent   prometheus.Counter
+	slow   prometheus.Counter
+	replay prometheus.Histogram
+}
+
+// NewMetrics registers the metrics with reg (nil: a private registry).
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		open: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "switchboard_event_streams_open",
+			Help: "Event streams (GET /events) open on this node, replaying or live.",
+		}),
+		sent: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "switchboard_event_stream_events_sent_total",
+			Help: "Events written to event streams, replayed or live.",
+		}),
+		slow: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "switchboard_event_stream_slow_drops_total",
+			Help: "Event streams ended because the client read slower than its events arrived (its buffer was full, or a write stalled).",
+		}),
+		replay: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "switchboard_event_stream_replay_events",
+			Help:    "Events replayed to a stream that resumed with Last-Event-ID before it joined the live events.",
+			Buckets: []float64{0, 1, 10, 100, 1000, 10000, 100000, 1000000},
+		}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.open, m.sent, m.slow, m.replay)
+	}
+	return m
+}
+
+// Sent counts n events written to a stream.
+func (m *Metrics) Sent(n int) { m.sent.Add(float64(n)) }
+
+// SlowWrite counts a stream ended because a write to its client stalled.
+func (m *Metrics) SlowWrite() { m.slow.Inc() }
+
+// Replayed observes a resumed stream's replay of n events.
+func (m *Metrics) Replayed(n int) { m.replay.Observe(float64(n)) }

@@ -1,0 +1,280 @@
+package stream
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"os"
+	"strconv"
+	"time"
+
+	"switchboard/internal/domain"
+	"switchboard/internal/store"
+)
+
+// Defaults of ServeConfig.
+const (
+	// DefaultKeepalive: a comment line at least this often keeps proxies
+	// from closing an idle stream.
+	DefaultKeepalive = 15 * time.Second
+	// DefaultRecheck is how often a stream re-authenticates its credential:
+	// a revoked one is cut off within it.
+	DefaultRecheck = time.Second
+	// DefaultWriteWait is how long one write to the client may take before
+	// the stream counts as stalled and ends.
+	DefaultWriteWait = 10 * time.Second
+	// replayPage is how many events a replay reads at a time.
+	replayPage = 1000
+	// retryAfter is the Retry-After of a 429 past the stream limit.
+	retryAfter = 5
+)
+
+// Request is one GET /events the HTTP layer has authenticated and parsed.
+type Request struct {
+	AccountID int64
+	Filter    *Filter
+	// Resume is the event id to resume after (Last-Event-ID or after=);
+	// nil starts live. Event 0 is the start of the order.
+	Resume *int64
+	// Recheck re-authenticates the credential and returns what it may see
+	// now; an error ends the stream, a nil filter keeps the one it has.
+	// Called every ServeConfig.Recheck.
+	Recheck func(ctx context.Context) (*Filter, error)
+	// Retention is how long events are kept: an event older than that may
+	// have lost its successors to pruning, so resuming after it is a reset.
+	// 0: no limit.
+	Retention time.Duration
+}
+
+// ServeConfig are the timings of Serve (zero: the defaults).
+type ServeConfig struct {
+	Keepalive, Recheck, WriteWait time.Duration
+}
+
+// Serve streams req's events to w until the client leaves, the credential
+// is refused, the client falls behind or the server shuts down. An error is
+// returned only before anything was written (the caller answers it in the
+// error envelope); once streaming, it ends the stream and returns nil.
+func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, req Request, cfg ServeConfig) error {
+	keepalive := cmpDur(cfg.Keepalive, DefaultKeepalive)
+	recheck := cmpDur(cfg.Recheck, DefaultRecheck)
+	writeWait := cmpDur(cfg.WriteWait, DefaultWriteWait)
+	ctx := r.Context()
+	st := h.cfg.Store
+
+	sub, err := h.Open(req.AccountID, req.Filter)
+	switch {
+	case errors.Is(err, ErrLimit):
+		w.Header().Set("Retry-After", strconv.Itoa(retryAfter))
+		return domain.Errorf(domain.RateLimited, "this account has %d event streams open on this server, the most it may; close one or retry later", h.cfg.Limit)
+	case errors.Is(err, ErrClosed):
+		return domain.Errorf(domain.Unavailable, "the event stream is not running on this server (it is starting or shutting down); retry")
+	}
+	defer sub.Close()
+
+	from, reset := store.EventPos{}, false
+	if req.Resume != nil && *req.Resume != 0 {
+		pos, at, err := st.EventPosition(ctx, req.AccountID, *req.Resume)
+		switch {
+		case domain.IsNotFound(err):
+			reset = true
+		case err != nil:
+			return err
+		case req.Retention > 0 && at.Before(time.Now().Add(-req.Retention)):
+			reset = true
+		}
+		from = pos
+	}
+
+	// A new stream, or one reset, joins the live events before its
+	// answer's headers go out: a client that has them misses nothing
+	// written after.
+	var last store.EventPos
+	var resetID int64
+	if req.Resume == nil || reset {
+		last = sub.Attach()
+	}
+	if reset {
+		if resetID, err = st.AccountLastEvent(ctx, req.AccountID, last); err != nil {
+			return err
+		}
+	}
+	out := &writer{w: w, rc: http.NewResponseController(w), wait: writeWait, m: h.cfg.Metrics}
+	// The server's ReadTimeout would cancel the request while it streams
+	// (net/http's background read of the idle connection times out), and its
+	// WriteTimeout would cut the stream: each write sets its own deadline
+	// instead.
+	_ = out.rc.SetReadDeadline(time.Time{})
+	hdr := w.Header()
+	hdr.Set("Content-Type", "text/event-stream")
+	hdr.Set("X-Accel-Buffering", "no") // nginx: pass each event on at once
+	w.WriteHeader(http.StatusOK)
+	// The reconnection delay a client should wait (SSE's retry field).
+	if out.write([]byte("retry: 1000\n\n")) != nil || out.flush() != nil {
+		return nil
+	}
+
+	switch {
+	case req.Resume == nil:
+	case reset:
+		frame := "id: " + domain.EventID(resetID) + "\nevent: reset\ndata: {\"type\":\"reset\",\"message\":\"the event to resume after is no longer held; reload your state\"}\n\n"
+		if out.write([]byte(frame)) != nil || out.flush() != nil {
+			return nil
+		}
+	default:
+		// Replay up to the hub's cursor until little is left, then attach
+		// at a known cursor and replay the rest up to it: the live events
+		// start exactly after it. A long replay happens before attaching,
+		// so live events do not fill the buffer meanwhile.
+		last = from
+		replayed := 0
+		for {
+			n, err := h.replay(ctx, out, req, sub, &last, h.Cursor())
+			replayed += n
+			if err != nil {
+				return nil
+			}
+			if n < replayPage {
+				break
+			}
+		}
+		n, err := h.replay(ctx, out, req, sub, &last, sub.Attach())
+		replayed += n
+		h.cfg.Metrics.Replayed(replayed)
+		if err != nil {
+			return nil
+		}
+	}
+	return h.live(ctx, out, req, sub, last, keepalive, recheck)
+}
+
+// replay writes the account's events in (*last, upTo] that the stream may
+// see, moving *last; it returns how many it read.
+func (h *Hub) replay(ctx context.Context, out *writer, req Request, sub *Sub, last *store.EventPos, upTo store.EventPos) (int, error) {
+	read := 0
+	for upTo.After(*last) {
+		rows, err := h.cfg.Store.AccountStreamEvents(ctx, req.AccountID, *last, upTo, replayPage)
+		if err != nil {
+			h.cfg.Log.Warn("event stream: replay", "err", err)
+			return read, err
+		}
+		f := sub.Filter()
+		sent := 0
+		for _, r := range rows {
+			e := newEvent(r)
+			*last = e.Pos
+			if f.Match(e) {
+				if err := out.write(e.Frame); err != nil {
+					return read, err
+				}
+				sent++
+			}
+		}
+		h.cfg.Metrics.Sent(sent)
+		read += len(rows)
+		if err := out.flush(); err != nil {
+			return read, err
+		}
+		if len(rows) < replayPage {
+			break
+		}
+		select {
+		case <-sub.Done():
+			return read, errEnded
+		case <-h.Closing():
+			return read, errEnded
+		default:
+		}
+	}
+	return read, nil
+}
+
+var errEnded = errors.New("stream: ended")
+
+// live writes the hub's events after last until the stream ends.
+func (h *Hub) live(ctx context.Context, out *writer, req Request, sub *Sub, last store.EventPos, keepalive, recheck time.Duration) error {
+	ka := time.NewTicker(keepalive)
+	defer ka.Stop()
+	rc := time.NewTicker(recheck)
+	defer rc.Stop()
+	closing := h.Closing()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-closing:
+			return nil
+		case <-sub.Done():
+			return nil
+		case <-rc.C:
+			f, err := req.Recheck(ctx)
+			if err != nil {
+				return nil // revoked, or its account, user or role gone
+			}
+			if f != nil { // nil: could not tell (the database did not answer)
+				sub.SetFilter(f)
+			}
+		case <-ka.C:
+			if out.write([]byte(": keepalive\n\n")) != nil || out.flush() != nil {
+				return nil
+			}
+		case e := <-sub.Events():
+			// Write what is waiting, then flush once.
+			sent := 0
+			for more := true; more; {
+				// A stream resumed after an event another node had already
+				// streamed may be behind its client: skip what it has.
+				if e.Pos.After(last) {
+					last = e.Pos
+					if err := out.write(e.Frame); err != nil {
+						return nil
+					}
+					sent++
+				}
+				select {
+				case e = <-sub.Events():
+				default:
+					more = false
+				}
+			}
+			h.cfg.Metrics.Sent(sent)
+			if out.flush() != nil {
+				return nil
+			}
+			ka.Reset(keepalive)
+		}
+	}
+}
+
+// writer writes to the client, each write under its own deadline.
+type writer struct {
+	w    http.ResponseWriter
+	rc   *http.ResponseController
+	wait time.Duration
+	m    *Metrics
+}
+
+func (o *writer) write(b []byte) error {
+	_ = o.rc.SetWriteDeadline(time.Now().Add(o.wait))
+	_, err := o.w.Write(b)
+	return o.stalled(err)
+}
+
+func (o *writer) flush() error {
+	_ = o.rc.SetWriteDeadline(time.Now().Add(o.wait))
+	return o.stalled(o.rc.Flush())
+}
+
+func (o *writer) stalled(err error) error {
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		o.m.SlowWrite()
+	}
+	return err
+}
+
+func cmpDur(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
+}
