@@ -11,7 +11,6 @@ import (
 
 	"switchboard/internal/calls"
 	"switchboard/internal/carrier"
-	"switchboard/internal/domain"
 	"switchboard/internal/store"
 )
 
@@ -299,8 +298,8 @@ func TestEventStreamLimit(t *testing.T) {
 	})
 }
 
-// The server's ReadTimeout and WriteTimeout do not cut a stream, and an
-// idle stream gets keepalive comments.
+// The server's ReadTimeout and WriteTimeout do not cut a stream (each write
+// sets its own deadline).
 func TestEventStreamOutlivesServerTimeouts(t *testing.T) {
 	forEachEvents(t, eventsOpts{timing: streamTiming(100 * time.Millisecond), server: func(s *http.Server) {
 		s.ReadTimeout, s.WriteTimeout = 300*time.Millisecond, 300*time.Millisecond
@@ -309,13 +308,6 @@ func TestEventStreamOutlivesServerTimeouts(t *testing.T) {
 		time.Sleep(time.Second)
 		f.addEvent(t, f.acme, lineMain)
 		c.next(t, 5*time.Second)
-		keepalives := 0
-		for len(c.msgs) > 0 {
-			if m := <-c.msgs; m.comment && m.data == ": keepalive" {
-				keepalives++
-			}
-		}
-		_ = keepalives // read before the event; counted by TestEventStreamKeepalive
 	})
 }
 
@@ -387,4 +379,38 @@ func TestEventStreamOutOfOrderCommits(t *testing.T) {
 	}
 }
 
-var _ = domain.EventAccountSMS
+// A read-state change is personal: its user's streams and API keys' get
+// it, another user's do not. The metrics count streams, events and replays.
+func TestEventStreamPersonalEventsAndMetrics(t *testing.T) {
+	forEachEvents(t, eventsOpts{}, func(t *testing.T, f *eventsFixture) {
+		key := f.openStream(t, f.key, "", "")
+		max := f.openStream(t, f.maxTok, "", "")
+		agnes := f.openStream(t, f.agnesTok, "", "")
+		must(t, f.svc.Inbound(ctx, carrier.Inbound{From: usA, To: lineBob, Text: "hello"}))
+		for _, c := range []*sseClient{key, max, agnes} {
+			c.next(t, 5*time.Second)
+		}
+		status, _, raw := f.do(t, "GET", "/api/public/v1/sms/conversations/"+lineBob+"/"+usA+"?markRead=true", f.agnesTok, "")
+		if status != 200 {
+			t.Fatalf("read: %d %s", status, raw)
+		}
+		for name, c := range map[string]*sseClient{"key": key, "agent": agnes} {
+			if got := streamed(t, c.next(t, 5*time.Second)); got != "AccountConversations/conversation.read" {
+				t.Errorf("%s: %s, want her read", name, got)
+			}
+		}
+		max.none(t, 300*time.Millisecond)
+
+		last := f.openStream(t, f.key, "", "evt_0") // replays both
+		last.collect(t, 2)
+		metrics := f.scrape(t)
+		for _, want := range []string{"switchboard_event_streams_open 4", "switchboard_event_stream_replay_events_count 1", "switchboard_event_stream_slow_drops_total 0"} {
+			if !strings.Contains(metrics, want) {
+				t.Errorf("metrics lack %q", want)
+			}
+		}
+		if strings.Contains(metrics, "switchboard_event_stream_events_sent_total 0\n") || !strings.Contains(metrics, "switchboard_event_stream_events_sent_total") {
+			t.Error("no events counted as sent")
+		}
+	})
+}

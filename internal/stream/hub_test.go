@@ -1,0 +1,165 @@
+package stream_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"switchboard/internal/domain"
+	"switchboard/internal/store"
+	"switchboard/internal/store/storetest"
+	"switchboard/internal/stream"
+)
+
+var ctx = context.Background()
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func addEvent(t *testing.T, st *store.Store, account int64) {
+	t.Helper()
+	must(t, st.AddEvents(ctx, account, []domain.Event{{Type: domain.EventAccountSMS, Payload: []byte(`{"event":"message.received","line":"14155550100"}`)}}))
+}
+
+var everything = &stream.Filter{Messages: true, Calls: true, Transcripts: true}
+
+func startHub(t *testing.T, st *store.Store, cfg stream.Config) *stream.Hub {
+	t.Helper()
+	cfg.Store = st
+	h := stream.New(cfg)
+	must(t, h.Start(ctx))
+	t.Cleanup(h.Stop)
+	return h
+}
+
+func next(t *testing.T, s *stream.Sub) *stream.Event {
+	t.Helper()
+	select {
+	case e := <-s.Events():
+		return e
+	case <-time.After(5 * time.Second):
+		t.Fatal("no event")
+		return nil
+	}
+}
+
+// A stream whose client does not keep up is ended once its buffer is full,
+// and counted; the others of the account keep theirs.
+func TestSlowStreamEnded(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		account := storetest.Account(t, st, nil).ID
+		h := startHub(t, st, stream.Config{Buffer: 2})
+		slow, err := h.Open(account, everything)
+		must(t, err)
+		defer slow.Close()
+		slow.Attach()
+		fast, err := h.Open(account, everything)
+		must(t, err)
+		defer fast.Close()
+		fast.Attach()
+		for range 3 {
+			addEvent(t, st, account)
+			next(t, fast)
+		}
+		select {
+		case <-slow.Done():
+		case <-time.After(5 * time.Second):
+			t.Fatal("the slow stream is still open with a full buffer")
+		}
+		if !slow.Slow() {
+			t.Error("ended, but not as slow")
+		}
+		select {
+		case <-fast.Done():
+			t.Error("the stream that kept up was ended")
+		default:
+		}
+	})
+}
+
+// The per-account limit counts streams from Open to Close, per account.
+func TestOpenLimit(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		a := storetest.Account(t, st, nil).ID
+		b := storetest.Account(t, st, nil).ID
+		h := startHub(t, st, stream.Config{Limit: 1})
+		s, err := h.Open(a, everything)
+		must(t, err)
+		if _, err := h.Open(a, everything); err != stream.ErrLimit {
+			t.Fatalf("second stream: %v, want ErrLimit", err)
+		}
+		other, err := h.Open(b, everything)
+		must(t, err)
+		other.Close()
+		s.Close()
+		s.Close() // twice: counted once
+		s, err = h.Open(a, everything)
+		must(t, err)
+		s.Close()
+	})
+}
+
+// Personal events go to their user's streams and to API keys' (user 0),
+// never to another user's; test deliveries' own events never.
+func TestFilterAudience(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		account := storetest.Account(t, st, nil).ID
+		h := startHub(t, st, stream.Config{})
+		open := func(user int64) *stream.Sub {
+			s, err := h.Open(account, &stream.Filter{UserID: user, Messages: true})
+			must(t, err)
+			t.Cleanup(s.Close)
+			s.Attach()
+			return s
+		}
+		key, mine, other := open(0), open(7), open(8)
+		must(t, st.AddEvents(ctx, account, []domain.Event{
+			{Type: "AccountConversations", Payload: []byte(`{"event":"conversation.read","line":"14155550100"}`), Audience: 7},
+			{Type: domain.EventAccountSMS, Payload: []byte(`{"event":"test"}`)},
+			{Type: domain.EventAccountSMS, Payload: []byte(`{"event":"message.received","line":"14155550100"}`)},
+		}))
+		first, second := next(t, key), next(t, key)
+		if first.AudienceUserID != 7 || second.Type != domain.EventAccountSMS {
+			t.Errorf("API key got %+v then %+v", first, second)
+		}
+		if e := next(t, mine); e.AudienceUserID != 7 {
+			t.Errorf("the user got %+v first, want the personal event", e)
+		}
+		if e := next(t, other); e.AudienceUserID != 0 {
+			t.Errorf("another user got %+v, want only the shared event", e)
+		}
+	})
+}
+
+// On PostgreSQL a node's streams receive the events every node commits:
+// the hub finds other nodes' events by its short poll.
+func TestOtherNodesEvents(t *testing.T) {
+	if storetest.PostgresURL(t) == "" {
+		t.Skip("PostgreSQL only")
+	}
+	dsn := storetest.DSN(t, store.Postgres)
+	var nodes []*store.Store
+	for range 2 {
+		st, err := store.Open(ctx, dsn)
+		must(t, err)
+		t.Cleanup(func() { st.Close() })
+		nodes = append(nodes, st)
+	}
+	must(t, nodes[0].Migrate(ctx))
+	account := storetest.Account(t, nodes[0], nil).ID
+	h := startHub(t, nodes[1], stream.Config{})
+	s, err := h.Open(account, everything)
+	must(t, err)
+	defer s.Close()
+	s.Attach()
+	start := time.Now()
+	addEvent(t, nodes[0], account)
+	next(t, s)
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("another node's event took %v", d)
+	}
+}
