@@ -135,6 +135,9 @@ func cmdDemo(ctx context.Context, c *cli, args []string) (err error) {
 		fmt.Fprintf(&b, "  curl -s -i -H 'Authorization: Bearer %s' -d '{\"since\":\"%s\"}' %s/webhooks/%d/recover\n",
 			seed.Key, time.Now().Add(-time.Hour).UTC().Format(time.RFC3339), base, receiver.id)
 		fmt.Fprintf(&b, "  curl -s -H 'Authorization: Bearer %s' %s/webhooks/%d/recover/1\n\n", seed.Key, base, receiver.id)
+		fmt.Fprintf(&b, "  Live events: the same events as they happen (Server-Sent Events; keep it open in another\n")
+		fmt.Fprintf(&b, "  terminal and send, resolve or assign below; reconnect with -H 'Last-Event-ID: evt_N' to resume):\n\n")
+		fmt.Fprintf(&b, "  curl -N -H 'Authorization: Bearer %s' -H 'Accept: text/event-stream' %s/events\n\n", seed.Key, base)
 		fmt.Fprintf(&b, "The shared inbox (%d conversations; an API key sees the team's unread state):\n\n", demo.Conversations)
 		fmt.Fprintf(&b, "  curl -s -H 'Authorization: Bearer %s' '%s/sms/conversations?unread=true&unassigned=true&limit=5'\n\n", seed.Key, base)
 		fmt.Fprintf(&b, "  curl -s -H 'Authorization: Bearer %s' '%s/sms/unread'\n\n", seed.Key, base)
