@@ -164,8 +164,13 @@ func TestInboxReadStateEvents(t *testing.T) {
 		if e.Audience != f.agnes.ID || *e.By != f.agnes.ID || e.ReadThrough != m2 || e.MessageIDs != nil || e.Line != inboxMain || e.Number != custA {
 			t.Errorf("markRead event = %+v", e)
 		}
+		// The hot read finds the thread read: no write at all.
+		writes := f.st.CommitStats().Writes
 		f.call(t, "GET", path+"?markRead=true", f.agnesTok, "", 200, nil)
 		f.wantNone(t, &after, "markRead of a read thread")
+		if n := f.st.CommitStats().Writes - writes; n != 0 {
+			t.Errorf("markRead of a read thread made %d writes, want 0", n)
+		}
 		// An API key moves the team view only: no personal event.
 		f.call(t, "GET", path+"?markRead=true", f.key, "", 200, nil)
 		f.wantNone(t, &after, "markRead by an API key")

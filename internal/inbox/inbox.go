@@ -252,11 +252,7 @@ func (s *Service) Thread(ctx context.Context, p auth.Principal, tp ThreadParams)
 		return domain.Thread{}, err
 	}
 	if tp.MarkRead {
-		ch, err := readChange(p, key)
-		if err != nil {
-			return domain.Thread{}, err
-		}
-		if err := s.store.MarkThreadRead(ctx, c.ID, p.UserID, ch); err != nil {
+		if err := s.markThreadRead(ctx, p, key, c.ID); err != nil {
 			return domain.Thread{}, err
 		}
 	}
@@ -266,6 +262,21 @@ func (s *Service) Thread(ctx context.Context, p auth.Principal, tp ThreadParams)
 	}
 	s.urls(msgs)
 	return domain.Thread{Key: key, Messages: msgs, MarkedRead: tp.MarkRead}, nil
+}
+
+// markThreadRead marks the thread read for p. It is the hot read's write:
+// a thread already read (the usual case) costs one read, and no write, no
+// event, not even the event's encoding.
+func (s *Service) markThreadRead(ctx context.Context, p auth.Principal, key domain.ConversationKey, convID int64) error {
+	done, err := s.store.ThreadIsRead(ctx, convID, p.UserID)
+	if err != nil || done {
+		return err
+	}
+	ch, err := readChange(p, key)
+	if err != nil {
+		return err
+	}
+	return s.store.MarkThreadRead(ctx, convID, p.UserID, ch)
 }
 
 // ThreadAround returns the page (of limit messages, newest first) that

@@ -116,15 +116,11 @@ func lockConversation(ctx context.Context, tx *Tx, id int64) (convFacts, error) 
 
 // MarkThreadRead marks every message of conversation convID read for userID:
 // one row written (the watermark moves to the newest message and the user's
-// marks in the thread go), whatever the thread's length. Reading a thread
-// with markRead calls it on every read: a thread already read (the caller's
-// state and the team's view) costs one read and no write, and writes no
-// event; otherwise ch.Changed is written when the user's state moved, with
-// their new watermark.
+// marks in the thread go), whatever the thread's length. ch.Changed is
+// written when the user's state moved, with their new watermark. Reading a
+// thread with markRead asks ThreadIsRead first: most such reads find the
+// thread read, and need no write and no event.
 func (s *Store) MarkThreadRead(ctx context.Context, convID, userID int64, ch Change) error {
-	if done, err := s.threadIsRead(ctx, convID, userID); err != nil || done {
-		return err
-	}
 	return s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
 		f, err := lockConversation(ctx, tx, convID)
 		if err != nil {
@@ -138,11 +134,11 @@ func (s *Store) MarkThreadRead(ctx context.Context, convID, userID int64, ch Cha
 	})
 }
 
-// threadIsRead reports whether marking the thread read for userID (0: the
+// ThreadIsRead reports whether marking the thread read for userID (0: the
 // team view alone) would change nothing: the newest message is at or below
-// the team's watermark and the user's, nobody's count is left, and the user
-// has no marks in the thread.
-func (s *Store) threadIsRead(ctx context.Context, convID, userID int64) (bool, error) {
+// the team's watermark and the user's, neither count is left, and the user
+// has no marks in the thread. One indexed read.
+func (s *Store) ThreadIsRead(ctx context.Context, convID, userID int64) (bool, error) {
 	var last, rt, unread sql.NullInt64
 	var teamRead, teamUnread int64
 	var marks bool
