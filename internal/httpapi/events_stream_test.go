@@ -414,3 +414,19 @@ func TestEventStreamPersonalEventsAndMetrics(t *testing.T) {
 		}
 	})
 }
+
+// HEAD answers the stream's headers and ends instead of streaming nothing
+// until the client leaves.
+func TestEventStreamHead(t *testing.T) {
+	forEachEvents(t, eventsOpts{}, func(t *testing.T, f *eventsFixture) {
+		req, _ := http.NewRequest(http.MethodHead, f.url+eventsPath, nil)
+		req.Header.Set("Authorization", "Bearer "+f.key)
+		client := &http.Client{Timeout: 5 * time.Second}
+		resp, err := client.Do(req)
+		must(t, err)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
+			t.Errorf("HEAD: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+		}
+	})
+}

@@ -109,6 +109,9 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, req Request, cfg Ser
 	hdr.Set("Content-Type", "text/event-stream")
 	hdr.Set("X-Accel-Buffering", "no") // nginx: pass each event on at once
 	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodHead {
+		return nil // the headers are the whole answer
+	}
 	// The reconnection delay a client should wait (SSE's retry field).
 	if out.write([]byte("retry: 1000\n\n")) != nil || out.flush() != nil {
 		return nil
