@@ -430,3 +430,24 @@ func TestEventStreamHead(t *testing.T) {
 		}
 	})
 }
+
+// An event older than the retention is a reset even while it is still in
+// the outbox: its successors may have been pruned, and a replay from it
+// would skip them silently.
+func TestEventStreamResetPastRetention(t *testing.T) {
+	forEachEvents(t, eventsOpts{retention: time.Second}, func(t *testing.T, f *eventsFixture) {
+		c := f.openStream(t, f.key, "", "")
+		f.addEvent(t, f.acme, lineMain)
+		old := c.next(t, 5*time.Second)
+		f.addEvent(t, f.acme, lineMain)
+		fresh := c.next(t, 5*time.Second)
+		c.close()
+		if m := f.openStream(t, f.key, "", old.id).next(t, 5*time.Second); m.id != fresh.id {
+			t.Fatalf("resume within the retention: %+v, want %s", m, fresh.id)
+		}
+		time.Sleep(1200 * time.Millisecond)
+		if m := f.openStream(t, f.key, "", old.id).next(t, 5*time.Second); m.event != "reset" {
+			t.Errorf("resume after an event past the retention: %+v, want a reset", m)
+		}
+	})
+}
