@@ -27,6 +27,8 @@ const (
 	DefaultPollSQLite   = time.Second
 	// readBatch is how many events the hub reads at a time.
 	readBatch = 512
+	// errorWait bounds the hub's wait between reads that fail.
+	errorWait = 5 * time.Second
 )
 
 // Config configures a Hub.
@@ -181,8 +183,10 @@ func (h *Hub) run(ctx context.Context, done chan struct{}) {
 		case ctx.Err() != nil:
 			return
 		case err != nil:
-			h.cfg.Log.Warn("event stream: reading the outbox failed; retrying", "err", err)
-			wait = h.cfg.Poll
+			// The database is away: retry, backing off up to errorWait so
+			// that an outage is not logged ten times a second.
+			wait = min(max(2*wait, h.cfg.Poll), errorWait)
+			h.cfg.Log.Warn("event stream: reading the outbox failed; retrying", "err", err, "retry_in", wait)
 		case held:
 			// A transaction still running holds events back (PostgreSQL):
 			// look again soon, 1 ms doubling, like the dispatcher.
