@@ -238,3 +238,126 @@ func TestEventStreamAcrossKill(t *testing.T) {
 	resumed.sentIDs(t, "after the restart", want)
 	t.Logf("%d sends answered 201 during the kill; %d streamed after the restart", len(committed), len(want))
 }
+
+// drain reads what s received until it ended, checking each event id and
+// message once (seen is shared across a client's connections); it returns
+// the last event id.
+func (s *eventStream) drain(t *testing.T, what string, seen map[string]bool, got map[int64]bool) string {
+	t.Helper()
+	last := ""
+	for {
+		select {
+		case ev := <-s.events:
+			if seen[ev.id] {
+				t.Errorf("%s: event %s twice", what, ev.id)
+			}
+			seen[ev.id], last = true, ev.id
+			if ev.data.Data.Event == "message.sent" {
+				if got[ev.data.Data.MessageID] {
+					t.Errorf("%s: message %d sent twice", what, ev.data.Data.MessageID)
+				}
+				got[ev.data.Data.MessageID] = true
+			}
+		case <-s.done:
+			if len(s.events) == 0 {
+				return last
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%s: the stream did not end", what)
+		}
+	}
+}
+
+// kill -9 of one of three PostgreSQL nodes while texts are sent through
+// the proxy: the clients of the dead node reconnect to another with their
+// last id, and every client ends with every committed send's event
+// exactly once.
+func TestEventStreamKillOneOfThree(t *testing.T) {
+	db := needPostgres(t)
+	t.Parallel()
+	fake := newCrashKannel(t)
+	c := crashProvision(t, db, fake)
+	reader := createKey(t, db, c.account, "stream reader", "messages:read")
+	cl := startCluster(t, c, 3, func(node int) bool { return node != 0 })
+	var streams []*eventStream
+	for i := range 3 {
+		streams = append(streams, openEvents(t, cl.nodes[i].baseURL(), reader.Key, ""))
+	}
+	client := crashClient(t)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := 0; ; j++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				cl.via.send(client, fmt.Sprintf("+1415557%02d%02d", i, j%100), fmt.Sprintf("load %d %d", i, j))
+			}
+		}()
+	}
+	time.Sleep(time.Second)
+	crashKill(t, cl.procs[0])
+	time.Sleep(time.Second)
+	close(stop)
+	wg.Wait()
+
+	// What was committed: every message.sent in the outbox.
+	st := crashOpenStore(t, db)
+	evs, err := st.Events(context.Background(), c.account, 0, 1000000)
+	must(t, err)
+	want := map[int64]bool{}
+	for _, e := range evs {
+		var p struct {
+			Event     string `json:"event"`
+			MessageID int64  `json:"messageId"`
+		}
+		json.Unmarshal(e.Payload, &p)
+		if p.Event == "message.sent" {
+			want[p.MessageID] = true
+		}
+	}
+	if len(want) == 0 {
+		t.Fatal("nothing was sent")
+	}
+	// The dead node's client: what it got, then the rest from node 1.
+	seen, got := map[string]bool{}, map[int64]bool{}
+	last := streams[0].drain(t, "node 0 until the kill", seen, got)
+	resumed := openEvents(t, cl.nodes[1].baseURL(), reader.Key, last)
+	rest := map[int64]bool{}
+	for id := range want {
+		if !got[id] {
+			rest[id] = true
+		}
+	}
+	if len(rest) > 0 {
+		resumed.sentIDs(t, "node 0's client resumed on node 1", rest)
+	}
+	resumed.none(t)
+	for i := 1; i < 3; i++ {
+		streams[i].sentIDs(t, fmt.Sprintf("node %d", i), want)
+		streams[i].none(t)
+	}
+	t.Logf("%d sends committed; node 0's client had %d before the kill", len(want), len(got))
+}
+
+// none checks that no more message.sent arrives within a short wait (a
+// duplicate would).
+func (s *eventStream) none(t *testing.T) {
+	t.Helper()
+	deadline := time.After(300 * time.Millisecond)
+	for {
+		select {
+		case ev := <-s.events:
+			if ev.data.Data.Event == "message.sent" {
+				t.Errorf("message.sent of %d again (%s)", ev.data.Data.MessageID, ev.id)
+			}
+		case <-deadline:
+			return
+		}
+	}
+}

@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"switchboard/internal/calls"
 	"switchboard/internal/carrier"
+	"switchboard/internal/domain"
 	"switchboard/internal/store"
 )
 
@@ -450,4 +452,59 @@ func TestEventStreamResetPastRetention(t *testing.T) {
 			t.Errorf("resume after an event past the retention: %+v, want a reset", m)
 		}
 	})
+}
+
+// With a small buffer: a client that keeps reading gets every event of
+// bursts larger than its buffer exactly once (it catches up from the
+// database), and a client that stopped reading is disconnected, so the
+// server holds no more for it than the buffer.
+func TestEventStreamSlowAndBurstyClients(t *testing.T) {
+	forEachEvents(t, eventsOpts{buffer: 4}, func(t *testing.T, f *eventsFixture) {
+		reader := f.openStream(t, f.key, "", "")
+		// The stopped client: a raw connection that sends its request and
+		// never reads.
+		conn, err := net.Dial("tcp", strings.TrimPrefix(f.url, "http://"))
+		must(t, err)
+		defer conn.Close()
+		fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nAccept: text/event-stream\r\n\r\n", eventsPath, f.key)
+		time.Sleep(200 * time.Millisecond)
+		pad := strings.Repeat("x", 16<<10)
+		const bursts, per = 40, 50
+		for range bursts {
+			var evs []domain.Event
+			for range per {
+				evs = append(evs, domain.Event{Type: domain.EventAccountSMS, Payload: []byte(`{"event":"message.received","line":"` + lineMain + `","pad":"` + pad + `"}`)})
+			}
+			must(t, f.st.AddEvents(ctx, f.acme, evs))
+		}
+		got := reader.collect(t, bursts*per)
+		seen := map[string]bool{}
+		for _, m := range got {
+			if seen[m.id] {
+				t.Fatalf("event %s twice", m.id)
+			}
+			seen[m.id] = true
+		}
+		reader.none(t, 200*time.Millisecond)
+		deadline := time.Now().Add(15 * time.Second)
+		for !strings.Contains(f.scrape(t), "switchboard_event_streams_open 1\n") {
+			if time.Now().After(deadline) {
+				t.Fatalf("the stopped client's stream is still open:\n%s", grepLines(f.scrape(t), "switchboard_event_stream"))
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		if m := f.scrape(t); strings.Contains(m, "switchboard_event_stream_slow_drops_total 0\n") {
+			t.Errorf("the stopped client was not counted as slow:\n%s", grepLines(m, "switchboard_event_stream"))
+		}
+	})
+}
+
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }

@@ -29,6 +29,9 @@ const (
 	readBatch = 512
 	// errorWait bounds the hub's wait between reads that fail.
 	errorWait = 5 * time.Second
+	// stallLimit: a stream whose buffer is full while its write has been
+	// blocked this long has a client that stopped reading.
+	stallLimit = time.Second
 )
 
 // Config configures a Hub.
@@ -39,8 +42,9 @@ type Config struct {
 	// (default DefaultLimit).
 	Limit int
 	// Buffer is how many events a stream may have waiting to be written
-	// (default DefaultBuffer); a stream whose client reads slower than its
-	// events arrive is ended when it is full.
+	// (default DefaultBuffer). When it is full, a stream whose client
+	// stopped reading is ended; one that only fell behind catches up from
+	// the database.
 	Buffer int
 	// Poll is how often the hub looks for events it was not woken for
 	// (default by engine).
@@ -68,8 +72,10 @@ type Hub struct {
 	running bool
 	cursor  store.EventPos              // every event up to here has been handed out
 	subs    map[int64]map[*Sub]struct{} // attached streams by account
-	open    map[int64]int               // open streams by account, attached or replaying
-	closing chan struct{}               // closed when every stream must end
+	// laggards are the streams detached for a full buffer, catching up.
+	laggards map[*Sub]struct{}
+	open     map[int64]int // open streams by account, attached or replaying
+	closing  chan struct{} // closed when every stream must end
 }
 
 // New returns a stopped hub.
@@ -86,7 +92,7 @@ func New(cfg Config) *Hub {
 	if cfg.Metrics == nil {
 		cfg.Metrics = NewMetrics(nil)
 	}
-	return &Hub{cfg: cfg, wake: make(chan struct{}, 1), subs: map[int64]map[*Sub]struct{}{}, open: map[int64]int{}, closing: make(chan struct{})}
+	return &Hub{cfg: cfg, wake: make(chan struct{}, 1), subs: map[int64]map[*Sub]struct{}{}, laggards: map[*Sub]struct{}{}, open: map[int64]int{}, closing: make(chan struct{})}
 }
 
 // Start reads the head and follows the outbox from there until Stop.
@@ -204,6 +210,10 @@ func (h *Hub) run(ctx context.Context, done chan struct{}) {
 
 // pass hands out every event past the cursor that can be read now.
 func (h *Hub) pass(ctx context.Context) (held bool, err error) {
+	// Every pass, events or not (at least every Poll).
+	h.mu.Lock()
+	h.sweepLaggards()
+	h.mu.Unlock()
 	for {
 		h.mu.Lock()
 		cursor := h.cursor
@@ -245,14 +255,49 @@ func (h *Hub) publish(events []*Event) {
 			select {
 			case s.ch <- e:
 			default:
-				// The client reads slower than its events arrive: end the
-				// stream (it resumes with Last-Event-ID and loses nothing)
-				// rather than hold unbounded memory for it.
-				h.cfg.Metrics.slow.Inc()
-				s.end(endSlow)
+				// The buffer is full: memory per stream stays bounded
+				// either way. A client whose write has been blocked for
+				// stallLimit stopped reading: end its stream (it resumes
+				// with Last-Event-ID and loses nothing). Otherwise it only
+				// fell behind a burst (a batch after the horizon held
+				// events back, a scheduling hiccup): detach it, and it
+				// reads what it missed from the database and attaches again.
 				h.detach(s)
+				if s.stalled(stallLimit) {
+					h.cutSlow(s)
+					continue
+				}
+				h.cfg.Metrics.lagged.Inc()
+				s.lagging.Store(true)
+				h.laggards[s] = struct{}{}
+				select {
+				case s.lagged <- struct{}{}:
+				default:
+				}
 			}
 		}
+	}
+	h.sweepLaggards()
+}
+
+// sweepLaggards ends the lagging streams whose write stays blocked: their
+// clients stopped reading. h.mu held.
+func (h *Hub) sweepLaggards() {
+	for s := range h.laggards {
+		if s.stalled(stallLimit) {
+			h.cutSlow(s)
+		}
+	}
+}
+
+// cutSlow ends a stream whose client stopped reading, and its write in
+// progress with it; h.mu held.
+func (h *Hub) cutSlow(s *Sub) {
+	delete(h.laggards, s)
+	h.cfg.Metrics.slow.Inc()
+	s.end(endSlow)
+	if fn := s.cut.Load(); fn != nil {
+		(*fn)()
 	}
 }
 
@@ -269,13 +314,14 @@ func (h *Hub) Open(accountID int64, f *Filter) (*Sub, error) {
 	}
 	h.open[accountID]++
 	h.cfg.Metrics.open.Inc()
-	s := &Sub{hub: h, account: accountID, ch: make(chan *Event, h.cfg.Buffer), done: make(chan struct{})}
+	s := &Sub{hub: h, account: accountID, ch: make(chan *Event, h.cfg.Buffer), done: make(chan struct{}), lagged: make(chan struct{}, 1)}
 	s.filter.Store(f)
 	return s, nil
 }
 
 // detach removes s from the attached streams; h.mu held.
 func (h *Hub) detach(s *Sub) {
+	delete(h.laggards, s)
 	if m := h.subs[s.account]; m != nil {
 		delete(m, s)
 		if len(m) == 0 {

@@ -47,16 +47,17 @@ func next(t *testing.T, s *stream.Sub) *stream.Event {
 	}
 }
 
-// A stream whose client does not keep up is ended once its buffer is full,
-// and counted; the others of the account keep theirs.
-func TestSlowStreamEnded(t *testing.T) {
+// A stream whose buffer fills while its client is not stuck in a write (a
+// burst) is detached and told to catch up, not ended; the others of the
+// account keep theirs; attached again, it receives the live events.
+func TestFullBufferLags(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		account := storetest.Account(t, st, nil).ID
 		h := startHub(t, st, stream.Config{Buffer: 2})
-		slow, err := h.Open(account, everything)
+		lagging, err := h.Open(account, everything)
 		must(t, err)
-		defer slow.Close()
-		slow.Attach()
+		defer lagging.Close()
+		lagging.Attach()
 		fast, err := h.Open(account, everything)
 		must(t, err)
 		defer fast.Close()
@@ -66,17 +67,27 @@ func TestSlowStreamEnded(t *testing.T) {
 			next(t, fast)
 		}
 		select {
-		case <-slow.Done():
+		case <-lagging.Lagged():
 		case <-time.After(5 * time.Second):
-			t.Fatal("the slow stream is still open with a full buffer")
+			t.Fatal("a full buffer did not make the stream lag")
 		}
-		if !slow.Slow() {
-			t.Error("ended, but not as slow")
+		if !lagging.Lagging() || lagging.Slow() {
+			t.Errorf("lagging %v slow %v, want lagging, not ended", lagging.Lagging(), lagging.Slow())
 		}
 		select {
-		case <-fast.Done():
-			t.Error("the stream that kept up was ended")
+		case <-lagging.Done():
+			t.Error("a stream whose client was not stuck was ended")
 		default:
+		}
+		next(t, lagging)
+		next(t, lagging)
+		at := lagging.Attach()
+		if lagging.Lagging() {
+			t.Error("still lagging once attached again")
+		}
+		addEvent(t, st, account)
+		if e := next(t, lagging); !e.Pos.After(at) {
+			t.Errorf("after attaching at %+v got %+v", at, e.Pos)
 		}
 	})
 }

@@ -7,6 +7,7 @@ type Metrics struct {
 	open   prometheus.Gauge
 	sent   prometheus.Counter
 	slow   prometheus.Counter
+	lagged prometheus.Counter
 	replay prometheus.Histogram
 }
 
@@ -23,7 +24,11 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}),
 		slow: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "switchboard_event_stream_slow_drops_total",
-			Help: "Event streams ended because the client read slower than its events arrived (its buffer was full, or a write stalled).",
+			Help: "Event streams ended because the client stopped reading: its buffer was full behind a write blocked for a second, or a write stalled for the write timeout.",
+		}),
+		lagged: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "switchboard_event_stream_catchups_total",
+			Help: "Times a stream's buffer filled while its client was still reading (a burst): it read what it missed from the database instead.",
 		}),
 		replay: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "switchboard_event_stream_replay_events",
@@ -32,7 +37,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.open, m.sent, m.slow, m.replay)
+		reg.MustRegister(m.open, m.sent, m.slow, m.lagged, m.replay)
 	}
 	return m
 }

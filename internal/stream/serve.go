@@ -99,12 +99,17 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, req Request, cfg Ser
 			return err
 		}
 	}
-	out := &writer{w: w, rc: http.NewResponseController(w), wait: writeWait, m: h.cfg.Metrics}
+	out := &writer{w: w, rc: http.NewResponseController(w), wait: writeWait, m: h.cfg.Metrics, sub: sub}
 	// The server's ReadTimeout would cancel the request while it streams
 	// (net/http's background read of the idle connection times out), and its
 	// WriteTimeout would cut the stream: each write sets its own deadline
 	// instead.
 	_ = out.rc.SetReadDeadline(time.Time{})
+	// The hub ends the write of a client that stopped reading at once
+	// rather than at the write's deadline (net.Conn deadlines may be set
+	// from any goroutine).
+	cut := func() { _ = out.rc.SetWriteDeadline(time.Now()) }
+	sub.cut.Store(&cut)
 	hdr := w.Header()
 	hdr.Set("Content-Type", "text/event-stream")
 	hdr.Set("X-Accel-Buffering", "no") // nginx: pass each event on at once
@@ -125,30 +130,38 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, req Request, cfg Ser
 			return nil
 		}
 	default:
-		// Replay up to the hub's cursor until little is left, then attach
-		// at a known cursor and replay the rest up to it: the live events
-		// start exactly after it. A long replay happens before attaching,
-		// so live events do not fill the buffer meanwhile.
+		// A long replay happens before attaching, so live events do not
+		// fill the buffer meanwhile.
 		last = from
 		replayed := 0
-		for {
-			n, err := h.replay(ctx, out, req, sub, &last, h.Cursor())
-			replayed += n
-			if err != nil {
-				return nil
-			}
-			if n < replayPage {
-				break
-			}
-		}
-		n, err := h.replay(ctx, out, req, sub, &last, sub.Attach())
-		replayed += n
-		h.cfg.Metrics.Replayed(replayed)
+		n, err := h.catchUp(ctx, out, req, sub, &last)
+		h.cfg.Metrics.Replayed(replayed + n)
 		if err != nil {
 			return nil
 		}
 	}
 	return h.live(ctx, out, req, sub, last, keepalive, recheck)
+}
+
+// catchUp writes what the stream may see after *last from the database:
+// up to the hub's cursor until little is left, then it attaches at a known
+// cursor and replays the rest up to it, so that the live events start
+// exactly after. A resumed stream starts with it; a stream that fell
+// behind a burst (Lagging) comes back through it.
+func (h *Hub) catchUp(ctx context.Context, out *writer, req Request, sub *Sub, last *store.EventPos) (int, error) {
+	replayed := 0
+	for {
+		n, err := h.replay(ctx, out, req, sub, last, h.Cursor())
+		replayed += n
+		if err != nil {
+			return replayed, err
+		}
+		if n < replayPage {
+			break
+		}
+	}
+	n, err := h.replay(ctx, out, req, sub, last, sub.Attach())
+	return replayed + n, err
 }
 
 // replay writes the account's events in (*last, upTo] that the stream may
@@ -245,27 +258,54 @@ func (h *Hub) live(ctx context.Context, out *writer, req Request, sub *Sub, last
 				return nil
 			}
 			ka.Reset(keepalive)
+			if err := h.caughtUp(ctx, out, req, sub, &last); err != nil {
+				return nil
+			}
+		case <-sub.Lagged():
+			if err := h.caughtUp(ctx, out, req, sub, &last); err != nil {
+				return nil
+			}
 		}
 	}
 }
 
-// writer writes to the client, each write under its own deadline.
+// caughtUp brings a lagging stream back once it has written what its
+// buffer held: the hub detached it when the buffer was full, so nothing
+// more arrives there, and the database has the rest.
+func (h *Hub) caughtUp(ctx context.Context, out *writer, req Request, sub *Sub, last *store.EventPos) error {
+	if !sub.Lagging() || len(sub.Events()) > 0 {
+		return nil // not lagging, or its buffer is still being written
+	}
+	_, err := h.catchUp(ctx, out, req, sub, last)
+	return err
+}
+
+// writer writes to the client, each write under its own deadline, and
+// tells the hub how long the write in progress has been blocked.
 type writer struct {
 	w    http.ResponseWriter
 	rc   *http.ResponseController
 	wait time.Duration
 	m    *Metrics
+	sub  *Sub
 }
 
 func (o *writer) write(b []byte) error {
-	_ = o.rc.SetWriteDeadline(time.Now().Add(o.wait))
+	now := time.Now()
+	_ = o.rc.SetWriteDeadline(now.Add(o.wait))
+	o.sub.writing.Store(now.UnixNano())
 	_, err := o.w.Write(b)
+	o.sub.writing.Store(0)
 	return o.stalled(err)
 }
 
 func (o *writer) flush() error {
-	_ = o.rc.SetWriteDeadline(time.Now().Add(o.wait))
-	return o.stalled(o.rc.Flush())
+	now := time.Now()
+	_ = o.rc.SetWriteDeadline(now.Add(o.wait))
+	o.sub.writing.Store(now.UnixNano())
+	err := o.rc.Flush()
+	o.sub.writing.Store(0)
+	return o.stalled(err)
 }
 
 func (o *writer) stalled(err error) error {

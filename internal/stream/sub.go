@@ -3,6 +3,7 @@ package stream
 import (
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"switchboard/internal/store"
 )
@@ -26,6 +27,18 @@ type Sub struct {
 	endOnce sync.Once
 	why     atomic.Int32
 	closed  bool // Close ran; hub.mu
+	// lagging: the hub found ch full and detached the stream, which reads
+	// what it missed from the database and attaches again (catchUp);
+	// lagged is signalled when it starts.
+	lagging atomic.Bool
+	lagged  chan struct{}
+	// writing is when the write to the client in progress began (unix
+	// nanoseconds), 0 between writes: a full buffer behind a write blocked
+	// this long is a client that stopped reading.
+	writing atomic.Int64
+	// cut ends the write in progress (Serve sets it): the hub calls it when
+	// it ends the stream of a client that stopped reading.
+	cut atomic.Pointer[func()]
 }
 
 // Attach makes s receive the live events after the returned position: the
@@ -42,6 +55,8 @@ func (s *Sub) Attach() store.EventPos {
 			h.subs[s.account] = m
 		}
 		m[s] = struct{}{}
+		s.lagging.Store(false)
+		delete(h.laggards, s)
 	}
 	return h.cursor
 }
@@ -60,8 +75,23 @@ func (s *Sub) Events() <-chan *Event { return s.ch }
 // (Slow reports it) or the server is shutting down.
 func (s *Sub) Done() <-chan struct{} { return s.done }
 
-// Slow reports whether the hub ended the stream because its buffer was full.
+// Slow reports whether the hub ended the stream because its buffer was full
+// while its client had stopped reading.
 func (s *Sub) Slow() bool { return s.why.Load() == endSlow }
+
+// Lagging reports whether the hub detached the stream because its buffer
+// was full: it must catch up from the database and attach again.
+func (s *Sub) Lagging() bool { return s.lagging.Load() }
+
+// Lagged is signalled when the stream starts lagging.
+func (s *Sub) Lagged() <-chan struct{} { return s.lagged }
+
+// stalled reports whether a write to the client has been blocked for at
+// least d.
+func (s *Sub) stalled(d time.Duration) bool {
+	start := s.writing.Load()
+	return start != 0 && time.Since(time.Unix(0, start)) >= d
+}
 
 func (s *Sub) end(why int32) {
 	s.endOnce.Do(func() {
