@@ -405,7 +405,13 @@ func TestEventStreamPersonalEventsAndMetrics(t *testing.T) {
 
 		last := f.openStream(t, f.key, "", "evt_0") // replays both
 		last.collect(t, 2)
+		// The replay is counted once it has joined the live events, just
+		// after the client has what it replayed.
 		metrics := f.scrape(t)
+		for deadline := time.Now().Add(5 * time.Second); !strings.Contains(metrics, "switchboard_event_stream_replay_events_count 1") && time.Now().Before(deadline); {
+			time.Sleep(20 * time.Millisecond)
+			metrics = f.scrape(t)
+		}
 		for _, want := range []string{"switchboard_event_streams_open 4", "switchboard_event_stream_replay_events_count 1", "switchboard_event_stream_slow_drops_total 0"} {
 			if !strings.Contains(metrics, want) {
 				t.Errorf("metrics lack %q", want)
