@@ -2,11 +2,31 @@ package store_test
 
 import (
 	"testing"
+	"time"
 
 	"switchboard/internal/domain"
 	"switchboard/internal/store"
 	"switchboard/internal/store/storetest"
 )
+
+// streamEvents is StreamEvents waiting while events are held back: on
+// PostgreSQL the horizon is the whole server's, and other tests' open
+// transactions (in other schemas) hold it back for a moment.
+func streamEvents(t *testing.T, st *store.Store, after store.EventPos, limit int) []store.StreamEvent {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		evs, held, err := st.StreamEvents(ctx, after, limit)
+		noErr(t, err)
+		if !held || len(evs) == limit {
+			return evs
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("events still held back after 10 s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
 
 func streamIDs(evs []store.StreamEvent) []int64 {
 	var out []int64
@@ -34,10 +54,9 @@ func TestStreamReads(t *testing.T) {
 			ev(b, 0)
 			ev(a, 42)
 			ev(a, 0)
-			all, held, err := st.StreamEvents(ctx, head, 100)
-			noErr(t, err)
-			if len(all) != 4 || held {
-				t.Fatalf("StreamEvents = %v (held %v), want 4 events", streamIDs(all), held)
+			all := streamEvents(t, st, head, 100)
+			if len(all) != 4 {
+				t.Fatalf("StreamEvents = %v, want 4 events", streamIDs(all))
 			}
 			for i := 1; i < len(all); i++ {
 				if !all[i].Pos.After(all[i-1].Pos) {
@@ -49,11 +68,10 @@ func TestStreamReads(t *testing.T) {
 			}
 			newHead, err := st.StreamHead(ctx)
 			noErr(t, err)
-			if newHead != all[3].Pos {
+			if newHead.After(all[3].Pos) || (e == store.SQLite && newHead != all[3].Pos) {
 				t.Errorf("head = %+v, want the last event's %+v", newHead, all[3].Pos)
 			}
-			page, _, err := st.StreamEvents(ctx, all[0].Pos, 2)
-			noErr(t, err)
+			page := streamEvents(t, st, all[0].Pos, 2)
 			if got := streamIDs(page); len(got) != 2 || got[0] != all[1].Pos.ID || got[1] != all[2].Pos.ID {
 				t.Errorf("page after the first = %v", got)
 			}
@@ -100,10 +118,9 @@ func TestStreamEventsWaitForOlderTransactions(t *testing.T) {
 		t.Errorf("head moved to %+v (%v) past a running transaction", h, err)
 	}
 	noErr(t, older.Commit())
-	evs, held, err = st.StreamEvents(ctx, head, 100)
-	noErr(t, err)
-	if len(evs) != 2 || held {
-		t.Fatalf("after it committed: %v held %v; want 2 events", streamIDs(evs), held)
+	evs = streamEvents(t, st, head, 100)
+	if len(evs) != 2 {
+		t.Fatalf("after it committed: %v; want 2 events", streamIDs(evs))
 	}
 	if evs[0].Pos.ID > evs[1].Pos.ID {
 		// The older transaction's event has the lower id and xid.
