@@ -258,7 +258,8 @@ func TestEventStreamRevocation(t *testing.T) {
 		must(t, f.st.RevokeAPIKey(ctx, f.acme, id))
 		start := time.Now()
 		c.ended(t, 3*time.Second)
-		if d := time.Since(start); d > 1500*time.Millisecond {
+		// The recheck runs every second; the margin is for a loaded machine.
+		if d := time.Since(start); d > 2*time.Second {
 			t.Errorf("cut off after %v, want within about a second", d)
 		}
 	})
