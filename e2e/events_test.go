@@ -361,3 +361,28 @@ func (s *eventStream) none(t *testing.T) {
 		}
 	}
 }
+
+// SIGTERM with streams open: the server ends them at once and exits
+// instead of draining until its 30 s deadline.
+func TestEventStreamShutdown(t *testing.T) {
+	t.Parallel()
+	db := storetest.DSN(t, store.SQLite)
+	fake := newCrashKannel(t)
+	c := crashProvision(t, db, fake)
+	reader := createKey(t, db, c.account, "stream reader", "messages:read")
+	p := c.launch(t, false)
+	s := openEvents(t, c.baseURL(), reader.Key, "")
+	resumed := openEvents(t, c.baseURL(), reader.Key, "evt_0")
+	start := time.Now()
+	crashStopGracefully(t, p)
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("shutdown with open streams took %v", d)
+	}
+	for _, st := range []*eventStream{s, resumed} {
+		select {
+		case <-st.done:
+		case <-time.After(5 * time.Second):
+			t.Error("a stream is still open after the server stopped")
+		}
+	}
+}
