@@ -14,6 +14,7 @@ import (
 	"switchboard/internal/carrier"
 	"switchboard/internal/domain"
 	"switchboard/internal/store"
+	"switchboard/internal/store/storetest"
 )
 
 // streamed is what a test checks of an event message: its type and its
@@ -514,4 +515,19 @@ func grepLines(s, sub string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// What a stream may see is read again every second: a line assigned to
+// the user after the stream opened is streamed from then on.
+func TestEventStreamFollowsLineChanges(t *testing.T) {
+	forEachEvents(t, eventsOpts{}, func(t *testing.T, f *eventsFixture) {
+		agnes := f.openStream(t, f.agnesTok, "", "")
+		const late = "14155550108"
+		storetest.Line(t, f.st, f.acme, &storetest.LineOpts{Number: late, Name: "Late", UserIDs: []int64{f.agnes.ID}})
+		time.Sleep(1500 * time.Millisecond) // the stream's recheck
+		must(t, f.svc.Inbound(ctx, carrier.Inbound{From: usA, To: late, Text: "hello"}))
+		if got := streamed(t, agnes.next(t, 5*time.Second)); got != "AccountSMS/message.received" {
+			t.Errorf("agent: %s, want the text on her new line", got)
+		}
+	})
 }
