@@ -133,9 +133,8 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, req Request, cfg Ser
 		// A long replay happens before attaching, so live events do not
 		// fill the buffer meanwhile.
 		last = from
-		replayed := 0
 		n, err := h.catchUp(ctx, out, req, sub, &last)
-		h.cfg.Metrics.Replayed(replayed + n)
+		h.cfg.Metrics.Replayed(n)
 		if err != nil {
 			return nil
 		}
