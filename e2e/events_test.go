@@ -144,6 +144,12 @@ func sendMany(t *testing.T, node *crashSetup, n int, tag string) map[int64]bool 
 	return ids
 }
 
+// clusterPool bounds each node's PostgreSQL connections in these tests: they
+// run beside the other cluster tests, and nodes at the default pool (4 per
+// core, with serve's GOMAXPROCS of twice the CPUs) would take more than the
+// server's 100 connections between them.
+var clusterPool = []string{"--db-pool", "4"}
+
 // Two serve processes on one PostgreSQL database: a stream on either node
 // receives every event, whichever node wrote it, exactly once; a client that
 // leaves one node and resumes on the other with its last id misses nothing
@@ -153,6 +159,7 @@ func TestEventStreamAcrossNodes(t *testing.T) {
 	t.Parallel()
 	fake := newCrashKannel(t)
 	c := crashProvision(t, db, fake)
+	c.extra = append(c.extra, clusterPool...)
 	reader := createKey(t, db, c.account, "stream reader", "messages:read")
 	cl := startCluster(t, c, 2, func(int) bool { return true })
 	s0 := openEvents(t, cl.nodes[0].baseURL(), reader.Key, "")
@@ -277,6 +284,7 @@ func TestEventStreamKillOneOfThree(t *testing.T) {
 	t.Parallel()
 	fake := newCrashKannel(t)
 	c := crashProvision(t, db, fake)
+	c.extra = append(c.extra, clusterPool...)
 	reader := createKey(t, db, c.account, "stream reader", "messages:read")
 	cl := startCluster(t, c, 3, func(node int) bool { return node != 0 })
 	var streams []*eventStream
