@@ -213,7 +213,27 @@ func (h *Hub) pass(ctx context.Context) (held bool, err error) {
 	// Every pass, events or not (at least every Poll).
 	h.mu.Lock()
 	h.sweepLaggards()
+	idle := len(h.open) == 0
 	h.mu.Unlock()
+	if idle {
+		// No stream is open on this node: every commit of a send wakes the
+		// hub, and reading and rendering its events for nobody was a tenth
+		// of a send's CPU. Only the head moves, and only while still no
+		// stream is open, so a stream that opened meanwhile (at the old
+		// cursor) gets those events read and handed out below.
+		head, err := h.cfg.Store.StreamHead(ctx)
+		if err != nil {
+			return false, err
+		}
+		h.mu.Lock()
+		if idle = len(h.open) == 0; idle && head.After(h.cursor) {
+			h.cursor = head
+		}
+		h.mu.Unlock()
+		if idle {
+			return false, nil
+		}
+	}
 	for {
 		h.mu.Lock()
 		cursor := h.cursor
@@ -222,11 +242,7 @@ func (h *Hub) pass(ctx context.Context) (held bool, err error) {
 		if err != nil {
 			return false, err
 		}
-		events := make([]*Event, 0, len(rows))
-		for _, r := range rows {
-			events = append(events, newEvent(r))
-		}
-		h.publish(events)
+		h.publish(rows)
 		if len(rows) < readBatch {
 			return held, nil
 		}
@@ -236,19 +252,26 @@ func (h *Hub) pass(ctx context.Context) (held bool, err error) {
 // publish hands events, read past the cursor, to the attached streams that
 // may see them and moves the cursor past them, under the lock a stream
 // attaches under: a stream attached at cursor c receives exactly the
-// events after c.
-func (h *Hub) publish(events []*Event) {
-	if len(events) == 0 {
+// events after c. An event is rendered only for an account with a stream
+// attached.
+func (h *Hub) publish(rows []store.StreamEvent) {
+	if len(rows) == 0 {
 		return
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	for _, e := range events {
-		if !e.Pos.After(h.cursor) {
+	for i := range rows {
+		r := &rows[i]
+		if !r.Pos.After(h.cursor) {
 			continue // Start's head raced a wake: already past it
 		}
-		h.cursor = e.Pos
-		for s := range h.subs[e.AccountID] {
+		h.cursor = r.Pos
+		subs := h.subs[r.AccountID]
+		if len(subs) == 0 {
+			continue
+		}
+		e := newEvent(*r)
+		for s := range subs {
 			if !s.filter.Load().Match(e) {
 				continue
 			}
