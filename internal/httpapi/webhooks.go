@@ -227,8 +227,7 @@ func (s *Server) getWebhookSecret(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	w.Header().Set("Cache-Control", "no-store")
-	writeData(w, http.StatusOK, toSecretJSON(wh))
+	writeData(w, http.StatusOK, toSecretJSON(wh)) // no-store, as every API answer (Server.api)
 	return nil
 }
 
@@ -241,8 +240,7 @@ func (s *Server) rotateWebhookSecret(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	w.Header().Set("Cache-Control", "no-store")
-	writeData(w, http.StatusOK, toSecretJSON(wh))
+	writeData(w, http.StatusOK, toSecretJSON(wh)) // no-store, as every API answer (Server.api)
 	return nil
 }
 
