@@ -36,6 +36,7 @@ import (
 	"switchboard/internal/stream"
 	"switchboard/internal/sysmem"
 	"switchboard/internal/users"
+	"switchboard/internal/webapp"
 	"switchboard/internal/webhooks"
 )
 
@@ -335,6 +336,18 @@ func newApp(ctx context.Context, c *cli, st *store.Store, log *slog.Logger, publ
 	a.dispatcher = a.webhooks.Dispatcher(webhooks.DispatcherConfig{Registry: reg})
 	a.events = stream.New(stream.Config{Store: st, Log: log, Limit: c.streamLimit, Metrics: stream.NewMetrics(reg)})
 	authz := oauth.New(oauth.Config{Store: st, Issuer: publicURL, Log: log, TrustedProxies: c.trustedProxies, Registry: reg})
+	// The app signs in as this server's own first-party client.
+	_, refused, err := authz.RegisterApp(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("register the app's oauth client: %w", err)
+	}
+	if refused != "" {
+		log.Warn("the app at "+oauth.AppPath+" cannot sign anyone in", "reason", refused)
+	}
+	appFiles, err := webapp.New(oauth.AppPath, refused)
+	if err != nil {
+		return nil, err
+	}
 	a.handler = httpapi.New(httpapi.Config{
 		Store:    st,
 		Auth:     &auth.Authenticator{Store: st},
@@ -349,6 +362,7 @@ func newApp(ctx context.Context, c *cli, st *store.Store, log *slog.Logger, publ
 		Media:        media.Handler(),
 		CarrierHooks: hooks,
 		OAuth:        authz.Handler(),
+		App:          appFiles,
 		Events:       a.events,
 		// Events older than the retention may have lost their successors
 		// to pruning: resuming after one is a reset.

@@ -105,6 +105,12 @@ func (s *Server) routes() {
 		s.mux.Handle("/api/v1/oauth/", s.oauth)
 	}
 
+	// The Switchboard app: static files, a client of the API above.
+	if s.app != nil {
+		s.mux.Handle("/app/", s.app)
+		s.mux.Handle("GET /app", http.RedirectHandler("/app/", http.StatusMovedPermanently))
+	}
+
 	// Everything else gets the error envelope: 404, or 405 with Allow.
 	s.route("/", s.unmatched)
 }

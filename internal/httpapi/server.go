@@ -59,6 +59,9 @@ type Config struct {
 	// OAuth serves the authorization server: discovery, /oauth/ pages and
 	// /api/v1/oauth/ endpoints.
 	OAuth http.Handler
+	// App serves the Switchboard app under /app/ (internal/webapp); nil
+	// leaves it out.
+	App http.Handler
 	// Events serves GET /events (internal/stream); nil leaves the route
 	// out. EventRetention is how long events are kept (resuming after an
 	// older one is a reset); EventTiming the stream's keepalive, recheck
@@ -90,6 +93,7 @@ type Server struct {
 	media        http.Handler
 	carrierHooks http.Handler
 	oauth        http.Handler
+	app          http.Handler
 	bodies       *bodyBudget
 	events       *stream.Hub
 	eventCfg     stream.ServeConfig
@@ -127,6 +131,7 @@ func New(cfg Config) *Server {
 		media:        cfg.Media,
 		carrierHooks: cfg.CarrierHooks,
 		oauth:        cfg.OAuth,
+		app:          cfg.App,
 		bodies:       newBodyBudget(cfg.BodyBudget, cfg.BodyWait),
 		events:       cfg.Events,
 		eventCfg:     cfg.EventTiming,

@@ -49,7 +49,9 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 		s.errorPage(w, r, http.StatusBadRequest, "Wrong return address", "The application asked to send you back to an address it did not register, so this server will not send you there.")
 		return
 	}
-	if u, _ := url.Parse(redirectURI); u == nil || !s.hostAllowed(r, u.Hostname()) {
+	// The app's return address derives from the operator's --public-url,
+	// so it needs no entry in the allow list.
+	if u, _ := url.Parse(redirectURI); u == nil || (client.ClientID != store.AppClientID && !s.hostAllowed(r, u.Hostname())) {
 		s.errorPage(w, r, http.StatusBadRequest, "Return address not allowed", "The operator of this server no longer allows the application's return address.")
 		return
 	}
@@ -169,7 +171,40 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		s.pageServerError(w, r, "sign in", err)
 		return
 	}
+	// Consent is implied for the first-party app: it is this server's own
+	// screen, and the person's role still bounds every request it makes.
+	if client.ClientID == store.AppClientID {
+		location, err := s.approve(r, req, client)
+		if err != nil {
+			s.decisionFailed(w, r, err)
+			return
+		}
+		redirectToClient(w, r, location)
+		return
+	}
 	http.Redirect(w, r, s.basePath+"/oauth/consent?request="+url.QueryEscape(reqID), http.StatusSeeOther)
+}
+
+// approve grants what req asks and returns where to send the browser: the
+// client's redirect URI with the code.
+func (s *Server) approve(r *http.Request, req store.OAuthRequest, client store.OAuthClient) (string, error) {
+	ctx := r.Context()
+	code := secret(CodePrefix)
+	done, g, err := s.store.ApproveOAuthRequest(ctx, req.Hash, auth.HashSecret(code))
+	if err != nil {
+		return "", err
+	}
+	s.log.InfoContext(ctx, "oauth grant approved", "grant_id", g.ID, "account_id", g.AccountID, "user_id", g.UserID,
+		"client_id", client.ClientID, "scopes", strings.Join(g.Scopes, " "))
+	return s.clientRedirect(done.RedirectURI, "code", code, "state", done.State), nil
+}
+
+// redirectToClient sends the browser back to the client: the code in the
+// address must be neither cached nor sent on as a referrer.
+func redirectToClient(w http.ResponseWriter, r *http.Request, location string) {
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Referrer-Policy", "no-referrer")
+	http.Redirect(w, r, location, http.StatusSeeOther)
 }
 
 // sealedRequest opens the sealed request a sign-in form posts and checks
@@ -240,15 +275,11 @@ func (s *Server) consent(w http.ResponseWriter, r *http.Request) {
 	var location string
 	switch r.PostForm.Get("decision") {
 	case "approve":
-		code := secret(CodePrefix)
-		done, g, err := s.store.ApproveOAuthRequest(ctx, req.Hash, auth.HashSecret(code))
-		if err != nil {
+		var err error
+		if location, err = s.approve(r, req, client); err != nil {
 			s.decisionFailed(w, r, err)
 			return
 		}
-		s.log.InfoContext(ctx, "oauth grant approved", "grant_id", g.ID, "account_id", g.AccountID, "user_id", g.UserID,
-			"client_id", client.ClientID, "scopes", strings.Join(g.Scopes, " "))
-		location = s.clientRedirect(done.RedirectURI, "code", code, "state", done.State)
 	case "deny":
 		done, err := s.store.DenyOAuthRequest(ctx, req.Hash)
 		if err != nil {
@@ -260,9 +291,7 @@ func (s *Server) consent(w http.ResponseWriter, r *http.Request) {
 		s.errorPage(w, r, http.StatusBadRequest, "No decision", "Choose Allow or Deny.")
 		return
 	}
-	w.Header().Set("Cache-Control", "no-store")
-	w.Header().Set("Referrer-Policy", "no-referrer")
-	http.Redirect(w, r, location, http.StatusSeeOther)
+	redirectToClient(w, r, location)
 }
 
 func (s *Server) decisionFailed(w http.ResponseWriter, r *http.Request, err error) {

@@ -1,8 +1,10 @@
 package oauth
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/netip"
@@ -186,4 +188,41 @@ func wellFormed(v, prefix string) bool {
 	}
 	_, err := base64.RawURLEncoding.DecodeString(v[len(prefix):])
 	return err == nil
+}
+
+// AppPath is where the Switchboard app is served, and AppRedirectPath where
+// it receives its authorization codes, both under the issuer.
+const (
+	AppPath         = "/app/"
+	AppRedirectPath = "/app/callback"
+)
+
+// RegisterApp registers the Switchboard app as a first-party public client
+// (store.AppClientID) whose only redirect URI is the issuer's
+// AppRedirectPath. Plain http is allowed only on a loopback host, as for
+// native apps (RFC 8252): elsewhere the code would cross the network in
+// clear, so the app is not registered and the reason is returned.
+func (s *Server) RegisterApp(ctx context.Context) (redirectURI, refused string, err error) {
+	u, err := url.Parse(s.base)
+	if err != nil || u.Host == "" {
+		return "", fmt.Sprintf("the public URL %q is not an absolute URL", s.issuer), nil
+	}
+	if u.Scheme != "https" && !isLoopback(u.Hostname()) {
+		return "", "the public URL is plain http on a host that is not loopback; serve it over https (--public-url https://...) to sign in to the app", nil
+	}
+	redirectURI = s.base + AppRedirectPath
+	c := store.OAuthClient{ClientID: store.AppClientID, Name: "Switchboard", RedirectURIs: []string{redirectURI}}
+	if err := s.store.EnsureOAuthClient(ctx, &c); err != nil {
+		return "", "", err
+	}
+	return redirectURI, "", nil
+}
+
+// isLoopback reports whether host is localhost or a loopback address.
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	a, err := netip.ParseAddr(host)
+	return err == nil && a.IsLoopback()
 }

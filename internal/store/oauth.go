@@ -228,6 +228,38 @@ func scanOAuthClient(sc interface{ Scan(...any) error }) (OAuthClient, error) {
 	return c, nil
 }
 
+// AppClientID is the client id of the Switchboard app, the first-party
+// public client every server registers for itself (EnsureOAuthClient). It
+// cannot collide with a dynamically registered id (those are random), and
+// the pruner keeps it.
+const AppClientID = "switchboard-app"
+
+// EnsureOAuthClient registers c, or brings the registered client of the
+// same id up to date (name, redirect URIs): the first-party client is
+// declared by configuration at every start, on every node.
+func (s *Store) EnsureOAuthClient(ctx context.Context, c *OAuthClient) error {
+	if c.ClientID == "" || c.Name == "" || len(c.RedirectURIs) == 0 {
+		return domain.Errorf(domain.Invalid, "client id, name and redirect URIs are required")
+	}
+	uris, err := json.Marshal(c.RedirectURIs)
+	if err != nil {
+		return err
+	}
+	return s.db.Write(ctx, sqldb.DropCache, func(tx *Tx) error {
+		if _, err := tx.Exec(ctx, `INSERT INTO oauth_clients (client_id, name, redirect_uris, created_at) VALUES (?, ?, ?, ?)
+			ON CONFLICT (client_id) DO UPDATE SET name = excluded.name, redirect_uris = excluded.redirect_uris`,
+			c.ClientID, c.Name, string(uris), tx.Now()); err != nil {
+			return fmt.Errorf("store: ensure oauth client: %w", err)
+		}
+		got, err := scanOAuthClient(tx.QueryRow(ctx, `SELECT `+oauthClientColumns+` FROM oauth_clients WHERE client_id = ?`, c.ClientID))
+		if err != nil {
+			return fmt.Errorf("store: ensure oauth client: %w", err)
+		}
+		*c = got
+		return nil
+	})
+}
+
 // OAuthClient returns the client registered as clientID.
 func (s *Store) OAuthClient(ctx context.Context, clientID string) (OAuthClient, error) {
 	c, err := scanOAuthClient(s.db.QueryRow(ctx, `SELECT `+oauthClientColumns+` FROM oauth_clients WHERE client_id = ?`, clientID))
@@ -244,9 +276,9 @@ func (s *Store) OAuthClient(ctx context.Context, clientID string) (OAuthClient, 
 func (s *Store) PruneUnusedOAuthClients(ctx context.Context) (int64, error) {
 	var n int64
 	err := s.db.Write(ctx, sqldb.DropCache, func(tx *Tx) error {
-		res, err := tx.Exec(ctx, `DELETE FROM oauth_clients WHERE created_at < ?
+		res, err := tx.Exec(ctx, `DELETE FROM oauth_clients WHERE created_at < ? AND client_id <> ?
 			AND NOT EXISTS (SELECT 1 FROM oauth_grants g WHERE g.client_id = oauth_clients.client_id)`,
-			tx.Now()-OAuthUnusedClientTTL.Microseconds())
+			tx.Now()-OAuthUnusedClientTTL.Microseconds(), AppClientID)
 		if err != nil {
 			return fmt.Errorf("store: prune unused oauth clients: %w", err)
 		}

@@ -1,0 +1,156 @@
+// Package webapp serves the Switchboard app: the shared inbox, call history
+// and webhook administration in a browser. The app is static files embedded
+// in the binary (ES modules and CSS, no build step); everything it shows it
+// reads from the public API with an OAuth token of the person signed in, so
+// this package only serves files, under a strict Content-Security-Policy.
+package webapp
+
+import (
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"embed"
+	"encoding/base64"
+	"fmt"
+	"html"
+	"io/fs"
+	"mime"
+	"net/http"
+	"path"
+	"strings"
+)
+
+//go:embed static
+var static embed.FS
+
+// contentSecurityPolicy allows scripts, styles and connections to this
+// origin only: no inline script or style, no other origin, no framing.
+// Images and audio may also be blob: URLs (attachment previews before
+// upload).
+const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' blob: data:; " +
+	"media-src 'self' blob:; connect-src 'self'; font-src 'self'; manifest-src 'self'; " +
+	"base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+
+// file is one embedded file, ready to serve.
+type file struct {
+	body, gzipped []byte // gzipped is nil when compressing does not pay
+	contentType   string
+	etag          string
+}
+
+// Handler serves the app's files. mount is the path the app is served under
+// ("/app/"). When refused is not empty the app cannot sign anyone in on this
+// server (see oauth.Server.RegisterApp) and every page says why instead.
+type Handler struct {
+	mount   string
+	files   map[string]*file
+	refused string
+}
+
+// New returns the handler for the app mounted at mount (with its trailing
+// slash).
+func New(mount, refused string) (*Handler, error) {
+	h := &Handler{mount: mount, files: map[string]*file{}, refused: refused}
+	err := fs.WalkDir(static, "static", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		body, err := static.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		name := strings.TrimPrefix(p, "static/")
+		ct := mime.TypeByExtension(path.Ext(name))
+		if ct == "" {
+			ct = "application/octet-stream"
+		}
+		sum := sha256.Sum256(body)
+		f := &file{body: body, contentType: ct, etag: `"` + base64.RawURLEncoding.EncodeToString(sum[:12]) + `"`}
+		var buf bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+		zw.Write(body)
+		zw.Close()
+		if buf.Len() < len(body)*9/10 {
+			f.gzipped = buf.Bytes()
+		}
+		h.files[name] = f
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("webapp: %w", err)
+	}
+	if h.files["index.html"] == nil {
+		return nil, fmt.Errorf("webapp: index.html is missing from the embedded files")
+	}
+	return h, nil
+}
+
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	hd := w.Header()
+	hd.Set("Content-Security-Policy", contentSecurityPolicy)
+	hd.Set("X-Frame-Options", "DENY")
+	// The callback's address carries the authorization code: never send it on.
+	hd.Set("Referrer-Policy", "no-referrer")
+	hd.Set("Cross-Origin-Opener-Policy", "same-origin")
+	hd.Set("Permissions-Policy", "camera=(), microphone=(), geolocation=(), payment=()")
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		hd.Set("Allow", "GET, HEAD")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	if h.refused != "" {
+		h.refusedPage(w)
+		return
+	}
+	name := strings.TrimPrefix(r.URL.Path, h.mount)
+	f := h.files[name]
+	if f == nil {
+		// Screens are addresses inside the app (/app/inbox/…, the OAuth
+		// callback): they all load the page, which reads its address. A
+		// missing file (a name with an extension) is a plain 404.
+		if strings.Contains(path.Base(name), ".") {
+			http.NotFound(w, r)
+			return
+		}
+		f = h.files["index.html"]
+	}
+	hd.Set("Content-Type", f.contentType)
+	// Revalidated on every load (ETag): a new binary's files are used at
+	// once, and an unchanged file costs a 304.
+	hd.Set("Cache-Control", "no-cache")
+	hd.Set("ETag", f.etag)
+	hd.Add("Vary", "Accept-Encoding")
+	if match := r.Header.Get("If-None-Match"); match != "" && strings.Contains(match, f.etag) {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	body := f.body
+	if f.gzipped != nil && acceptsGzip(r) {
+		hd.Set("Content-Encoding", "gzip")
+		body = f.gzipped
+	}
+	hd.Set("Content-Length", fmt.Sprint(len(body)))
+	if r.Method == http.MethodHead {
+		return
+	}
+	w.Write(body)
+}
+
+func acceptsGzip(r *http.Request) bool {
+	for _, part := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
+		coding, q, _ := strings.Cut(strings.TrimSpace(part), ";")
+		if strings.EqualFold(strings.TrimSpace(coding), "gzip") && strings.ReplaceAll(strings.TrimSpace(q), " ", "") != "q=0" {
+			return true
+		}
+	}
+	return false
+}
+
+// refusedPage explains why the app cannot be used on this server.
+func (h *Handler) refusedPage(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusServiceUnavailable)
+	fmt.Fprintf(w, `<!doctype html><html lang="en"><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Switchboard app unavailable</title><h1>The Switchboard app is not available on this server</h1><p>%s</p></html>`, html.EscapeString(h.refused))
+}
