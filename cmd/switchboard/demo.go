@@ -15,6 +15,7 @@ import (
 
 	"switchboard/internal/calls"
 	"switchboard/internal/demo"
+	"switchboard/internal/oauth"
 )
 
 // demoCalls is how many calls the demo ingests (plus the callbacks of some
@@ -102,7 +103,7 @@ func cmdDemo(ctx context.Context, c *cli, args []string) (err error) {
 		}()
 		base := a.publicURL + "/api/public/v1"
 		if c.json {
-			c.print(map[string]any{"baseUrl": base, "key": seed.Key, "readOnlyKey": seed.ReadOnlyKey, "database": c.db, "accountId": seed.AccountID}, "")
+			c.print(map[string]any{"appUrl": a.publicURL + oauth.AppPath, "baseUrl": base, "key": seed.Key, "readOnlyKey": seed.ReadOnlyKey, "database": c.db, "accountId": seed.AccountID}, "")
 			return
 		}
 		var b strings.Builder
@@ -110,6 +111,11 @@ func cmdDemo(ctx context.Context, c *cli, args []string) (err error) {
 		fmt.Fprintf(&b, "  Base URL:   %s\n", base)
 		fmt.Fprintf(&b, "  API key:    %s   (every scope)\n", seed.Key)
 		fmt.Fprintf(&b, "  Database:   %s (account %d; removed when the demo stops)\n\n", c.db, seed.AccountID)
+		fmt.Fprintf(&b, "The app (the shared inbox, call history and webhooks in a browser):\n\n")
+		fmt.Fprintf(&b, "  %s%s\n\n", a.publicURL, oauth.AppPath)
+		fmt.Fprintf(&b, "  Sign in as maria / demo-password (admin: every line, call history with recordings, webhooks)\n")
+		fmt.Fprintf(&b, "  or james / demo-password (front desk: the lines open to him, no call history); open both in two\n")
+		fmt.Fprintf(&b, "  windows (one private) to see one's replies, resolves and assignments appear in the other.\n\n")
 		fmt.Fprintf(&b, "Try:\n\n")
 		fmt.Fprintf(&b, "  curl -s -H 'Authorization: Bearer %s' %s/users\n\n", seed.Key, base)
 		fmt.Fprintf(&b, "  curl -s -H 'Authorization: Bearer %s' %s/sms/lines\n\n", seed.Key, base)

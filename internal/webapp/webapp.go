@@ -108,7 +108,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// Screens are addresses inside the app (/app/inbox/…, the OAuth
 		// callback): they all load the page, which reads its address. A
 		// missing file (a name with an extension) is a plain 404.
-		if strings.Contains(path.Base(name), ".") {
+		if name != "" && strings.Contains(path.Base(name), ".") {
 			http.NotFound(w, r)
 			return
 		}
