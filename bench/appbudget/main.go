@@ -87,7 +87,7 @@ func run(o options) error {
 				return nil, fmt.Errorf("%s: open: %w", what, err)
 			}
 			c, cancel := context.WithTimeout(ctx, 30*time.Second)
-			v, err := chromedp.Run(c, chromedp.Poll[float64](`(` + cond + `) ? performance.now() : 0`))
+			v, err := chromedp.Run(c, chromedp.Poll[float64](`(`+cond+`) ? performance.now() : 0`))
 			cancel()
 			if err != nil {
 				return nil, fmt.Errorf("%s: wait: %w", what, err)
