@@ -1,10 +1,12 @@
 package e2e
 
 import (
+	"database/sql"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // ---- the operator's first hour: refusals that say what is wrong ----
@@ -217,4 +219,55 @@ func TestAccountMediaQuota(t *testing.T) {
 			t.Errorf("refused values changed the quota to %d", *a.MediaQuota)
 		}
 	})
+}
+
+// TestMigrateStatusAndNewerDatabase: `migrate --status` lists pending then
+// applied migrations and changes nothing; after a newer binary's migration
+// the server refuses to start, saying why, and the status shows it.
+func TestMigrateStatusAndNewerDatabase(t *testing.T) {
+	t.Parallel()
+	path := t.TempDir() + "/up.db"
+	db := "sqlite://" + path
+	type status struct {
+		Applied, Pending, Unknown int
+		Migrations                []struct {
+			Version, State string
+			AppliedAt      *time.Time
+		}
+	}
+	var before status
+	cliJSON(t, db, &before, "migrate", "--status")
+	if before.Applied != 0 || before.Pending == 0 || before.Pending != len(before.Migrations) || before.Migrations[0].State != "pending" {
+		t.Fatalf("status of a new database: %+v; want every migration pending", before)
+	}
+	var again status
+	cliJSON(t, db, &again, "migrate", "--status")
+	if again.Applied != 0 {
+		t.Fatalf("migrate --status applied migrations: %+v", again)
+	}
+	createAccount(t, db, "Acme Corp") // migrates
+	var after status
+	cliJSON(t, db, &after, "migrate", "--status")
+	if after.Applied != before.Pending || after.Pending != 0 || after.Unknown != 0 || after.Migrations[0].AppliedAt == nil {
+		t.Fatalf("status after migrating: %+v; want %d applied", after, before.Pending)
+	}
+
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = raw.Exec(`INSERT INTO schema_migrations (version, applied_at) VALUES ('9999_from_the_future.sql', 1)`)
+	raw.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, exit := run(t, "serve", "--listen", "127.0.0.1:0", "--db", db)
+	if exit == 0 || !strings.Contains(stderr, "migrated by a newer Switchboard") || !strings.Contains(stderr, "9999_from_the_future.sql") {
+		t.Fatalf("serve on a newer database: exit %d, stderr %q; want a refusal naming the unknown migration", exit, stderr)
+	}
+	var newer status
+	cliJSON(t, db, &newer, "migrate", "--status")
+	if newer.Unknown != 1 || newer.Migrations[len(newer.Migrations)-1].State != "unknown" {
+		t.Fatalf("status of a newer database: %+v; want the unknown migration listed", newer)
+	}
 }

@@ -2,7 +2,7 @@
 //
 //	switchboard serve                 run migrations and serve the API
 //	switchboard demo                  serve a fresh demo account
-//	switchboard migrate               apply database migrations
+//	switchboard migrate [--status]    apply database migrations (or list them)
 //	switchboard account|role|user|line|key …   provision accounts
 //
 // Every subcommand reads the common flags (--db, --json, …) and their
@@ -40,7 +40,7 @@ type command struct {
 var commands = []command{
 	{"serve", "apply migrations and serve the API", cmdServe},
 	{"demo", "create a fresh demo database, print a key and curl examples, and serve", cmdDemo},
-	{"migrate", "apply database migrations", cmdMigrate},
+	{"migrate", "apply database migrations; --status lists applied and pending ones", cmdMigrate},
 	{"account create", "create an account: --name NAME", cmdAccountCreate},
 	{"account list", "list accounts", cmdAccountList},
 	{"account set", "change account settings: --account ID [--restrict-sms-delete=BOOL] [--sensitive-reverify=BOOL]", cmdAccountSet},

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"switchboard/internal/auth"
 	"switchboard/internal/bytesize"
@@ -15,11 +16,82 @@ import (
 )
 
 func cmdMigrate(ctx context.Context, c *cli, args []string) error {
-	st, err := c.parseOpen(ctx, "migrate", args)
+	var status bool
+	if err := c.parse("migrate", args, func(fs *flag.FlagSet) {
+		fs.BoolVar(&status, "status", false, "list applied and pending migrations; apply nothing")
+	}); err != nil {
+		return err
+	}
+	if status {
+		return migrateStatus(ctx, c)
+	}
+	st, err := c.open(ctx)
 	if err != nil {
 		return err
 	}
 	c.print(map[string]any{"migrated": true, "engine": st.Engine()}, "migrations applied")
+	return nil
+}
+
+// migrateStatus lists the migrations this binary has and the database has
+// applied, changing nothing: before an upgrade it says what the new binary
+// will apply; after a downgrade, what the database has that the binary
+// does not know.
+func migrateStatus(ctx context.Context, c *cli) error {
+	o := c.storeOptions()
+	o.Log = c.log
+	st, err := store.OpenWith(ctx, c.db, o)
+	if err != nil {
+		return err
+	}
+	c.st = st
+	all, err := st.Migrations(ctx)
+	if err != nil {
+		return err
+	}
+	type row struct {
+		Version   string     `json:"version"`
+		State     string     `json:"state"` // applied, pending, unknown
+		AppliedAt *time.Time `json:"appliedAt,omitempty"`
+	}
+	rows := make([]row, len(all))
+	var applied, pending, unknown int
+	var b strings.Builder
+	for i, m := range all {
+		r := row{Version: m.Version, State: "applied"}
+		switch {
+		case !m.Known:
+			r.State, unknown = "unknown", unknown+1
+		case m.AppliedAt.IsZero():
+			r.State, pending = "pending", pending+1
+		default:
+			applied++
+		}
+		if !m.AppliedAt.IsZero() {
+			at := m.AppliedAt
+			r.AppliedAt = &at
+		}
+		rows[i] = r
+		switch r.State {
+		case "applied":
+			fmt.Fprintf(&b, "  %-44s applied %s\n", m.Version, m.AppliedAt.Format(time.RFC3339))
+		case "pending":
+			fmt.Fprintf(&b, "  %-44s pending\n", m.Version)
+		default:
+			fmt.Fprintf(&b, "  %-44s applied %s by a newer Switchboard: unknown to this binary\n", m.Version, m.AppliedAt.Format(time.RFC3339))
+		}
+	}
+	summary := fmt.Sprintf("%s database: %d applied, %d pending", st.Engine(), applied, pending)
+	switch {
+	case unknown > 0:
+		summary += fmt.Sprintf(", %d unknown to this binary (the database is newer: this binary refuses to serve it)", unknown)
+	case pending > 0:
+		summary += " (applied by `switchboard migrate` or when `serve` starts)"
+	default:
+		summary += " (up to date)"
+	}
+	c.print(map[string]any{"engine": st.Engine(), "applied": applied, "pending": pending, "unknown": unknown, "migrations": rows},
+		summary+"\n"+b.String())
 	return nil
 }
 

@@ -77,3 +77,10 @@ func (s *Store) Committers() int { return s.db.Committers() }
 
 // Queued reports how many writes wait for a committer.
 func (s *Store) Queued() int { return s.db.Queued() }
+
+// RecordMigration writes version into schema_migrations as if a migration
+// had been applied: a newer binary's, for the refusal test.
+func (s *Store) RecordMigration(ctx context.Context, version string) error {
+	_, err := s.db.Writer().ExecContext(ctx, s.db.Rebind(`INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)`), version, time.Now().UnixMicro())
+	return err
+}

@@ -7,28 +7,129 @@ import (
 	"io/fs"
 	"sort"
 	"strings"
+	"time"
 )
 
 //go:embed migrations
 var migrationFS embed.FS
 
+// Migration is one schema migration: embedded in this binary, applied to
+// the database, or both.
+type Migration struct {
+	Version string
+	// AppliedAt is when it was applied; zero while it is pending.
+	AppliedAt time.Time
+	// Known is false for a migration the database has and this binary does
+	// not: a newer Switchboard applied it.
+	Known bool
+}
+
+// NewerDatabaseError is Migrate's refusal of a database a newer Switchboard
+// has migrated: this binary's code does not know that schema.
+type NewerDatabaseError struct {
+	Unknown []string // applied versions this binary does not have
+	Latest  string   // this binary's latest migration
+}
+
+func (e *NewerDatabaseError) Error() string {
+	return fmt.Sprintf("the database was migrated by a newer Switchboard: it has %s, which this binary (latest migration %s) does not know; "+
+		"run the newer binary, or restore a backup taken before the upgrade", strings.Join(e.Unknown, ", "), e.Latest)
+}
+
+// embeddedMigrations lists this binary's migrations for the engine, in order.
+func (s *Store) embeddedMigrations() ([]string, error) {
+	entries, err := fs.ReadDir(migrationFS, "migrations/"+string(s.db.Engine()))
+	if err != nil {
+		return nil, fmt.Errorf("store: read migrations: %w", err)
+	}
+	var names []string
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".sql") {
+			names = append(names, e.Name())
+		}
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// Migrations lists every migration this binary has or the database has
+// applied, in version order, without changing anything.
+func (s *Store) Migrations(ctx context.Context) ([]Migration, error) {
+	names, err := s.embeddedMigrations()
+	if err != nil {
+		return nil, err
+	}
+	byVersion := map[string]*Migration{}
+	for _, n := range names {
+		byVersion[n] = &Migration{Version: n, Known: true}
+	}
+	var exists bool
+	if s.db.Engine() == Postgres {
+		err = s.db.Writer().QueryRowContext(ctx, `SELECT to_regclass('schema_migrations') IS NOT NULL`).Scan(&exists)
+	} else {
+		err = s.db.Writer().QueryRowContext(ctx, `SELECT COUNT(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'`).Scan(&exists)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: migrations: %w", err)
+	}
+	if exists {
+		rows, err := s.db.Writer().QueryContext(ctx, `SELECT version, applied_at FROM schema_migrations`)
+		if err != nil {
+			return nil, fmt.Errorf("store: migrations: %w", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var v string
+			var at int64
+			if err := rows.Scan(&v, &at); err != nil {
+				return nil, fmt.Errorf("store: migrations: %w", err)
+			}
+			m := byVersion[v]
+			if m == nil {
+				m = &Migration{Version: v}
+				byVersion[v] = m
+			}
+			m.AppliedAt = time.UnixMicro(at).UTC()
+		}
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("store: migrations: %w", err)
+		}
+	}
+	out := make([]Migration, 0, len(byVersion))
+	for _, m := range byVersion {
+		out = append(out, *m)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Version < out[j].Version })
+	return out, nil
+}
+
 // Migrate applies the embedded migrations that have not run yet, each in its own
 // transaction. On PostgreSQL an advisory lock keeps concurrent nodes from racing.
+// A database with a migration this binary does not know is refused
+// (NewerDatabaseError) before anything is applied.
 func (s *Store) Migrate(ctx context.Context) error {
-	dir := "migrations/" + string(s.db.Engine())
-	entries, err := fs.ReadDir(migrationFS, dir)
+	names, err := s.embeddedMigrations()
 	if err != nil {
-		return fmt.Errorf("store: read migrations: %w", err)
+		return err
 	}
-	sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
 	if _, err := s.db.Writer().ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version TEXT PRIMARY KEY, applied_at BIGINT NOT NULL)`); err != nil {
 		return fmt.Errorf("store: create schema_migrations: %w", err)
 	}
-	for _, e := range entries {
-		name := e.Name()
-		if !strings.HasSuffix(name, ".sql") {
-			continue
+	all, err := s.Migrations(ctx)
+	if err != nil {
+		return err
+	}
+	var unknown []string
+	for _, m := range all {
+		if !m.Known {
+			unknown = append(unknown, m.Version)
 		}
+	}
+	if len(unknown) > 0 {
+		return &NewerDatabaseError{Unknown: unknown, Latest: names[len(names)-1]}
+	}
+	dir := "migrations/" + string(s.db.Engine())
+	for _, name := range names {
 		body, err := fs.ReadFile(migrationFS, dir+"/"+name)
 		if err != nil {
 			return err
