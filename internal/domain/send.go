@@ -72,6 +72,31 @@ type Skipped struct {
 	Reason string `json:"reason"`
 }
 
+// Quote is what a send of a request would do, from a send's own validation
+// and pricing, with nothing sent or charged (POST /sms/quote).
+type Quote struct {
+	From     string
+	Billing  Billing
+	Messages []QuotedMessage
+	Skipped  []Skipped
+}
+
+// QuotedMessage is the message a quoted send would create.
+type QuotedMessage struct {
+	To   []string
+	Type string
+	// Encoding is the text's SMS encoding (segment.GSM7 or segment.UCS2)
+	// and Length its length as that encoding counts it.
+	Encoding string
+	Length   int
+	// UCS2Characters are the characters of the text outside GSM-7, each
+	// once, in order of first appearance: what makes it UCS-2.
+	UCS2Characters []string
+	Units          int
+	UnitPrice      money.Micros
+	Price          money.Micros
+}
+
 // Skip reasons.
 const (
 	SkipOptedOut  = "opted_out"

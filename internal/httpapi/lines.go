@@ -2,6 +2,8 @@ package httpapi
 
 import (
 	"net/http"
+
+	"switchboard/internal/domain"
 )
 
 // lineJSON is the public API's SMSLine.
@@ -19,8 +21,12 @@ func (s *Server) listLines(w http.ResponseWriter, r *http.Request) error {
 	}
 	out := make([]lineJSON, len(lines))
 	for i, l := range lines {
-		out[i] = lineJSON{Number: l.Number, Name: l.Name, UserIDs: nonNil(l.UserIDs), BulkEnabled: l.BulkEnabled}
+		out[i] = toLineJSON(l)
 	}
 	writeData(w, http.StatusOK, out)
 	return nil
+}
+
+func toLineJSON(l domain.Line) lineJSON {
+	return lineJSON{Number: l.Number, Name: l.Name, UserIDs: nonNil(l.UserIDs), BulkEnabled: l.BulkEnabled}
 }

@@ -19,9 +19,13 @@ func (s *Server) routes() {
 
 	// Public API.
 	s.route("GET "+Prefix+"/openapi.json", s.openapi)
+	// Who the credential is (me.go): any valid credential, no scope.
+	s.apiScoped("GET /me", "", func(auth.Principal) error { return nil }, s.me)
 	s.api("GET /users", auth.UsersRead, s.listUsers)
 	s.api("GET /sms/lines", auth.SMSRead, s.listLines)
 	s.api("POST /sms/messages", auth.SMSSend, s.budgeted(sendBodyLimit, s.idempotentAt(sendBodyLimit, false, s.sendMessage)))
+	// What that send would do, doing nothing (quote.go): sms:read or sms:send.
+	s.apiScoped("POST /sms/quote", auth.SMSRead, quoteReadable, s.budgeted(sendBodyLimit, s.quoteMessage))
 
 	// Line resources: blocked senders; saved replies and drafts of the caller.
 	s.api("GET /sms/lines/{line}/blocked", auth.SMSRead, s.listBlocked)

@@ -99,6 +99,27 @@ func Of(text string) Count {
 	return Count{Encoding: GSM7, Units: septets, Segments: segments(text, septets, gsm7Single, gsm7Multi, gsm7Cost)}
 }
 
+// UCS2Characters returns the characters of text outside GSM-7, each once, in
+// the order they first appear: the characters that make it UCS-2 (none for
+// a GSM-7 text). A character is one code point, so an emoji built of
+// several (a skin tone, a zero-width joiner) lists each, invisible ones
+// included, as each forces UCS-2 alone.
+func UCS2Characters(text string) []string {
+	out := []string{}
+	var seen map[rune]bool
+	for _, r := range text {
+		if gsm7Cost(r) != 0 || seen[r] {
+			continue
+		}
+		if seen == nil {
+			seen = map[rune]bool{}
+		}
+		seen[r] = true
+		out = append(out, string(r))
+	}
+	return out
+}
+
 // utf16Cost is the number of UTF-16 code units r needs: runes beyond the
 // Basic Multilingual Plane (most emoji) are a surrogate pair.
 func utf16Cost(r rune) int {

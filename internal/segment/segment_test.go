@@ -258,3 +258,31 @@ func BenchmarkOf(b *testing.B) {
 		})
 	}
 }
+
+func TestUCS2Characters(t *testing.T) {
+	for _, tc := range []struct {
+		name, text string
+		want       []string
+	}{
+		{"empty", "", []string{}},
+		{"gsm-7 basic and extension", basicTableString() + "€[]{}\\^~|ΔΞ", []string{}},
+		{"one curly quote", "it’s", []string{"’"}},
+		{"distinct, first appearance", "a–b—c–d😀e—😀", []string{"–", "—", "😀"}},
+		{"lowercase greek, not capitals", "Δα", []string{"α"}},
+		// An emoji of several code points lists each one; the joiner is
+		// invisible but forces UCS-2 on its own.
+		{"zwj sequence", "👩\u200d💻", []string{"👩", "\u200d", "💻"}},
+		{"no-break space", "a\u00a0b", []string{"\u00a0"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := UCS2Characters(tc.text)
+			if got == nil || strings.Join(got, "|") != strings.Join(tc.want, "|") || len(got) != len(tc.want) {
+				t.Errorf("UCS2Characters(%q) = %q, want %q", tc.text, got, tc.want)
+			}
+			// The list is empty exactly when Of says GSM-7.
+			if gsm := Of(tc.text).Encoding == GSM7; gsm != (len(got) == 0) {
+				t.Errorf("Of(%q) is %s but UCS2Characters lists %q", tc.text, Of(tc.text).Encoding, got)
+			}
+		})
+	}
+}

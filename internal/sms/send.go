@@ -120,7 +120,7 @@ func New(cfg Config) *Service {
 	return s
 }
 
-// Send validates, prices and sends one request. The outcome is SendCreated
+// Send validates, prices (plan, as Quote does) and sends one request. The outcome is SendCreated
 // when a message was sent and SendSkipped when every recipient was skipped.
 // Errors mean nothing was sent or charged. With idem (from BeginIdempotent),
 // the result is recorded under the Idempotency-Key: with the intent, in its
@@ -132,49 +132,22 @@ func New(cfg Config) *Service {
 // charges nothing. A crash in between leaves a pending message that a
 // receipt (evidence of acceptance) or the reconciler resolves.
 func (s *Service) Send(ctx context.Context, p auth.Principal, req domain.SendRequest, idem *Idempotency) (*domain.SendResult, domain.SendOutcome, error) {
-	att, err := validate(req)
+	pl, err := s.plan(ctx, p, req)
 	if err != nil {
 		return nil, "", err
 	}
-	line, err := s.sendingLine(ctx, p, req.From)
-	if err != nil {
-		return nil, "", err
-	}
-	res := &domain.SendResult{From: line.Number, Messages: []domain.SentMessage{}, Skipped: []domain.Skipped{},
-		Billing: domain.Billing{Billed: true, Currency: "USD", Type: domain.BillingSMS}}
-
-	to, err := s.recipients(ctx, line, req.To, res)
-	if err != nil {
-		return nil, "", err
-	}
-	mms := len(to) > 1 || len(att) > 0
-	if mms {
-		res.Billing.Type = domain.BillingMMS
-	}
-	res.Billing.SkippedCount = len(res.Skipped)
+	res, line, to, att := pl.res, pl.line, pl.to, pl.att
 	if len(to) == 0 {
 		if idem != nil {
 			s.finishIdempotent(ctx, idem, record{Outcome: domain.SendSkipped, Result: res})
 		}
 		return res, domain.SendSkipped, nil
 	}
-
-	msg, _, err := s.price(ctx, p.AccountID, to, req.Message, mms)
-	if err != nil {
-		return nil, "", err
-	}
+	msg := pl.msg
 	if err := s.fault("before-intent"); err != nil {
 		return nil, "", err
 	}
 	var hosted []domain.HostedMedia
-	if len(att) > 0 {
-		// Refused before the files are written when they clearly do not
-		// fit; the intent's transaction decides exactly. A send without
-		// attachments asks nothing.
-		if err := s.store.CheckMediaQuota(ctx, p.AccountID, attachmentBytes(att), attachmentsWhat(len(att))); err != nil {
-			return nil, "", err
-		}
-	}
 	names, err := s.upload(ctx, att)
 	if err != nil {
 		return nil, "", err
@@ -186,7 +159,6 @@ func (s *Service) Send(ctx context.Context, p auth.Principal, req domain.SendReq
 		msg.Media = append(msg.Media, s.mediaURL(n))
 	}
 	res.Messages = append(res.Messages, msg)
-	res.Billing.Units, res.Billing.TotalPrice, res.Billing.RecipientCount = msg.Units, msg.Price, len(to)
 
 	// From here on the send runs to completion even if the client goes away:
 	// its outcome must be recorded either way.
@@ -246,6 +218,86 @@ func (s *Service) Send(ctx context.Context, p auth.Principal, req domain.SendReq
 		return nil, "", domain.Errorf(domain.Unavailable, "the carrier did not accept the message; nothing was sent or charged")
 	}
 	return res, domain.SendCreated, nil
+}
+
+// sendPlan is a send request validated and priced, with nothing written:
+// what Send carries out and Quote answers. Both take it from plan, so a
+// quote cannot drift from the send it previews.
+type sendPlan struct {
+	att  []upload
+	line domain.Line
+	// to is the recipients to dial, normalized; empty when every one was
+	// skipped (then msg is zero and nothing is priced).
+	to []string
+	// res is the send's answer so far: from, billing (final) and skipped;
+	// no messages yet.
+	res *domain.SendResult
+	// msg is the message priced, without id or media.
+	msg domain.SentMessage
+}
+
+// plan validates and prices req as p's send, reading only: the request's
+// shape and attachments (400), the line (403), the recipients (skipped
+// ones listed, too many 400), the rates (422) and, with attachments, the
+// hosted-media quota (409).
+func (s *Service) plan(ctx context.Context, p auth.Principal, req domain.SendRequest) (sendPlan, error) {
+	att, err := validate(req)
+	if err != nil {
+		return sendPlan{}, err
+	}
+	line, err := s.sendingLine(ctx, p, req.From)
+	if err != nil {
+		return sendPlan{}, err
+	}
+	res := &domain.SendResult{From: line.Number, Messages: []domain.SentMessage{}, Skipped: []domain.Skipped{},
+		Billing: domain.Billing{Billed: true, Currency: "USD", Type: domain.BillingSMS}}
+
+	to, err := s.recipients(ctx, line, req.To, res)
+	if err != nil {
+		return sendPlan{}, err
+	}
+	mms := len(to) > 1 || len(att) > 0
+	if mms {
+		res.Billing.Type = domain.BillingMMS
+	}
+	res.Billing.SkippedCount = len(res.Skipped)
+	pl := sendPlan{att: att, line: line, to: to, res: res}
+	if len(to) == 0 {
+		return pl, nil
+	}
+	if pl.msg, _, err = s.price(ctx, p.AccountID, to, req.Message, mms); err != nil {
+		return sendPlan{}, err
+	}
+	if len(att) > 0 {
+		// Refused before the files are written when they clearly do not
+		// fit; the intent's transaction decides exactly. A send without
+		// attachments asks nothing.
+		if err := s.store.CheckMediaQuota(ctx, p.AccountID, attachmentBytes(att), attachmentsWhat(len(att))); err != nil {
+			return sendPlan{}, err
+		}
+	}
+	res.Billing.Units, res.Billing.TotalPrice, res.Billing.RecipientCount = pl.msg.Units, pl.msg.Price, len(to)
+	return pl, nil
+}
+
+// Quote answers what Send would for req, sending, charging and writing
+// nothing: the same validation and errors, the same billing and skipped
+// list, and the message it would send with how its text is encoded. The
+// state it reads (opt-outs, rates, the media quota) can change before a
+// send, which then answers by the state it finds.
+func (s *Service) Quote(ctx context.Context, p auth.Principal, req domain.SendRequest) (*domain.Quote, error) {
+	pl, err := s.plan(ctx, p, req)
+	if err != nil {
+		return nil, err
+	}
+	q := &domain.Quote{From: pl.res.From, Billing: pl.res.Billing, Messages: []domain.QuotedMessage{}, Skipped: pl.res.Skipped}
+	if len(pl.to) > 0 {
+		c := segment.Of(req.Message)
+		q.Messages = append(q.Messages, domain.QuotedMessage{To: pl.to, Type: pl.msg.Type,
+			Encoding: string(c.Encoding), Length: c.Units, UCS2Characters: segment.UCS2Characters(req.Message),
+			Units: pl.msg.Units, UnitPrice: pl.msg.UnitPrice, Price: pl.msg.Price})
+	}
+	return q, nil
 }
 
 // carrierOutcome is what became of an intent handed to the carrier.

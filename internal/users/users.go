@@ -43,12 +43,59 @@ func (s *Service) List(ctx context.Context, p auth.Principal) ([]domain.User, er
 		if p.IsUser() && p.Permissions.Users == domain.UsersSelf && u.ID != p.UserID {
 			continue
 		}
-		if u.Company == "" {
-			u.Company = acct.Name
-		}
-		out = append(out, u)
+		out = append(out, withCompany(u, acct))
 	}
 	return out, nil
+}
+
+// withCompany is u as the API shows it: Company falls back to the account's name.
+func withCompany(u domain.User, acct domain.Account) domain.User {
+	if u.Company == "" {
+		u.Company = acct.Name
+	}
+	return u
+}
+
+// Me is who a credential is (GET /me). It shows nothing the credential
+// could not read elsewhere: the person's own record only where GET /users
+// would list it, the lines only where GET /sms/lines would answer.
+type Me struct {
+	Account domain.Account
+	// User is the person a token acts for, as GET /users lists them; nil
+	// for an API key, and without the users:read scope or a role that shows
+	// the person their own record.
+	User *domain.User
+	// Lines are the SMS lines the credential may use, as GET /sms/lines
+	// lists them (none for a role without the Phone numbers permission);
+	// read only when ShowLines, that is with the sms:read scope.
+	Lines     []domain.Line
+	ShowLines bool
+}
+
+// Me answers who p is.
+func (s *Service) Me(ctx context.Context, p auth.Principal) (Me, error) {
+	acct, err := s.store.Account(ctx, p.AccountID)
+	if err != nil {
+		return Me{}, err
+	}
+	me := Me{Account: acct}
+	if p.IsUser() && p.Has(auth.UsersRead) && p.Permissions.Users != domain.UsersNone {
+		u, err := s.store.User(ctx, p.AccountID, p.UserID)
+		if err != nil {
+			return Me{}, err
+		}
+		u = withCompany(u, acct)
+		me.User = &u
+	}
+	if p.Has(auth.SMSRead) {
+		me.ShowLines = true
+		if p.RequireNumbers() == nil {
+			if me.Lines, err = auth.Lines(ctx, s.store, p); err != nil {
+				return Me{}, err
+			}
+		}
+	}
+	return me, nil
 }
 
 // ListEncoded is List passed through encode, the answer kept in the store's
