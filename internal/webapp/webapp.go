@@ -107,8 +107,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if f == nil {
 		// Screens are addresses inside the app (/app/inbox/…, the OAuth
 		// callback): they all load the page, which reads its address. A
-		// missing file (a name with an extension) is a plain 404.
-		if name != "" && strings.Contains(path.Base(name), ".") {
+		// missing file (a name with an extension) is a plain 404. An
+		// extension of digits only is no file type: a call's id is unix
+		// seconds, a dot and a sequence (/app/calls/1772323200.1).
+		if name != "" && isFileName(path.Base(name)) {
 			http.NotFound(w, r)
 			return
 		}
@@ -153,4 +155,12 @@ func (h *Handler) refusedPage(w http.ResponseWriter) {
 	w.WriteHeader(http.StatusServiceUnavailable)
 	fmt.Fprintf(w, `<!doctype html><html lang="en"><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Switchboard app unavailable</title><h1>The Switchboard app is not available on this server</h1><p>%s</p></html>`, html.EscapeString(h.refused))
+}
+
+// isFileName reports whether the last segment of an address names a file:
+// it has an extension with a letter in it (app.css, missing.js), not one of
+// digits only (a call id such as 1772323200.1).
+func isFileName(base string) bool {
+	ext := path.Ext(base)
+	return strings.ContainsFunc(ext, func(r rune) bool { return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' })
 }

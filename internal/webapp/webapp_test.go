@@ -27,7 +27,7 @@ func TestServesTheAppUnderItsPolicy(t *testing.T) {
 		t.Fatal(err)
 	}
 	index, _ := static.ReadFile("static/index.html")
-	for _, path := range []string{"/app/", "/app/callback", "/app/inbox/14155550100/12125550100"} {
+	for _, path := range []string{"/app/", "/app/callback", "/app/inbox/14155550100/12125550100", "/app/calls/1772323200.1"} {
 		w := serve(t, h, http.MethodGet, path)
 		if w.Code != http.StatusOK || !bytes.Equal(w.Body.Bytes(), index) {
 			t.Errorf("GET %s: %d, body %.60q; want 200 and index.html", path, w.Code, w.Body.String())
