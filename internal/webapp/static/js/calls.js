@@ -7,6 +7,13 @@
 // page of the same search, and a search can be bookmarked.
 import { h, formatPhone, showError, announce, emptyState, spinner } from './ui.js';
 
+// put replaces el's children with kids, flattened, leaving out null and
+// false (replaceChildren alone would show them as text).
+function put(el, ...kids) {
+  el.replaceChildren(...kids.flat(Infinity).filter((k) => k !== null && k !== undefined && k !== false));
+  return el;
+}
+
 const PAGE = 50;
 const DAYS = [['mon', 'Mon'], ['tue', 'Tue'], ['wed', 'Wed'], ['thu', 'Thu'], ['fri', 'Fri'], ['sat', 'Sat'], ['sun', 'Sun']];
 const STATUSES = [['answered', 'Answered'], ['missed', 'Missed'], ['voicemail', 'Voicemail']];
@@ -26,10 +33,10 @@ const timeOnly = new Intl.DateTimeFormat(undefined, { timeStyle: 'medium' });
 export async function render(root, params, ctx) {
   // The screen lives in one .page element, like the app's other screens.
   const main = h('div', { class: 'page page-wide' });
-  root.replaceChildren(main);
+  put(root, main);
   document.title = 'Calls \u00b7 Switchboard';
   if (!ctx.can.calls) {
-    main.replaceChildren(h('h1', { text: 'Calls' }),
+    put(main, h('h1', { text: 'Calls' }),
       h('p', { class: 'notice', role: 'alert', text: 'Your role does not include call reports, so call history is not available to you.' }));
     return;
   }
@@ -193,8 +200,8 @@ function directionLabel(call) {
     call.direction === 'inbound' ? 'Inbound' : 'Outbound');
 }
 
-// recordedIcon is a small drawn tape-reel icon; the text beside it is for
-// screen readers (the icon itself is decorative).
+// recordedIcon is "Yes" with a small drawn tape-reel icon beside it (the
+// icon is decorative: the word says it).
 function recordedIcon() {
   const ns = 'http://www.w3.org/2000/svg';
   const svg = document.createElementNS(ns, 'svg');
@@ -212,7 +219,7 @@ function recordedIcon() {
   const line = document.createElementNS(ns, 'path');
   line.setAttribute('d', 'M7 16h10');
   svg.append(line);
-  return h('span', { class: 'recorded', title: 'Recorded' }, svg, h('span', { class: 'visually-hidden', text: 'Recorded' }));
+  return h('span', { class: 'recorded' }, svg, h('span', { text: 'Yes' }));
 }
 
 function resultsTable(calls, queryString) {
@@ -253,19 +260,19 @@ async function renderSearch(main, ctx) {
     try {
       body = requestBody(q);
     } catch (err) {
-      results.replaceChildren(h('h2', { id: 'calls-results-heading', text: 'Results' }),
+      put(results, h('h2', { id: 'calls-results-heading', text: 'Results' }),
         h('p', { class: 'error', role: 'alert', text: err.message }));
       return;
     }
     results.setAttribute('aria-busy', 'true');
-    results.replaceChildren(h('h2', { id: 'calls-results-heading', text: 'Results' }), spinner('Searching calls\u2026'));
+    put(results, h('h2', { id: 'calls-results-heading', text: 'Results' }), spinner('Searching calls\u2026'));
     try {
       const data = await ctx.api('POST', '/calls/search', { body, signal });
       if (signal.aborted) return;
       showResults(data, focus);
     } catch (err) {
       if (signal.aborted || err.name === 'AbortError') return;
-      results.replaceChildren(h('h2', { id: 'calls-results-heading', text: 'Results' }));
+      put(results, h('h2', { id: 'calls-results-heading', text: 'Results' }));
       showError(results, err);
     } finally {
       if (!signal.aborted) results.setAttribute('aria-busy', 'false');
@@ -290,17 +297,17 @@ async function renderSearch(main, ctx) {
       return h('nav', { class: 'pager', 'aria-label': 'Result pages' }, prev, h('span', { class: 'muted', text: `Page ${Math.floor(offset / data.limit) + 1} of ${Math.max(1, Math.ceil(total / data.limit))}` }), next);
     };
     if (!calls.length) {
-      results.replaceChildren(heading, emptyState(offset ? 'No more calls' : 'No calls match',
+      put(results, heading, emptyState(offset ? 'No more calls' : 'No calls match',
         offset ? 'This page is past the last result.' : 'No call in this window matches these filters. Widen the dates or clear a filter.'));
     } else {
       const qs = new URLSearchParams(q).toString();
-      results.replaceChildren(heading, resultsTable(calls, qs), total > data.limit ? pager() : null);
+      put(results, heading, resultsTable(calls, qs), total > data.limit ? pager() : null);
     }
     announce(summary);
     if (focus) heading.focus();
   };
 
-  main.replaceChildren(
+  put(main,
     h('h1', { text: 'Call history' }),
     searchForm(q, (next) => run(next, { focus: true })),
     results);
@@ -316,7 +323,7 @@ function detailList(rows) {
 
 function legsTable(legs) {
   return h('table', { class: 'legs-table' },
-    h('caption', { text: 'Legs, in the order the phone system reported them' }),
+    h('caption', { class: 'visually-hidden', text: 'Legs, in the order the phone system reported them' }),
     h('thead', null, h('tr', null, ['Leg', 'From', 'To', 'Started', 'Duration', 'Talk time', 'Transferred from', 'Recorded']
       .map((c) => h('th', { scope: 'col', text: c })))),
     h('tbody', null, legs.map((l, i) => h('tr', null,
@@ -406,9 +413,9 @@ async function recordingsSection(call, ctx, signal) {
           h('div', { class: 'leg-transcripts' }, ts.length ? ts.map((t) => transcriptView(t, audio))
             : trans.status === 'fulfilled' ? h('p', { class: 'muted', text: 'No transcript for this leg.' }) : null))));
     }
-    section.replaceChildren(...body);
+    put(section, ...body);
   };
-  fill().catch((err) => { if (!signal.aborted) { section.replaceChildren(h('h2', { id: 'recordings-heading', text: 'Recordings and transcripts' })); showError(section, err); } });
+  fill().catch((err) => { if (!signal.aborted) { put(section, h('h2', { id: 'recordings-heading', text: 'Recordings and transcripts' })); showError(section, err); } });
   return section;
 }
 
@@ -422,13 +429,13 @@ async function renderDetail(main, callid, ctx) {
   const back = new URLSearchParams(location.search).get('back');
   const backHref = '/app/calls' + (back ? '?' + back : '');
   const backLink = h('a', { class: 'back', href: backHref, text: '\u2190 Call history' });
-  main.replaceChildren(backLink, h('h1', { text: 'Call' }), spinner('Loading the call\u2026'));
+  put(main, backLink, h('h1', { text: 'Call' }), spinner('Loading the call\u2026'));
   let call;
   try {
     call = await ctx.api('GET', `/calls/${encodeURIComponent(callid)}`, { signal });
   } catch (err) {
     if (signal.aborted) return;
-    main.replaceChildren(backLink, h('h1', { text: 'Call' }));
+    put(main, backLink, h('h1', { text: 'Call' }));
     showError(main, err);
     return () => controller.abort();
   }
@@ -462,7 +469,7 @@ async function renderDetail(main, callid, ctx) {
     // Not offered: only said, so the person knows why there is no player.
     media = h('p', { class: 'notice', text: 'This call was recorded. Your role does not include listening to recordings or reading transcripts.' });
   }
-  main.replaceChildren(backLink, heading, h('div', { class: 'call-detail' }, h('section', { class: 'summary', 'aria-label': 'Summary' }, facts), legs), media);
+  put(main, backLink, heading, h('div', { class: 'call-detail' }, h('section', { class: 'summary', 'aria-label': 'Summary' }, facts), legs), media);
   heading.focus();
   return () => controller.abort();
 }

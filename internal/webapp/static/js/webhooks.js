@@ -6,6 +6,13 @@
 import { ApiError } from './api.js';
 import { h, showError, announce, emptyState, spinner, confirmDialog } from './ui.js';
 
+// put replaces el's children with kids, flattened, leaving out null and
+// false (replaceChildren alone would show them as text).
+function put(el, ...kids) {
+  el.replaceChildren(...kids.flat(Infinity).filter((k) => k !== null && k !== undefined && k !== false));
+  return el;
+}
+
 const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
 const when = (iso) => (iso ? dateTime.format(new Date(iso)) : '\u2014');
 
@@ -20,10 +27,10 @@ function canWrite(ctx) {
 export async function render(root, params, ctx) {
   // The screen lives in one .page element, like the app's other screens.
   const main = h('div', { class: 'page page-wide' });
-  root.replaceChildren(main);
+  put(root, main);
   document.title = 'Webhooks \u00b7 Switchboard';
   if (!ctx.can.webhooks) {
-    main.replaceChildren(h('h1', { text: 'Webhooks' }),
+    put(main, h('h1', { text: 'Webhooks' }),
       h('p', { class: 'notice', role: 'alert', text: 'Your sign-in does not include webhook administration.' }));
     return;
   }
@@ -89,7 +96,7 @@ async function renderList(main, ctx) {
     h('h2', { id: 'webhooks-list-heading', text: 'Subscriptions' }), spinner('Loading subscriptions\u2026'));
   const created = h('div', { class: 'created', 'aria-live': 'polite' });
   const writer = canWrite(ctx);
-  main.replaceChildren(
+  put(main,
     h('h1', { text: 'Webhooks' }),
     h('p', { class: 'lead', text: 'Switchboard sends events to your endpoints as signed HTTP POSTs. Each subscription receives one event type.' }),
     created,
@@ -101,12 +108,12 @@ async function renderList(main, ctx) {
     const hooks = await ctx.api('GET', '/webhooks', { signal });
     const head = h('h2', { id: 'webhooks-list-heading', text: `Subscriptions (${hooks.length})` });
     if (!hooks.length) {
-      listBox.replaceChildren(head, emptyState('No subscriptions yet', writer
+      put(listBox, head, emptyState('No subscriptions yet', writer
         ? 'Create one below to have events sent to your endpoint.'
         : 'This account sends no webhooks.'));
       return;
     }
-    listBox.replaceChildren(head, h('table', { class: 'webhooks-table' },
+    put(listBox, head, h('table', { class: 'webhooks-table' },
       h('thead', null, h('tr', null, ['Subscription', 'Event type', 'State', 'Created'].map((c) => h('th', { scope: 'col', text: c })))),
       h('tbody', null, hooks.map((w) => h('tr', null,
         h('th', { scope: 'row', 'data-label': 'Subscription' },
@@ -121,7 +128,7 @@ async function renderList(main, ctx) {
     const types = await ctx.api('GET', '/webhooks/types', { signal });
     const form = createForm(types, ctx, async (w) => {
       const box = secretBox(w.secret, 'This is the new subscription\u2019s signing secret.');
-      created.replaceChildren(
+      put(created,
         h('p', { class: 'success' }, 'Created ', h('a', { href: `/app/webhooks/${w.id}`, text: w.name || w.url }),
           w.enabled ? ' (enabled).' : ' (disabled: enable it when your endpoint is ready; you can send it a test event first).'),
         box);
@@ -129,10 +136,10 @@ async function renderList(main, ctx) {
       box.focus();
       await loadList().catch((err) => showError(listBox, err));
     });
-    main.querySelector('.webhook-create').replaceChildren(h('h2', { id: 'webhook-create-heading', text: 'New subscription' }), form);
+    put(main.querySelector('.webhook-create'), h('h2', { id: 'webhook-create-heading', text: 'New subscription' }), form);
   };
 
-  loadList().catch((err) => { if (!signal.aborted) { listBox.replaceChildren(h('h2', { id: 'webhooks-list-heading', text: 'Subscriptions' })); showError(listBox, err); } });
+  loadList().catch((err) => { if (!signal.aborted) { put(listBox, h('h2', { id: 'webhooks-list-heading', text: 'Subscriptions' })); showError(listBox, err); } });
   if (writer) loadForm().catch((err) => { if (!signal.aborted) showError(main.querySelector('.webhook-create'), err); });
   return () => controller.abort();
 }
@@ -161,7 +168,7 @@ function createForm(types, ctx, onCreated) {
     h('div', { class: 'actions' }, submit));
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
-    errors.replaceChildren();
+    put(errors);
     submit.disabled = true;
     try {
       const body = { url: url.value.trim(), type: type.value, enabled: enabled.checked };
@@ -188,13 +195,13 @@ async function renderOne(main, id, ctx) {
   const signal = controller.signal;
   const base = `/webhooks/${encodeURIComponent(id)}`;
   const backLink = h('a', { class: 'back', href: '/app/webhooks', text: '\u2190 Webhooks' });
-  main.replaceChildren(backLink, h('h1', { text: 'Subscription' }), spinner('Loading the subscription\u2026'));
+  put(main, backLink, h('h1', { text: 'Subscription' }), spinner('Loading the subscription\u2026'));
   let w;
   try {
     w = await ctx.api('GET', base, { signal });
   } catch (err) {
     if (signal.aborted) return;
-    main.replaceChildren(backLink, h('h1', { text: 'Subscription' }));
+    put(main, backLink, h('h1', { text: 'Subscription' }));
     showError(main, err);
     return () => controller.abort();
   }
@@ -211,15 +218,15 @@ async function renderOne(main, id, ctx) {
   const showSub = () => {
     heading.textContent = w.name || w.url;
     document.title = `${heading.textContent} \u00b7 Webhooks \u00b7 Switchboard`;
-    facts.replaceChildren(
+    put(facts,
       h('dt', { text: 'State' }), h('dd', null, enabledBadge(w)),
       h('dt', { text: 'Endpoint' }), h('dd', null, h('code', { class: 'url', text: w.url })),
       h('dt', { text: 'Event type' }), h('dd', null, h('code', { text: w.type })),
       w.description ? [h('dt', { text: 'Description' }), h('dd', { text: w.description })] : null,
       h('dt', { text: 'Created' }), h('dd', { text: when(w.createdAt) }),
       h('dt', { text: 'Updated' }), h('dd', { text: when(w.updatedAt) }));
-    if (!writer) { actions.replaceChildren(); return; }
-    actions.replaceChildren(
+    if (!writer) { put(actions); return; }
+    put(actions,
       button(w.enabled ? 'Disable' : 'Enable', w.enabled ? 'btn' : 'btn btn-primary', toggle),
       button('Send a test event', 'btn', test),
       button('Rotate secret\u2026', 'btn', rotate),
@@ -234,7 +241,7 @@ async function renderOne(main, id, ctx) {
       try {
         await fn();
       } catch (err) {
-        outcome.replaceChildren();
+        put(outcome);
         showError(outcome, err);
       } finally {
         b.disabled = false;
@@ -248,15 +255,15 @@ async function renderOne(main, id, ctx) {
     w = await ctx.api('POST', `${base}/${w.enabled ? 'disable' : 'enable'}`);
     showSub();
     const text = w.enabled ? 'Enabled: new events are delivered to this endpoint.' : 'Disabled: this endpoint receives nothing until enabled again.';
-    outcome.replaceChildren(h('p', { class: 'success', text }));
+    put(outcome, h('p', { class: 'success', text }));
     actions.querySelector('button').focus();
   };
 
   const test = async () => {
-    outcome.replaceChildren(spinner('Sending a test event\u2026'));
+    put(outcome, spinner('Sending a test event\u2026'));
     const d = await ctx.api('POST', `${base}/test`);
     const a = d.lastAttempt;
-    outcome.replaceChildren(d.state === 'succeeded'
+    put(outcome, d.state === 'succeeded'
       ? h('p', { class: 'success' }, `Test event delivered: the endpoint answered ${attemptSummary(a)}.`)
       : h('p', { class: 'error' }, `Test event not delivered: ${attemptSummary(a)}. `, a && a.error ? errorParts(a.error) : null));
     await loadDeliveries(true);
@@ -270,7 +277,7 @@ async function renderOne(main, id, ctx) {
     const s = await ctx.api('POST', `${base}/secret/rotate`);
     const box = secretBox(s.secret, 'The new signing secret.');
     const prev = (s.previousSecrets || []).map((p) => p.expiresAt).filter(Boolean);
-    outcome.replaceChildren(box, prev.length ? h('p', { class: 'muted', text: `The previous secret signs until ${when(prev[0])}.` }) : null);
+    put(outcome, box, prev.length ? h('p', { class: 'muted', text: `The previous secret signs until ${when(prev[0])}.` }) : null);
     box.focus();
   };
 
@@ -325,14 +332,14 @@ async function renderOne(main, id, ctx) {
     const head = h('h2', { id: 'deliveries-heading', text: 'Deliveries' });
     const refresh = h('button', { type: 'button', class: 'btn btn-small', text: 'Refresh', on: { click: () => loadDeliveries(true).catch((err) => showError(deliveries, err)) } });
     if (!pages.length) {
-      deliveries.replaceChildren(h('div', { class: 'section-head' }, head, refresh),
+      put(deliveries, h('div', { class: 'section-head' }, head, refresh),
         emptyState('No deliveries yet', 'Events of this type will appear here as they are sent. Send a test event to try the endpoint.'));
       return;
     }
     const more = next
       ? h('button', { type: 'button', class: 'btn', text: 'Older deliveries', on: { click: () => loadDeliveries(false).catch((err) => showError(deliveries, err)) } })
       : null;
-    deliveries.replaceChildren(h('div', { class: 'section-head' }, head, refresh),
+    put(deliveries, h('div', { class: 'section-head' }, head, refresh),
       h('ul', { class: 'delivery-list' }, pages.map((d) => deliveryItem(d))), more);
   };
 
@@ -341,6 +348,7 @@ async function renderOne(main, id, ctx) {
     const details = h('details', { class: 'delivery', 'data-delivery': String(d.id) },
       h('summary', null,
         stateBadge(d.state),
+        h('span', { class: 'delivery-id', text: `#${d.id}` }),
         h('span', { class: 'delivery-when', text: when(d.createdAt) }),
         h('span', { class: 'delivery-type', text: d.type }),
         h('span', { class: 'delivery-last', text: `${attemptSummary(d.lastAttempt)}${d.attempts > 1 ? ` \u00b7 ${d.attempts} attempts` : ''}` })),
@@ -353,7 +361,7 @@ async function renderOne(main, id, ctx) {
           const nd = await ctx.api('POST', `${base}/deliveries/${d.id}/redeliver`);
           pages = [nd, ...pages];
           showDeliveries();
-          outcome.replaceChildren(h('p', { class: 'success', text: `Queued again as delivery ${nd.id}; it is sent now.` }));
+          put(outcome, h('p', { class: 'success', text: `Queued again as delivery ${nd.id}; it is sent now.` }));
           announce('Delivery queued again.');
           schedulePoll();
         })) : null,
@@ -367,7 +375,7 @@ async function renderOne(main, id, ctx) {
   };
 
   const loadAttempts = async (d, box, before, shown = []) => {
-    if (!before) box.replaceChildren(spinner('Loading attempts\u2026'));
+    if (!before) put(box, spinner('Loading attempts\u2026'));
     try {
       const query = { limit: 50 };
       if (before) query.before = before;
@@ -375,20 +383,20 @@ async function renderOne(main, id, ctx) {
       const json = await env.json();
       if (!env.ok) throw errorFrom(env, json);
       const all = shown.concat(json.data);
-      box.replaceChildren(attemptsTable(d, all),
+      put(box, attemptsTable(d, all),
         json.next ? h('button', { type: 'button', class: 'btn btn-small', text: 'Older attempts',
           on: { click: () => loadAttempts(d, box, json.next, all) } }) : null);
     } catch (err) {
       if (signal.aborted) return;
-      box.replaceChildren();
+      put(box);
       showError(box, err);
     }
   };
 
-  main.replaceChildren(backLink, heading, facts, actions, outcome, deliveries);
+  put(main, backLink, heading, facts, actions, outcome, deliveries);
   showSub();
-  deliveries.replaceChildren(h('h2', { id: 'deliveries-heading', text: 'Deliveries' }), spinner('Loading deliveries\u2026'));
-  loadDeliveries(true).catch((err) => { if (!signal.aborted) { deliveries.replaceChildren(h('h2', { id: 'deliveries-heading', text: 'Deliveries' })); showError(deliveries, err); } });
+  put(deliveries, h('h2', { id: 'deliveries-heading', text: 'Deliveries' }), spinner('Loading deliveries\u2026'));
+  loadDeliveries(true).catch((err) => { if (!signal.aborted) { put(deliveries, h('h2', { id: 'deliveries-heading', text: 'Deliveries' })); showError(deliveries, err); } });
   heading.focus();
   return () => { controller.abort(); clearTimeout(pollTimer); };
 }
