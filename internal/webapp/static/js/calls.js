@@ -272,8 +272,9 @@ async function renderSearch(main, ctx) {
       showResults(data, focus);
     } catch (err) {
       if (signal.aborted || err.name === 'AbortError') return;
-      put(results, h('h2', { id: 'calls-results-heading', text: 'Results' }));
-      showError(results, err);
+      const box = h('div');
+      put(results, h('h2', { id: 'calls-results-heading', text: 'Results' }), box);
+      showError(box, err);
     } finally {
       if (!signal.aborted) results.setAttribute('aria-busy', 'false');
     }
