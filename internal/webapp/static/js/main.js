@@ -54,7 +54,9 @@ function capabilities(scopes, me) {
     send: s.has('sms:send'),
     write: s.has('sms:write') || s.has('messages:write'),
     calls: s.has('reports:read') && allowed('reports') && allowed('callReports'),
-    recordings: s.has('recordings:read') && allowed('recordings'),
+    // GET /me names it allowRecordings (with callReports); the account may
+    // also have recordings switched off for everyone (recordingsAvailable).
+    recordings: s.has('recordings:read') && allowed('callReports') && allowed('allowRecordings') && me?.account?.recordingsAvailable !== false,
     webhooks: s.has('webhooks:read') && (me?.kind ? me.kind !== 'user' || allowed('webhooks') : true),
     users: s.has('users:read'),
   };
