@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"image/png"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -395,7 +396,25 @@ func TestAppInboxInBrowser(t *testing.T) {
 	billing := createLine(t, db, acct, "--number", "4155550101", "--name", "Billing", "--users", ids(maria)).Number
 	cliJSON(t, db, &struct{}{}, "rate", "set", "--account", fmt.Sprint(acct), "--prefix", "1", "--sms", "0.0079", "--mms", "0.02")
 	key := createKey(t, db, acct, "front desk system", "all").Key
-	base := startServer(t, db)
+	// The Kannel driver, so that texts can arrive: the test plays Kannel's
+	// sms-service calling the server's inbound URL, and a stub accepts every
+	// send.
+	kannel := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusAccepted)
+		fmt.Fprint(w, "0: Accepted for delivery")
+	}))
+	t.Cleanup(kannel.Close)
+	const kannelSecret = "app-browser-test-secret"
+	base := startServer(t, db, "--carrier", "kannel", "--kannel-send-url", kannel.URL+"/cgi-bin/sendsms",
+		"--kannel-user", "u", "--kannel-password", "p", "--kannel-secret", kannelSecret)
+	inbound := func(from, to, text string) {
+		t.Helper()
+		q := url.Values{"secret": {kannelSecret}, "from": {from}, "to": {to}, "text": {text}, "coding": {"0"}, "charset": {"UTF-8"}, "ts": {fmt.Sprint(time.Now().Unix())}}
+		r := oauthDo(t, http.MethodGet, base+"/carrier/kannel/inbound?"+q.Encode(), "", nil)
+		if r.status/100 != 2 {
+			t.Fatalf("inbound text %s -> %s: status %d, want 2xx\nbody: %s", from, to, r.status, r.body)
+		}
+	}
 
 	patients := []string{"12125550101", "12125550102", "12125550103"}
 	for i, p := range patients {
@@ -447,6 +466,38 @@ func TestAppInboxInBrowser(t *testing.T) {
 		d := tab.waitText("the API's text in the open thread", ".timeline", "bring your insurance card", 5*time.Second)
 		tab.waitText("the API's text in the list", ".conv-list", "bring your insurance card", 2*time.Second)
 		t.Logf("%s: the text sent through the API was on screen %v after the send returned (%v after it started)", tab.who, d, time.Since(sentAt))
+	}
+
+	// ---- a text arrives for another conversation: unread badges, live ----
+	other := patients[0]
+	inbound(other, desk, "Can I move my appointment to Wednesday?")
+	for _, tab := range []*appTab{mt, jt} {
+		d := tab.waitJS("the unread text in the list", fmt.Sprintf(`(() => { const a = document.querySelector('a.conv[href*="/%s/%s"]'); return a && a.classList.contains("unread") && a.innerText.includes("Wednesday") && a.querySelector(".badge").textContent.startsWith("1"); })()`, desk, other), 5*time.Second)
+		tab.waitJS("the header's unread badge", `document.querySelector(".nav .badge") && document.querySelector(".nav .badge").textContent === "1"`, 3*time.Second)
+		tab.waitJS("the line's unread count", `[...document.querySelectorAll("#line-select option")].some((o) => o.textContent.includes("Front desk") && o.textContent.includes("(1 unread)"))`, 3*time.Second)
+		t.Logf("%s: the inbound text was in the list, unread, %v after the carrier delivered it", tab.who, d)
+		if tab.location() != base+"/app/inbox/"+desk+"/"+patient {
+			t.Errorf("%s: the arriving text moved the person off the thread they had open (now at %s)", tab.who, tab.location())
+		}
+	}
+	mt.screenshots("inbox-unread")
+	// Opening it marks it read for maria only (read state is personal).
+	mt.do("open the unread conversation", chromedp.Click(chromedp.CSS(fmt.Sprintf(`a.conv[href*="/%s/%s"]`, desk, other))))
+	mt.waitText("the inbound text in the thread", ".timeline", "Wednesday", 5*time.Second)
+	mt.waitJS("read: no unread badge in the header", `document.querySelector(".nav .badge").hidden`, 3*time.Second)
+	mt.waitJS("read: the row is not unread", fmt.Sprintf(`!document.querySelector('a.conv[href*="/%s/%s"]').classList.contains("unread")`, desk, other), 3*time.Second)
+	time.Sleep(300 * time.Millisecond)
+	if !appEval[bool](jt, "james's badge", `document.querySelector(".nav .badge").textContent === "1" && !document.querySelector(".nav .badge").hidden`) {
+		t.Errorf("maria reading the text cleared james's unread badge too, want read state per person")
+	}
+	mt.do("back to the first conversation", chromedp.Click(chromedp.CSS(fmt.Sprintf(`a.conv[href*="/%s/%s"]`, desk, patient))))
+	mt.waitText("the thread", ".timeline", "insurance card", 5*time.Second)
+
+	// ---- a text arrives in the open thread ----
+	inbound(patient, desk, "Thanks! Is parking free?")
+	for _, tab := range []*appTab{mt, jt} {
+		d := tab.waitText("the inbound text in the open thread", ".timeline", "Is parking free?", 5*time.Second)
+		t.Logf("%s: the inbound text was in the open thread %v after the carrier delivered it", tab.who, d)
 	}
 
 	// ---- james replies in the app; maria sees it live ----
@@ -507,6 +558,12 @@ func TestAppInboxInBrowser(t *testing.T) {
 	}
 	jt.do("reconnect the stream", chromedp.Evaluate[chromedp.Void](`window.__switchboard.stream.start()`))
 	jt.waitText("the missed text after resuming", ".timeline", "while james was offline", 5*time.Second)
+
+	// ---- a reset (an id the server does not hold) reloads the screen ----
+	jt.do("mark the screen", chromedp.Evaluate[chromedp.Void](`document.querySelector(".inbox").dataset.before = "reset"; window.__switchboard.stream.stop()`))
+	jt.do("resume from an unknown id", chromedp.Evaluate[chromedp.Void](`window.__switchboard.stream.start("evt_999999999")`))
+	jt.waitJS("the screen drawn again after the reset", `document.querySelector(".inbox") && !document.querySelector(".inbox").dataset.before && document.querySelector(".thread .msg")`, 5*time.Second)
+	jt.waitJS("live again", `document.querySelector(".live").dataset.state === "open"`, 5*time.Second)
 
 	// ---- the phone's layout: list and thread are separate screens ----
 	jt.do("phone size", chromedp.EmulateViewport(appPhoneWidth, appPhoneHeight))

@@ -11,14 +11,15 @@ const VIEWS = [
   ['unread', 'Unread', { unread: 'true' }],
   ['mine', 'Mine', { assignedToMe: 'true' }],
   ['unassigned', 'Unassigned', { unassigned: 'true' }],
-  ['open', 'Unresolved', { unresolved: 'true' }],
+  // The API filters on unresolved only (no resolved=true): "Open".
+  ['open', 'Open', { unresolved: 'true' }],
 ];
 const EMPTY = {
   all: ['No conversations yet', 'Texts your lines send or receive will show up here as they arrive.'],
   unread: ['Nothing unread', 'You have read every text. New ones show up here as they arrive.'],
   mine: ['Nothing assigned to you', 'Conversations assigned to you show up here.'],
   unassigned: ['Every conversation has an owner', 'Conversations nobody is assigned to show up here.'],
-  open: ['Nothing left unresolved', 'Every conversation is resolved. New texts reopen theirs.'],
+  open: ['Nothing open', 'Every conversation is resolved. A new text reopens its conversation.'],
 };
 
 export const HELP = [
@@ -26,7 +27,7 @@ export const HELP = [
   ['k or ↑', 'Previous conversation'],
   ['Enter', 'Open the conversation'],
   ['/', 'Choose the line'],
-  ['1 … 5', 'All, Unread, Mine, Unassigned, Unresolved'],
+  ['1 … 5', 'Filters: All, Unread, Mine, Unassigned, Open'],
   ['r', 'Reply (in a conversation)'],
   ['n', 'Add an internal note'],
   ['e', 'Resolve or reopen'],

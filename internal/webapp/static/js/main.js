@@ -64,8 +64,8 @@ function capabilities(scopes, me) {
 
 function displayName(me) {
   const u = me?.user;
-  if (!u) return 'Signed in';
-  return [u.firstName, u.lastName].filter(Boolean).join(' ') || u.username || 'Signed in';
+  if (!u) return '';
+  return [u.firstName, u.lastName].filter(Boolean).join(' ') || u.username || '';
 }
 
 function cached(fn) {

@@ -129,7 +129,9 @@ export function createStream() {
     on,
     get lastId() { return lastId; },
     get state() { return state; },
-    start() {
+    // start opens the stream; after (an event id) resumes after it.
+    start(after) {
+      if (after) lastId = after;
       if (!stopped) return;
       stopped = false;
       setState('connecting');
