@@ -40,7 +40,9 @@ export const HELP = [
 export async function render(main, params, ctx) {
   if (!ctx.can.inbox) {
     main.append(h('div', { class: 'page' }, h('h1', { text: 'Inbox' }),
-      emptyState('The inbox is not available', 'This sign-in was not granted reading messages. Ask an administrator for access.')));
+      emptyState('The inbox is not available', ctx.me?.permissions?.numbers === 'none'
+        ? 'Your role gives you no phone numbers, so there are no conversations to show. Ask an administrator for access.'
+        : 'This sign-in was not granted reading messages. Ask an administrator for access.')));
     return;
   }
   document.title = 'Inbox · Switchboard';

@@ -50,10 +50,12 @@ function capabilities(scopes, me) {
   const p = me?.permissions || {};
   const allowed = (key) => p[key] === undefined ? true : !!p[key];
   return {
-    inbox: s.has('messages:read') || s.has('sms:read'),
+    inbox: (s.has('messages:read') || s.has('sms:read')) && p.numbers !== 'none',
     send: s.has('sms:send'),
     write: s.has('sms:write') || s.has('messages:write'),
-    calls: s.has('reports:read') && allowed('reports') && allowed('callReports'),
+    // Deleting needs messages:write and an account that allows it.
+    delete: s.has('messages:write') && me?.account?.messageDeletionAllowed !== false,
+    calls: s.has('reports:read') && allowed('callReports'),
     // GET /me names it allowRecordings (with callReports); the account may
     // also have recordings switched off for everyone (recordingsAvailable).
     recordings: s.has('recordings:read') && allowed('callReports') && allowed('allowRecordings') && me?.account?.recordingsAvailable !== false,

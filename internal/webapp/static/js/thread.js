@@ -20,9 +20,14 @@ export function peopleLabel(number, group) {
   return formatPhone(number);
 }
 
+// myId is the signed-in person's user id (GET /me), or null.
+export function myId(me) {
+  return me?.userId ?? me?.user?.id ?? null;
+}
+
 export function userLabel(id, users, me) {
   if (id === undefined || id === null) return 'Nobody';
-  if (me?.user?.id === id) return 'You';
+  if (myId(me) === id) return 'You';
   const u = (users || []).find((x) => x.id === id);
   // A role that sees only its own user (users:self) cannot name the others.
   if (!u) return `Teammate #${id}`;
@@ -78,7 +83,7 @@ export function openThread(pane, { line, number, group }, ctx, hooks) {
     ctx.can.write ? resolveBtn : null,
     ctx.can.write ? h('span', { class: 'assign' }, h('label', { for: 'assign-select', text: 'Assigned to' }), assignSel) : null,
     unreadBtn,
-    ctx.can.write ? deleteBtn : null);
+    ctx.can.delete ? deleteBtn : null);
   const timeline = h('ol', { class: 'timeline', 'aria-label': 'Messages and notes' });
   const earlier = h('button', { type: 'button', class: 'btn btn-quiet earlier', hidden: true, on: { click: loadEarlier } }, 'Load earlier messages');
   const scroller = h('div', { class: 'timeline-scroll', tabindex: '0', 'aria-label': 'Conversation history' }, earlier, timeline);
@@ -122,8 +127,12 @@ export function openThread(pane, { line, number, group }, ctx, hooks) {
     }
     const current = convState?.assignedTo ?? null;
     const opts = [h('option', { value: '', text: 'Nobody' })];
-    for (const u of users) opts.push(h('option', { value: String(u.id), text: hooks.userName(u.id) + (ctx.me?.user?.id === u.id ? '' : '') }));
-    if (current !== null && !users.some((u) => u.id === current)) {
+    // Whom the person may give it to: the users GET /users shows them (a
+    // users:self role sees only itself), and always themselves.
+    const me = myId(ctx.me);
+    for (const u of users) opts.push(h('option', { value: String(u.id), text: hooks.userName(u.id) }));
+    if (me !== null && !users.some((u) => u.id === me)) opts.push(h('option', { value: String(me), text: 'You' }));
+    if (current !== null && current !== me && !users.some((u) => u.id === current)) {
       opts.push(h('option', { value: String(current), text: hooks.userName(current), disabled: true }));
     }
     assignSel.replaceChildren(...opts);
@@ -238,7 +247,7 @@ export function openThread(pane, { line, number, group }, ctx, hooks) {
         m.scheduled && m.scheduledAt ? [' · ', h('span', { text: 'for ' }), timeEl(m.scheduledAt)] : null,
         status ? [' · ', h('span', { class: ['msg-status', deliveryClass(m)], text: status })] : null,
         m.direction === 'in' && !m.read ? [' · ', h('span', { class: 'msg-status', text: 'Unread' })] : null,
-        ctx.can.write ? h('button', { type: 'button', class: 'link-btn msg-delete', 'aria-label': `Delete message sent ${new Date(m.sentAt).toLocaleString()}`, on: { click: () => deleteMessage(m) } }, 'Delete') : null));
+        ctx.can.delete ? h('button', { type: 'button', class: 'link-btn msg-delete', 'aria-label': `Delete message sent ${new Date(m.sentAt).toLocaleString()}`, on: { click: () => deleteMessage(m) } }, 'Delete') : null));
   }
   function noteItem(c) {
     return h('li', { class: 'note' },
@@ -344,7 +353,7 @@ export function openThread(pane, { line, number, group }, ctx, hooks) {
     ctx.stream.on('AccountConversations', (ev) => {
       const d = ev.data || {};
       if (!mine(d)) return;
-      const by = d.by && d.by !== ctx.me?.user?.id ? hooks.userName(d.by) : null;
+      const by = d.by && d.by !== myId(ctx.me) ? hooks.userName(d.by) : null;
       switch (d.event) {
         case 'conversation.resolved':
         case 'conversation.reopened':
