@@ -416,6 +416,12 @@ func TestAppInboxInBrowser(t *testing.T) {
 		}
 	}
 
+	// A line with more conversations than one page, to page through
+	// (sent first: the patients' conversations are the newest).
+	reminders := createLine(t, db, acct, "--number", "4155550102", "--name", "Reminders", "--users", ids(maria)).Number
+	for i := range 52 {
+		appAPIKeySend(t, base, key, reminders, fmt.Sprintf("1646555%04d", i), "Your cleaning is due.")
+	}
 	patients := []string{"12125550101", "12125550102", "12125550103"}
 	for i, p := range patients {
 		appAPIKeySend(t, base, key, desk, p, fmt.Sprintf("Hello patient %d: your appointment is on Tuesday.", i+1))
@@ -448,6 +454,19 @@ func TestAppInboxInBrowser(t *testing.T) {
 	jt.waitJS("the live indicator", `document.querySelector(".live").dataset.state === "open"`, 5*time.Second)
 	mt.screenshots("inbox")
 	mt.axe("the inbox")
+
+	// ---- the line selector, and paging: 50 rows, then "Load more" ----
+	mt.do("choose the Reminders line", chromedp.SetValue(chromedp.ID("line-select"), reminders),
+		chromedp.Evaluate[chromedp.Void](`document.getElementById("line-select").dispatchEvent(new Event("change"))`))
+	mt.waitJS("the first page of the line", `location.search.includes("line=`+reminders+`") && document.querySelectorAll(".conv").length === 50 && !document.querySelector(".more").hidden`, 5*time.Second)
+	mt.do("load more", chromedp.Click(chromedp.CSS(".more")))
+	mt.waitJS("the second page", `document.querySelectorAll(".conv").length === 52 && document.querySelector(".more").hidden`, 5*time.Second)
+	if n := appEval[int](mt, "count other lines' rows", `[...document.querySelectorAll(".conv")].filter((a) => !a.href.includes("/`+reminders+`/")).length`); n != 0 {
+		t.Errorf("with the Reminders line chosen the list shows %d conversations of other lines", n)
+	}
+	mt.do("back to all lines", chromedp.SetValue(chromedp.ID("line-select"), ""),
+		chromedp.Evaluate[chromedp.Void](`document.getElementById("line-select").dispatchEvent(new Event("change"))`))
+	mt.waitJS("all lines again", `!location.search.includes("line=") && document.querySelectorAll(".conv").length === 50`, 5*time.Second)
 
 	// ---- both open the same conversation (james with the keyboard) ----
 	patient := patients[2] // the newest: first in the list

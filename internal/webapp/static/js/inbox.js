@@ -276,6 +276,10 @@ export async function render(main, params, ctx) {
       onGone: () => { ctx.navigate(listURL({})); refreshSoon(); },
       userName,
     });
+    // On a phone the list just left the screen with the focused row: the
+    // thread's title takes the focus, so the keyboard and screen readers
+    // start there.
+    if (getComputedStyle(listPane).display === 'none') threadPane.querySelector('#thread-title')?.focus();
   }
 
   async function update(p) {
