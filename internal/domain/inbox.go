@@ -62,7 +62,9 @@ type ThreadMessage struct {
 
 // Thread is one page of a conversation's messages, newest first.
 type Thread struct {
-	Key        ConversationKey
+	Key ConversationKey
+	// State is the conversation's resolution and owner, read with the page.
+	State      Conversation
 	Messages   []ThreadMessage
 	MarkedRead bool
 }

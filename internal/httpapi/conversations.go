@@ -91,15 +91,20 @@ type messageJSON struct {
 
 // threadJSON is the thread read response.
 type threadJSON struct {
-	Line              string        `json:"line"`
-	Number            string        `json:"number"`
-	GroupParticipants []string      `json:"groupParticipants,omitempty"`
-	Messages          []messageJSON `json:"messages"`
-	MarkedRead        bool          `json:"markedRead"`
+	Line              string   `json:"line"`
+	Number            string   `json:"number"`
+	GroupParticipants []string `json:"groupParticipants,omitempty"`
+	// State is beyond the spec: the conversation's resolution and owner,
+	// so a client that opens a thread by its address can show them.
+	State      conversationStateJSON `json:"state"`
+	Messages   []messageJSON         `json:"messages"`
+	MarkedRead bool                  `json:"markedRead"`
 }
 
 func toThreadJSON(t domain.Thread) threadJSON {
-	out := threadJSON{Line: t.Key.Line.Number, Number: t.Key.Number(), Messages: make([]messageJSON, len(t.Messages)), MarkedRead: t.MarkedRead}
+	state := t.State
+	state.Key = t.Key
+	out := threadJSON{Line: t.Key.Line.Number, Number: t.Key.Number(), State: toStateJSON(state), Messages: make([]messageJSON, len(t.Messages)), MarkedRead: t.MarkedRead}
 	if t.Key.IsGroup() {
 		out.GroupParticipants = t.Key.Participants
 	}
@@ -136,7 +141,7 @@ func (s *Server) listConversations(w http.ResponseWriter, r *http.Request) error
 	q := queryOf(r)
 	lp := inbox.ListParams{
 		Lines: q.list("lines"), Unread: q.bool("unread"), Unresolved: q.bool("unresolved"),
-		AssignedToMe: q.bool("assignedToMe"), Unassigned: q.bool("unassigned"),
+		Resolved: q.bool("resolved"), AssignedToMe: q.bool("assignedToMe"), Unassigned: q.bool("unassigned"),
 		Limit: q.int("limit", inbox.DefaultLimit, 1, inbox.MaxLimit), Offset: q.int("offset", 0, 0, inbox.MaxOffset),
 	}
 	if err := q.err(); err != nil {

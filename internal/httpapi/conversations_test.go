@@ -462,12 +462,34 @@ func TestInboxResolveReopenAssignComment(t *testing.T) {
 			{f.maxTok, "?lines=" + inboxMain + "&limit=1&offset=1", []string{inboxMain + ":" + custB}},
 			{f.key, "?unread=true&unassigned=true", []string{inboxMain + ":" + custA, inboxMain + ":" + custB}},
 			{f.maxTok, "?unread=true&unassigned=true&unresolved=true", []string{inboxMain + ":" + custA}},
+			{f.maxTok, "?resolved=true", []string{inboxMain + ":" + custB}},
+			{f.maxTok, "?resolved=false", []string{inboxDesk + ":" + custC, inboxMain + ":" + custA, inboxMain + ":" + custB}},
+			{f.maxTok, "?resolved=true&lines=" + inboxDesk, []string{}},
+			{f.maxTok, "?resolved=true&unread=true", []string{inboxMain + ":" + custB}},
+			{f.key, "?resolved=true&unassigned=true", []string{inboxMain + ":" + custB}},
+			{f.agnesTok, "?resolved=true&assignedToMe=true", []string{}},
 		} {
 			if got := numbers(f.list(t, c.cred, c.query)); !slices.Equal(got, c.want) {
 				t.Errorf("list%s = %v, want %v", c.query, got, c.want)
 			}
 		}
 		f.wantError(t, "GET", "/sms/conversations?assignedToMe=true", f.key, "", 400, "invalid_request")
+		if msg := f.wantError(t, "GET", "/sms/conversations?resolved=true&unresolved=true", f.key, "", 400, "invalid_request"); !strings.Contains(msg, "resolved and unresolved") {
+			t.Errorf("resolved and unresolved together: %q", msg)
+		}
+
+		// A thread read carries the conversation's state.
+		var thread struct {
+			State state `json:"state"`
+		}
+		f.call(t, "GET", "/sms/conversations/"+inboxDesk+"/"+custC, f.agnesTok, "", 200, &thread)
+		if thread.State.Resolved || thread.State.AssignedTo == nil || *thread.State.AssignedTo != f.agnes.ID || thread.State.Line != inboxDesk || thread.State.Number != custC {
+			t.Errorf("thread state of the assigned desk thread = %+v", thread.State)
+		}
+		f.call(t, "GET", "/sms/conversations/"+inboxMain+"/"+custB+"?limit=1", f.key, "", 200, &thread)
+		if !thread.State.Resolved || thread.State.ResolvedBy == nil || *thread.State.ResolvedBy != f.max.ID || thread.State.ResolvedAt == "" || thread.State.AssignedTo != nil {
+			t.Errorf("thread state of the resolved thread = %+v", thread.State)
+		}
 		f.wantError(t, "GET", "/sms/conversations?lines="+inboxHidden, f.agnesTok, "", 404, "not_found")
 		f.wantError(t, "GET", "/sms/conversations?lines="+inboxBeta, f.key, "", 404, "not_found")
 	})

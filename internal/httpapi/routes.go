@@ -80,7 +80,7 @@ func (s *Server) routes() {
 	// The shared inbox (conversations.go).
 	s.api("GET /sms/unread", auth.MessagesRead, s.unread, "lines", "since")
 	s.api("POST /sms/lines/{line}/read", auth.MessagesWrite, s.markLineRead)
-	s.api("GET /sms/conversations", auth.MessagesRead, s.listConversations, "lines", "unread", "unresolved", "assignedToMe", "unassigned", "limit", "offset")
+	s.api("GET /sms/conversations", auth.MessagesRead, s.listConversations, "lines", "unread", "unresolved", "resolved", "assignedToMe", "unassigned", "limit", "offset")
 	s.api("GET /sms/conversations/{line}/{number}", auth.MessagesRead, s.readThread, "markRead", "groupParticipants", "limit", "offset")
 	s.api("DELETE /sms/conversations/{line}/{number}", auth.MessagesWrite, bodiless(s.deleteConversation), "groupParticipants")
 	s.api("GET /sms/conversations/{line}/{number}/messages/{id}", auth.MessagesRead, s.readThreadAround, "groupParticipants", "limit")

@@ -144,6 +144,7 @@ type ListParams struct {
 	Lines        []string // nil: every line the caller may use
 	Unread       bool
 	Unresolved   bool
+	Resolved     bool // beyond the spec: the resolved ones only
 	AssignedToMe bool
 	Unassigned   bool
 	Limit        int
@@ -156,11 +157,14 @@ func (s *Service) List(ctx context.Context, p auth.Principal, lp ListParams) ([]
 	if err != nil {
 		return nil, err
 	}
+	if lp.Resolved && lp.Unresolved {
+		return nil, invalid("resolved and unresolved cannot both be true: a conversation is one or the other")
+	}
 	if lp.AssignedToMe && !p.IsUser() {
 		return nil, invalid("assignedToMe needs a user credential (an OAuth token); an API key is no person and owns nothing")
 	}
 	f := store.ConversationFilter{AccountID: p.AccountID, UserID: p.UserID, Unread: lp.Unread, Unresolved: lp.Unresolved,
-		Unassigned: lp.Unassigned, Limit: lp.Limit, Offset: lp.Offset}
+		Resolved: lp.Resolved, Unassigned: lp.Unassigned, Limit: lp.Limit, Offset: lp.Offset}
 	if lp.AssignedToMe {
 		f.AssignedTo = p.UserID
 	}
@@ -261,7 +265,7 @@ func (s *Service) Thread(ctx context.Context, p auth.Principal, tp ThreadParams)
 		return domain.Thread{}, err
 	}
 	s.urls(msgs)
-	return domain.Thread{Key: key, Messages: msgs, MarkedRead: tp.MarkRead}, nil
+	return domain.Thread{Key: key, State: c, Messages: msgs, MarkedRead: tp.MarkRead}, nil
 }
 
 // markThreadRead marks the thread read for p. It is the hot read's write:
@@ -299,7 +303,7 @@ func (s *Service) ThreadAround(ctx context.Context, p auth.Principal, a Address,
 		return domain.Thread{}, err
 	}
 	s.urls(msgs)
-	return domain.Thread{Key: key, Messages: msgs}, nil
+	return domain.Thread{Key: key, State: c, Messages: msgs}, nil
 }
 
 func (s *Service) urls(msgs []domain.ThreadMessage) {

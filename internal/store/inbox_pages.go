@@ -34,6 +34,7 @@ type ConversationFilter struct {
 	UserID     int64
 	Unread     bool
 	Unresolved bool
+	Resolved   bool
 	Unassigned bool
 	AssignedTo int64 // 0: any owner
 	Limit      int
@@ -128,6 +129,9 @@ func (s *Store) conversationPage(ctx context.Context, f ConversationFilter) ([]i
 		if f.Unresolved {
 			q.WriteString(` AND c.resolved_at IS NULL`)
 		}
+		if f.Resolved {
+			q.WriteString(` AND c.resolved_at IS NOT NULL`)
+		}
 		if f.Unassigned {
 			q.WriteString(` AND c.assigned_to IS NULL`)
 		}
@@ -139,7 +143,7 @@ func (s *Store) conversationPage(ctx context.Context, f ConversationFilter) ([]i
 	switch {
 	case f.Unread && f.UserID != 0:
 		q.WriteString(`SELECT r.conversation_id FROM inbox_reads r`)
-		if f.Unresolved || f.Unassigned || f.AssignedTo != 0 {
+		if f.Unresolved || f.Resolved || f.Unassigned || f.AssignedTo != 0 {
 			q.WriteString(` JOIN conversations c ON c.id = r.conversation_id`)
 		}
 		q.WriteString(` WHERE r.user_id = ? AND r.unread > 0`)
@@ -165,7 +169,7 @@ func (s *Store) conversationPage(ctx context.Context, f ConversationFilter) ([]i
 		if f.Unread {
 			q.WriteString(` AND c.team_unread > 0`)
 		}
-		if s.db.Engine() == SQLite && f.Offset >= cmp.Or(s.deepPage, deepPage) && !f.Unread && !f.Unresolved && !f.Unassigned {
+		if s.db.Engine() == SQLite && f.Offset >= cmp.Or(s.deepPage, deepPage) && !f.Unread && !f.Unresolved && !f.Resolved && !f.Unassigned {
 			before, newer, err := s.conversationDay(ctx, f)
 			if err != nil {
 				return nil, err
