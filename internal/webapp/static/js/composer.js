@@ -4,7 +4,7 @@
 // /sms/drafts for the draft, POST /sms/messages and
 // POST /sms/lines/{line}/scheduled to send.
 import { ApiError, newIdempotencyKey } from './api.js';
-import { h, formatMoney, formatPhone, formatTime, announce } from './ui.js';
+import { h, formatMoney, formatPhone, announce } from './ui.js';
 
 // The send's limits (api/openapi.yaml, Attachment and SendRequest): checked
 // here too so a person learns at once, not after an upload.
@@ -57,6 +57,14 @@ function formatSize(n) {
 function toLocalInput(d) {
   const p = (n) => String(n).padStart(2, '0');
   return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}T${p(d.getHours())}:${p(d.getMinutes())}`;
+}
+
+// whenFmt shows a send time in full: a scheduled message needs its day and
+// its hour.
+const whenFmt = new Intl.DateTimeFormat(undefined, { weekday: 'short', month: 'short', day: 'numeric', hour: 'numeric', minute: '2-digit' });
+export function formatWhen(iso) {
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? '' : whenFmt.format(d);
 }
 
 function price(n, currency) {
@@ -143,13 +151,15 @@ export function composer(ctx, { line, number, groupParticipants, onSent } = {}) 
     type: 'file', id: `${id}-file`, class: 'cmp-file',
     accept: Object.keys(TYPES).join(','),
   });
-  const attachButton = h('button', { type: 'button', class: 'cmp-tool' }, 'Attach image');
+  // Short words on a phone (cmp-wide / cmp-narrow): the accessible name is
+  // always the words shown.
+  const attachButton = h('button', { type: 'button', class: 'cmp-tool' }, 'Attach', h('span', { class: 'cmp-wide' }, '\u00a0image'));
   const repliesList = h('ul', { class: 'cmp-replies-list' });
   const replies = h('details', { class: 'cmp-menu cmp-replies' },
-    h('summary', { class: 'cmp-tool' }, 'Saved replies'),
+    h('summary', { class: 'cmp-tool' }, h('span', { class: 'cmp-wide' }, 'Saved replies'), h('span', { class: 'cmp-narrow' }, 'Replies')),
     h('div', { class: 'cmp-panel' }, repliesList));
   const when = h('input', { type: 'datetime-local', id: `${id}-when`, name: 'sendAt' });
-  const scheduleButton = h('button', { type: 'button', class: 'cmp-schedule-button' }, 'Schedule');
+  const scheduleButton = h('button', { type: 'button', class: 'cmp-schedule-button primary' }, 'Schedule send');
   const schedule = h('details', { class: 'cmp-menu cmp-schedule' },
     h('summary', { class: 'cmp-tool' }, 'Schedule'),
     h('div', { class: 'cmp-panel' },
@@ -443,7 +453,7 @@ export function composer(ctx, { line, number, groupParticipants, onSent } = {}) 
     scheduleButton.disabled = on;
     form.setAttribute('aria-busy', on ? 'true' : 'false');
     sendButton.textContent = on && label === 'send' ? 'Sending…' : 'Send';
-    scheduleButton.textContent = on && label === 'schedule' ? 'Scheduling…' : 'Schedule';
+    scheduleButton.textContent = on && label === 'schedule' ? 'Scheduling…' : 'Schedule send';
   }
   async function ready() {
     await Promise.all(attachments.map((a) => a.promise));
@@ -531,9 +541,9 @@ export function composer(ctx, { line, number, groupParticipants, onSent } = {}) 
       when.value = '';
       schedule.open = false;
       setStatus(h('span', { class: 'cmp-scheduled' },
-        `Scheduled for ${formatTime(s.sendAt)}, ${price(s.price, s.currency)} when sent. `),
+        `Scheduled for ${formatWhen(s.sendAt)}, ${price(s.price, s.currency)} when sent. `),
         h('a', { href: `/app/lines/${encodeURIComponent(line)}` }, 'See or cancel scheduled messages'));
-      announce(`Message scheduled for ${formatTime(s.sendAt)}.`);
+      announce(`Message scheduled for ${formatWhen(s.sendAt)}.`);
       if (onSent) onSent(s, { scheduled: true });
     } catch (err) {
       showProblem(explain(err, 'scheduled message'));

@@ -4,6 +4,7 @@
 // /sms/lines/{line}/blocked).
 import { ApiError } from './api.js';
 import { h, formatTime, formatPhone, formatMoney, showError, announce, emptyState, spinner } from './ui.js';
+import { formatWhen } from './composer.js';
 
 function linePath(line, rest) {
   return `/sms/lines/${encodeURIComponent(line)}${rest}`;
@@ -62,8 +63,8 @@ export async function render(main, params, ctx) {
   const line = params.line;
   if (!line) return renderIndex(main, ctx);
   document.title = `${formatPhone(line)}: line settings · Switchboard`;
-  const titleText = `Line ${formatPhone(line)}`;
-  const title = h('h1', { id: 'line-title', tabindex: '-1' }, titleText);
+  const phone = h('span', { class: 'ln-nowrap' }, formatPhone(line));
+  const title = h('h1', { id: 'line-title', tabindex: '-1' }, h('span', { class: 'ln-eyebrow' }, 'Line settings'), phone);
   const sub = h('p', { class: 'ln-sub' });
   const schedErr = h('div', { class: 'ln-error', role: 'alert' });
   const schedBody = h('div', { class: 'ln-list' }, spinner('Loading scheduled messages'));
@@ -114,7 +115,7 @@ export async function render(main, params, ctx) {
       return;
     }
     if (l.name) {
-      title.textContent = `${l.name} · ${formatPhone(line)}`;
+      phone.before(`${l.name} · `);
       document.title = `${l.name}: line settings · Switchboard`;
     } else {
       document.title = `${formatPhone(line)}: line settings · Switchboard`;
@@ -142,7 +143,7 @@ export async function render(main, params, ctx) {
     const text = s.text || (s.media.length ? '(picture only)' : '');
     const li = h('li', { class: 'ln-row', 'data-id': String(s.id) },
       h('div', { class: 'ln-main' },
-        h('p', { class: 'ln-when' }, h('time', { datetime: s.sendAt }, formatTime(s.sendAt)),
+        h('p', { class: 'ln-when', id: `sched-${s.id}` }, h('time', { datetime: s.sendAt }, formatWhen(s.sendAt)),
           ' to ', s.recipients.map(formatPhone).join(', ')),
         h('p', { class: 'ln-text' }, text),
         h('p', { class: 'ln-meta' },
@@ -150,7 +151,7 @@ export async function render(main, params, ctx) {
           `${formatMoney(String(s.price), s.currency)} when sent`)),
       actions);
     if (canWrite) {
-      const cancel = h('button', { type: 'button', class: 'ln-cancel', 'aria-label': `Cancel the message scheduled for ${formatTime(s.sendAt)}` }, 'Cancel…');
+      const cancel = h('button', { type: 'button', class: 'ln-cancel', 'aria-describedby': `sched-${s.id}` }, 'Cancel message…');
       cancel.addEventListener('click', () => confirmRow(actions, 'Cancel this message?', 'Yes, cancel it', async (restore) => {
         try {
           await api('DELETE', linePath(line, `/scheduled/${s.id}`));
@@ -191,12 +192,12 @@ export async function render(main, params, ctx) {
     const actions = h('div', { class: 'ln-actions' });
     const li = h('li', { class: 'ln-row', 'data-number': b.number },
       h('div', { class: 'ln-main' },
-        h('p', { class: 'ln-number' }, formatPhone(b.number)),
+        h('p', { class: 'ln-number', id: `blocked-${b.number}` }, formatPhone(b.number)),
         b.reason ? h('p', { class: 'ln-text' }, b.reason) : null,
         h('p', { class: 'ln-meta' }, 'Blocked ', h('time', { datetime: b.blockedAt }, formatTime(b.blockedAt)))),
       actions);
     if (canWrite) {
-      const unblock = h('button', { type: 'button', class: 'ln-unblock', 'aria-label': `Unblock ${formatPhone(b.number)}` }, 'Unblock…');
+      const unblock = h('button', { type: 'button', class: 'ln-unblock', 'aria-describedby': `blocked-${b.number}` }, 'Unblock…');
       unblock.addEventListener('click', () => confirmRow(actions, `Unblock ${formatPhone(b.number)}?`, 'Yes, unblock', async (restore) => {
         try {
           await api('DELETE', linePath(line, `/blocked/${encodeURIComponent(b.number)}`));
