@@ -133,6 +133,20 @@ func testAppComposer(t *testing.T, db string) {
 	if note := appEval[string](a, "the thumbnail", `document.querySelector('.cmp-thumb').innerText`); strings.Contains(note, "Not attached") {
 		t.Fatalf("attachment: %q", note)
 	}
+	// Too big: refused at once, with the limit, and never uploaded.
+	big := filepath.Join(t.TempDir(), "poster.png")
+	if err := os.WriteFile(big, append([]byte("\x89PNG\r\n\x1a\n"), make([]byte, 6<<20)...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a.do("attach an image over 5 MB",
+		chromedp.SetUploadFiles(`form.composer input[type="file"]`, []string{big}, chromedp.NodeReady),
+		cmpPoll(`!document.querySelector('.cmp-error').hidden`))
+	if msg := appEval[string](a, "the error", `document.querySelector('.cmp-error').innerText`); !strings.Contains(msg, "poster.png") || !strings.Contains(msg, "5 MB") {
+		t.Errorf("an image over 5 MB: the composer says %q, want it to name the file and the 5 MB limit", msg)
+	}
+	if n := appEval[float64](a, "count the thumbnails", `document.querySelectorAll('.cmp-thumb').length`); n != 1 {
+		t.Errorf("an image over 5 MB: %v thumbnails, want only the first image's", n)
+	}
 	if m := net.all("POST", "/sms/media"); len(m) != 1 || m[0].status != http.StatusCreated {
 		t.Errorf("attachment: POST /sms/media answers %v, want one 201", m)
 	}
