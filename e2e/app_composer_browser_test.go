@@ -107,6 +107,7 @@ func testAppComposer(t *testing.T, db string) {
 			t.Errorf("preview got %q, want it to say %q", preview, want)
 		}
 	}
+	a.screenshots("composer-ucs2")
 	q := net.last(t, "POST", "/sms/quote")
 	var quote struct {
 		Data struct {
@@ -153,7 +154,7 @@ func testAppComposer(t *testing.T, db string) {
 	if !strings.Contains(appEval[string](a, "the preview", `document.querySelector('.cmp-preview').innerText`), "$0.0213") {
 		t.Errorf("preview with an image: got %q, want the MMS price $0.0213", appEval[string](a, "the preview", `document.querySelector('.cmp-preview').innerText`))
 	}
-	a.screenshots("composer")
+	a.screenshots("composer-attachment")
 	a.axe("the composer")
 
 	// ---- Send: the answer is lost on the way back ----

@@ -594,13 +594,16 @@ export function composer(ctx, { line, number, groupParticipants, onSent } = {}) 
   }
   // Leaving the page with an unsaved draft: save it now (best effort).
   const flush = () => { if (draftTimer) saveDraft(); };
+  const onHidden = () => { if (document.visibilityState === 'hidden') flush(); };
   window.addEventListener('pagehide', flush);
+  document.addEventListener('visibilitychange', onHidden);
   // When the composer leaves the page (another thread opened), stop
   // listening and save what is pending.
   const gone = new MutationObserver(() => {
     if (!form.isConnected && form.dataset.mounted) {
       gone.disconnect();
       window.removeEventListener('pagehide', flush);
+      document.removeEventListener('visibilitychange', onHidden);
       flush();
       if (quoteAbort) quoteAbort.abort();
       clearTimeout(quoteTimer);
