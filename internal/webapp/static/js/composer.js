@@ -257,7 +257,12 @@ export function composer(ctx, { line, number, groupParticipants, onSent } = {}) 
         parts.push(h('span', { class: 'cmp-q-kind' }, m.encoding || 'GSM-7'));
       }
       if (m.type !== 'mms') {
-        if (typeof m.length === 'number') parts.push(h('span', {}, plural(m.length, 'character', 'characters')));
+        // One segment holds 160 GSM-7 or 70 UCS-2 characters (as the API
+        // counts them: an emoji is 2): shown so the person sees the room left.
+        if (typeof m.length === 'number') {
+          const single = m.encoding === 'UCS-2' ? 70 : 160;
+          parts.push(h('span', {}, m.units <= 1 ? `${m.length}/${single} characters` : plural(m.length, 'character', 'characters')));
+        }
         parts.push(h('span', { class: 'cmp-q-units' }, plural(m.units, 'segment', 'segments')));
       }
     }
