@@ -144,7 +144,7 @@ export async function render(main, params, ctx) {
     const li = h('li', { class: 'ln-row', 'data-id': String(s.id) },
       h('div', { class: 'ln-main' },
         h('p', { class: 'ln-when', id: `sched-${s.id}` }, h('time', { datetime: s.sendAt }, formatWhen(s.sendAt)),
-          ' to ', s.recipients.map(formatPhone).join(', ')),
+          ' to ', s.recipients.map((r, i) => [i ? ', ' : '', h('span', { class: 'ln-nowrap' }, formatPhone(r))])),
         h('p', { class: 'ln-text' }, text),
         h('p', { class: 'ln-meta' },
           s.media.length ? `${s.media.length} image${s.media.length === 1 ? '' : 's'} · ` : '',
