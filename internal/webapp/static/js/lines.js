@@ -76,7 +76,7 @@ export async function render(main, params, ctx) {
   const blockButton = h('button', { type: 'submit', class: 'primary' }, 'Block');
   const blockForm = h('form', { class: 'ln-block-form', 'aria-label': 'Block a sender' },
     h('div', { class: 'ln-field' }, h('label', { for: 'block-number' }, 'Number to block'), number),
-    h('div', { class: 'ln-field' }, h('label', { for: 'block-reason' }, 'Reason (optional, never shown to them)'), reason),
+    h('div', { class: 'ln-field' }, h('label', { for: 'block-reason' }, 'Reason (optional)'), reason),
     blockButton);
   blockForm.noValidate = true;
   // Blocking and cancelling need sms:write; without it the lists are read-only.
@@ -91,7 +91,7 @@ export async function render(main, params, ctx) {
       schedErr, schedBody),
     h('section', { class: 'ln-section', 'aria-labelledby': 'blocked-title' },
       h('h2', { id: 'blocked-title' }, 'Blocked senders'),
-      h('p', { class: 'ln-help' }, 'Texts from these numbers to this line are kept, marked blocked, and never counted as unread. This is not the STOP (opt-out) list.'),
+      h('p', { class: 'ln-help' }, 'Texts from these numbers to this line are kept, marked blocked, and never counted as unread. The reason is for your team; the sender never sees it. This is not the STOP (opt-out) list.'),
       canWrite ? blockForm : null,
       blockErr, blockBody)));
   schedErr.hidden = blockErr.hidden = true;
