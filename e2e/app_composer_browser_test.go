@@ -66,11 +66,6 @@ func testAppComposer(t *testing.T, db string) {
 	a := b.signIn(base, "dana", "composer pass")
 	net := watchAPI(t, a)
 
-	// A saved reply, made through the API with the person's own token (the
-	// app's api module, in the page): saved replies belong to a person.
-	appEval[float64](a, "create a saved reply", `import('/app/js/api.js').then((m) => m.api('POST', '/sms/templates',
-		{ body: { title: 'Opening hours', body: 'We are open 9 to 5, Monday to Friday.' } })).then((t) => t.id)`)
-
 	threadURL := base + "/app/inbox/" + cmpLine + "/" + cmpPeer
 	a.do("open the thread", chromedp.Navigate(threadURL))
 	textarea := `form.composer textarea[name="message"]`
@@ -80,7 +75,18 @@ func testAppComposer(t *testing.T, db string) {
 		t.Errorf("composer: the textarea's label is %q, want one naming the recipient", label)
 	}
 
-	// ---- saved reply: keyboard only (the menu opens, Enter inserts) ----
+	// ---- saved replies: save the text as one, then insert it, by keyboard ----
+	a.do("save a reply",
+		chromedp.SendKeys(textarea, "We are open 9 to 5, Monday to Friday."),
+		chromedp.Focus(`.cmp-replies summary`), chromedp.KeyEvent("\r"),
+		chromedp.WaitVisible(`.cmp-save-reply input`),
+		chromedp.SendKeys(`.cmp-save-reply input`, "Opening hours\r"),
+		chromedp.WaitVisible(`.cmp-reply`),
+		chromedp.KeyEvent("\x1b"))
+	if got := appEval[string](a, "focus", `document.activeElement.tagName`); got != "SUMMARY" {
+		t.Errorf("saved replies: Escape left focus on %s, want the menu's button", got)
+	}
+	cmpClear(a, textarea)
 	a.do("open the saved replies",
 		chromedp.Focus(`.cmp-replies summary`), chromedp.KeyEvent("\r"),
 		chromedp.WaitVisible(`.cmp-reply`))

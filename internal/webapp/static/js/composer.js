@@ -155,9 +155,17 @@ export function composer(ctx, { line, number, groupParticipants, onSent } = {}) 
   // always the words shown.
   const attachButton = h('button', { type: 'button', class: 'cmp-tool' }, 'Attach', h('span', { class: 'cmp-wide' }, '\u00a0image'));
   const repliesList = h('ul', { class: 'cmp-replies-list' });
+  // Saving the text in the box as a new saved reply (POST /sms/templates).
+  const saveTitle = h('input', { id: `${id}-save-title`, type: 'text', maxlength: '200', autocomplete: 'off' });
+  const saveNote = h('p', { class: 'cmp-muted', role: 'status' });
+  const saveForm = (!ctx.can || ctx.can.write !== false) ? h('div', { class: 'cmp-save-reply' },
+    h('label', { for: `${id}-save-title` }, 'Save the text above as a reply, titled'),
+    h('div', { class: 'cmp-row' }, saveTitle,
+      h('button', { type: 'button', class: 'cmp-tool', on: { click: () => saveReply() } }, 'Save reply')),
+    saveNote) : null;
   const replies = h('details', { class: 'cmp-menu cmp-replies' },
     h('summary', { class: 'cmp-tool' }, h('span', { class: 'cmp-wide' }, 'Saved replies'), h('span', { class: 'cmp-narrow' }, 'Replies')),
-    h('div', { class: 'cmp-panel' }, repliesList));
+    h('div', { class: 'cmp-panel' }, repliesList, saveForm));
   const when = h('input', { type: 'datetime-local', id: `${id}-when`, name: 'sendAt' });
   const scheduleButton = h('button', { type: 'button', class: 'cmp-schedule-button primary' }, 'Schedule send');
   const schedule = h('details', { class: 'cmp-menu cmp-schedule' },
@@ -335,7 +343,7 @@ export function composer(ctx, { line, number, groupParticipants, onSent } = {}) 
     try {
       const list = await api('GET', '/sms/templates');
       if (!list.length) {
-        repliesList.replaceChildren(h('li', { class: 'cmp-muted' }, 'No saved replies yet. They are created through the API (POST /sms/templates).'));
+        repliesList.replaceChildren(h('li', { class: 'cmp-muted' }, 'No saved replies yet.'));
         return;
       }
       repliesList.replaceChildren(...list.map((t) => h('li', {},
@@ -349,6 +357,24 @@ export function composer(ctx, { line, number, groupParticipants, onSent } = {}) 
         err instanceof ApiError && err.status === 403 ? 'Your sign-in may not read saved replies.' : 'Saved replies could not be loaded.'));
     }
   }
+  async function saveReply() {
+    const title = saveTitle.value.trim();
+    const body = textarea.value;
+    if (body.trim() === '') { saveNote.textContent = 'Write the reply in the box first.'; textarea.focus(); return; }
+    if (!title) { saveNote.textContent = 'Give it a title.'; saveTitle.focus(); return; }
+    try {
+      await api('POST', '/sms/templates', { body: { title, body } });
+      saveTitle.value = '';
+      saveNote.textContent = `Saved “${title}”.`;
+      repliesLoaded = false;
+      await loadReplies();
+    } catch (err) {
+      saveNote.textContent = err instanceof ApiError && err.status === 403
+        ? 'Your sign-in may not save replies.'
+        : `Not saved: ${(err && (err.detail || err.message)) || 'unknown error'}`;
+    }
+  }
+  saveTitle.addEventListener('keydown', (e) => { if (e.key === 'Enter') { e.preventDefault(); saveReply(); } });
   function insertReply(text) {
     // Insert at the caret (replacing a selection), as typing would.
     const start = textarea.selectionStart ?? textarea.value.length;
@@ -572,7 +598,14 @@ export function composer(ctx, { line, number, groupParticipants, onSent } = {}) 
       send();
     }
   });
-  form.addEventListener('submit', (e) => { e.preventDefault(); send(); });
+  form.addEventListener('submit', (e) => {
+    e.preventDefault();
+    // Enter in one of the small fields (a reply's title, the send time) is
+    // that field's own action, never an implicit Send.
+    const from = document.activeElement;
+    if (from && from.tagName === 'INPUT' && form.contains(from)) return;
+    send();
+  });
   scheduleButton.addEventListener('click', scheduleSend);
   when.addEventListener('keydown', (e) => { if (e.key === 'Enter') { e.preventDefault(); scheduleSend(); } });
   schedule.addEventListener('toggle', () => {
