@@ -13,6 +13,7 @@ const MAX_ATTACHMENTS = 10;
 const TYPES = { 'image/jpeg': 'jpg', 'image/png': 'png', 'image/gif': 'gif', 'image/bmp': 'bmp' };
 const DRAFT_DELAY = 1000;
 const QUOTE_DELAY = 300;
+const QUOTE_TEXT_BYTES = 512 * 1024;
 
 // Whether POST /sms/quote exists on this server: learnt from the first
 // answer (404 or 405 means an older server) and kept for the page's life.
@@ -588,6 +589,10 @@ export function composer(ctx, { line, number, groupParticipants, onSent } = {}) 
   function changed() {
     showProblem('');
     scheduleDraft();
+    // With large images attached, a keystroke does not re-post megabytes
+    // to be quoted: an MMS costs the same whatever its text.
+    const attachedBytes = attachments.reduce((n, a) => n + (a.error ? 0 : a.file.size), 0);
+    if (attachedBytes > QUOTE_TEXT_BYTES && !preview.hidden) return;
     scheduleQuote();
   }
   textarea.addEventListener('input', changed);
