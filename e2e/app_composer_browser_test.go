@@ -7,6 +7,7 @@ import (
 	"image"
 	"image/color"
 	"image/png"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -21,6 +22,7 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
+	"switchboard/internal/apitest"
 	"switchboard/internal/store"
 	"switchboard/internal/store/storetest"
 )
@@ -289,6 +291,9 @@ func testAppComposer(t *testing.T, db string) {
 	if left := getData[[]json.RawMessage](t, base+apiPrefix+"/sms/lines/"+cmpLine+"/blocked", key); len(left) != 0 {
 		t.Errorf("blocked senders after Unblock: %d, want none", len(left))
 	}
+	if n := net.validate(t); n < 20 {
+		t.Errorf("validated %d of the page's API answers against the OpenAPI document, want every one (at least 20)", n)
+	}
 }
 
 // loseNextAnswer makes the browser lose the answer to the page's next
@@ -356,10 +361,12 @@ func writePNG(t *testing.T, path string) {
 // ---- the API calls the page makes, as the browser saw them ----
 
 type apiCall struct {
-	method, path   string
-	idempotencyKey string
-	status         int64
-	body           []byte
+	method, path, url string
+	idempotencyKey    string
+	status            int64
+	header            http.Header
+	body              []byte
+	read              bool // body read from the browser (or none to read)
 }
 
 func (c apiCall) String() string { return fmt.Sprintf("%s %s -> %d", c.method, c.path, c.status) }
@@ -395,7 +402,7 @@ func watchAPI(t *testing.T, a *appTab) *apiWatch {
 				}
 			}
 			w.mu.Lock()
-			w.calls[e.RequestID] = &apiCall{method: e.Request.Method, path: path, idempotencyKey: k}
+			w.calls[e.RequestID] = &apiCall{method: e.Request.Method, path: path, url: e.Request.URL, idempotencyKey: k}
 			w.order = append(w.order, e.RequestID)
 			w.done[e.RequestID] = make(chan struct{})
 			w.mu.Unlock()
@@ -403,6 +410,7 @@ func watchAPI(t *testing.T, a *appTab) *apiWatch {
 			w.mu.Lock()
 			if c := w.calls[e.RequestID]; c != nil {
 				c.status = e.Response.Status
+				c.header = browserHeader(e.Response.Headers)
 			}
 			w.mu.Unlock()
 		case *network.EventLoadingFinished:
@@ -431,11 +439,10 @@ func watchAPI(t *testing.T, a *appTab) *apiWatch {
 				continue
 			}
 			if !strings.HasPrefix(c.path, "/events") {
-				if r, err := chromedp.Call(a.ctx, network.GetResponseBody, network.GetResponseBodyParams{RequestID: id}); err == nil {
-					w.mu.Lock()
-					c.body = r.Body
-					w.mu.Unlock()
-				}
+				r, err := chromedp.Call(a.ctx, network.GetResponseBody, network.GetResponseBodyParams{RequestID: id})
+				w.mu.Lock()
+				c.body, c.read = r.Body, err == nil
+				w.mu.Unlock()
 			}
 			w.mu.Lock()
 			close(ch)
@@ -472,6 +479,29 @@ func (w *apiWatch) all(method, path string) []apiCall {
 		}
 	}
 	return out
+}
+
+// validate checks every answer the page got from the API (but the event
+// stream's) against api/openapi.yaml, as the API tests' client does.
+func (w *apiWatch) validate(t *testing.T) int {
+	t.Helper()
+	w.mu.Lock()
+	var calls []apiCall
+	for _, id := range w.order {
+		if c := w.calls[id]; c.status != 0 && c.read {
+			calls = append(calls, *c)
+		}
+	}
+	w.mu.Unlock()
+	for _, c := range calls {
+		req, err := http.NewRequest(c.method, c.url, nil)
+		if err != nil {
+			t.Fatalf("%s %s: %v", c.method, c.url, err)
+		}
+		resp := &http.Response{StatusCode: int(c.status), Header: c.header, Body: io.NopCloser(bytes.NewReader(c.body)), Request: req}
+		apitest.Validate(t, req, resp)
+	}
+	return len(calls)
 }
 
 // last returns the newest answered call of method to path with a 2xx status.
