@@ -570,6 +570,11 @@ func TestAppInboxInBrowser(t *testing.T) {
 	jt.waitJS("the Mine filter", `location.search.includes("view=mine")`, 3*time.Second)
 	jt.waitJS("only the assigned conversation", fmt.Sprintf(`document.querySelectorAll(".conv").length === 1 && document.querySelector(".conv").href.includes("/%s")`, patient), 5*time.Second)
 
+	// So does "Resolved" (resolved=true): the only resolved conversation.
+	jt.do("filter Resolved with the keyboard", chromedp.Evaluate[chromedp.Void](`document.activeElement.blur()`), chromedp.KeyEvent("6"))
+	jt.waitJS("the Resolved filter", `location.search.includes("view=resolved")`, 3*time.Second)
+	jt.waitJS("only the resolved conversation", fmt.Sprintf(`document.querySelectorAll(".conv").length === 1 && document.querySelector(".conv").href.includes("/%s")`, patient), 5*time.Second)
+
 	jt.do("open it again", chromedp.Click(chromedp.CSS("a.conv")))
 	jt.waitJS("the thread open", `document.querySelector(".thread .msg")`, 5*time.Second)
 

@@ -11,8 +11,8 @@ const VIEWS = [
   ['unread', 'Unread', { unread: 'true' }],
   ['mine', 'Mine', { assignedToMe: 'true' }],
   ['unassigned', 'Unassigned', { unassigned: 'true' }],
-  // The API filters on unresolved only (no resolved=true): "Open".
   ['open', 'Open', { unresolved: 'true' }],
+  ['resolved', 'Resolved', { resolved: 'true' }],
 ];
 const EMPTY = {
   all: ['No conversations yet', 'Texts your lines send or receive will show up here as they arrive.'],
@@ -20,6 +20,7 @@ const EMPTY = {
   mine: ['Nothing assigned to you', 'Conversations assigned to you show up here.'],
   unassigned: ['Every conversation has an owner', 'Conversations nobody is assigned to show up here.'],
   open: ['Nothing open', 'Every conversation is resolved. A new text reopens its conversation.'],
+  resolved: ['Nothing resolved', 'Conversations you resolve show up here until a new text reopens them.'],
 };
 
 export const HELP = [
@@ -27,7 +28,7 @@ export const HELP = [
   ['k or ↑', 'Previous conversation'],
   ['Enter', 'Open the conversation'],
   ['/', 'Choose the line'],
-  ['1 … 5', 'Filters: All, Unread, Mine, Unassigned, Open'],
+  ['1 … 6', 'Filters: All, Unread, Mine, Unassigned, Open, Resolved'],
   ['r', 'Reply (in a conversation)'],
   ['n', 'Add an internal note'],
   ['e', 'Resolve or reopen'],
@@ -335,7 +336,7 @@ export async function render(main, params, ctx) {
         if (!state.threadKey) return;
         ctx.navigate(listURL({}));
         break;
-      case '1': case '2': case '3': case '4': case '5':
+      case '1': case '2': case '3': case '4': case '5': case '6':
         ctx.navigate(listURL({ view: VIEWS[Number(e.key) - 1][0] }));
         break;
       default:

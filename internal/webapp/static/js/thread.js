@@ -278,6 +278,7 @@ export function openThread(pane, { line, number, group }, ctx, hooks) {
       const [page] = await Promise.all([fetchPage(0, PAGE, visible()), loadComments(false)]);
       if (closed) return;
       messages = page.messages;
+      if (page.state) setState(page.state, true);
       offset = messages.length;
       done = messages.length < PAGE;
       pane.querySelector(':scope > .spinner')?.remove();
@@ -394,8 +395,8 @@ export function openThread(pane, { line, number, group }, ctx, hooks) {
 
   first();
   return {
-    // known gives the state from the list once it has loaded (the thread
-    // read carries no state).
+    // known gives the state from the list when it loads before the
+    // thread's own read (which carries the state too).
     known(item) {
       if (!convState && item && !closed) setState({ resolved: item.resolved, assignedTo: item.assignedTo }, true);
     },
