@@ -3,6 +3,7 @@
 //	switchboard serve                 run migrations and serve the API
 //	switchboard demo                  serve a fresh demo account
 //	switchboard migrate [--status]    apply database migrations (or list them)
+//	switchboard backup --to F | --check F   copy a serving SQLite database; check a copy
 //	switchboard account|role|user|line|key …   provision accounts
 //
 // Every subcommand reads the common flags (--db, --json, …) and their
@@ -41,6 +42,7 @@ var commands = []command{
 	{"serve", "apply migrations and serve the API", cmdServe},
 	{"demo", "create a fresh demo database, print a key and curl examples, and serve", cmdDemo},
 	{"migrate", "apply database migrations; --status lists applied and pending ones", cmdMigrate},
+	{"backup", "copy the SQLite database while it serves: --to FILE [--force]; check a copy: --check FILE", cmdBackup},
 	{"account create", "create an account: --name NAME", cmdAccountCreate},
 	{"account list", "list accounts", cmdAccountList},
 	{"account set", "change account settings: --account ID [--restrict-sms-delete=BOOL] [--sensitive-reverify=BOOL]", cmdAccountSet},

@@ -1,0 +1,411 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/term"
+
+	"switchboard/internal/bytesize"
+	"switchboard/internal/money"
+	"switchboard/internal/store"
+)
+
+// cmdBackup copies a SQLite database while it serves (--to) or checks such
+// a copy (--check). docs/operations.md "Backups" is the operator's guide.
+func cmdBackup(ctx context.Context, c *cli, args []string) error {
+	var to, check string
+	var force bool
+	if err := c.parse("backup", args, func(fs *flag.FlagSet) {
+		fs.StringVar(&to, "to", "", "write a consistent copy of the --db SQLite database to this file, while it serves")
+		fs.StringVar(&check, "check", "", "check a copy: integrity, schema version and the ledger; opened read-only, never migrated")
+		fs.BoolVar(&force, "force", false, "with --to: replace an existing file")
+	}); err != nil {
+		return err
+	}
+	switch {
+	case (to == "") == (check == ""):
+		return usageError{"give exactly one of --to FILE and --check FILE"}
+	case check != "" && force:
+		return usageError{"--force goes with --to"}
+	case check != "":
+		return backupCheck(ctx, c, check, nil)
+	}
+	return backupTo(ctx, c, to, force)
+}
+
+// backupTo writes the copy to a temporary file beside target and renames it
+// into place once complete and synced: target is never a partial copy, and
+// an existing target (with --force) stays whole until the rename.
+func backupTo(ctx context.Context, c *cli, target string, force bool) error {
+	switch store.EngineOf(c.db) {
+	case store.Postgres:
+		return errors.New("this database is PostgreSQL: back it up with pg_dump (pg_dump -Fc), and for point-in-time recovery with WAL archiving; see docs/operations.md \"Backups\"")
+	case "":
+		return usageError{fmt.Sprintf("--db %q: use a file path or sqlite://PATH (PostgreSQL is backed up with pg_dump)", c.db)}
+	}
+	src, _ := store.SQLitePath(c.db)
+	abs, err := filepath.Abs(target)
+	if err != nil {
+		return err
+	}
+	target = abs
+
+	// The target first, before any work: refusals name the path and why.
+	dir := filepath.Dir(target)
+	if fi, err := os.Stat(dir); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("cannot write the backup %s: directory %s does not exist", target, dir)
+		}
+		return fmt.Errorf("cannot write the backup %s: %s: %w", target, dir, pathReason(err))
+	} else if !fi.IsDir() {
+		return fmt.Errorf("cannot write the backup %s: %s is not a directory", target, dir)
+	}
+	switch fi, err := os.Stat(target); {
+	case err == nil && fi.IsDir():
+		return fmt.Errorf("cannot write the backup %s: it is a directory", target)
+	case err == nil && !force:
+		return fmt.Errorf("%s already exists: pass --force to replace it", target)
+	case err == nil:
+		if sfi, serr := os.Stat(src); serr == nil && os.SameFile(fi, sfi) {
+			return fmt.Errorf("%s is the database itself: back it up to another file", target)
+		}
+	case !errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("cannot write the backup %s: %w", target, pathReason(err))
+	}
+	// VACUUM INTO writes into an empty file; 0600 since the copy holds
+	// everything the database does (key and password hashes, messages).
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(target)+".partial-*")
+	if err != nil {
+		return fmt.Errorf("cannot write the backup %s: cannot create files in %s: %w", target, dir, pathReason(err))
+	}
+	tmpName := tmp.Name()
+	tmp.Close()
+	done := false
+	defer func() {
+		if !done {
+			os.Remove(tmpName)
+		}
+	}()
+
+	// The source must exist: opening would otherwise create an empty one.
+	if fi, err := os.Stat(src); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("no database at %s (--db)", src)
+		}
+		return fmt.Errorf("database %s: %w", src, pathReason(err))
+	} else if !fi.Mode().IsRegular() {
+		return fmt.Errorf("database %s is not a regular file", src)
+	}
+	// Opened without migrating (as migrate --status): a backup changes
+	// nothing in the database it copies, whichever binary takes it.
+	o := c.storeOptions()
+	o.Log = c.log
+	st, err := store.OpenWith(ctx, c.db, o)
+	if err != nil {
+		return err
+	}
+	c.st = st
+	total, err := st.SizeBytes(ctx)
+	if err != nil {
+		return err
+	}
+
+	start := time.Now()
+	stopProgress := c.progress(tmpName, total)
+	err = st.Backup(ctx, tmpName)
+	stopProgress()
+	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("interrupted; nothing written to %s", target)
+		}
+		return err
+	}
+	// SQLite does not sync what VACUUM INTO wrote: sync the file, then
+	// the directory after the rename, so the copy survives a power loss.
+	if err := syncFile(tmpName); err != nil {
+		return fmt.Errorf("sync %s: %w", tmpName, err)
+	}
+	if err := os.Rename(tmpName, target); err != nil {
+		return fmt.Errorf("cannot write the backup %s: %w", target, pathReason(err))
+	}
+	done = true
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	took := time.Since(start)
+	fi, err := os.Stat(target)
+	if err != nil {
+		return err
+	}
+	st.Close()
+	c.st = nil
+	return backupCheck(ctx, c, target, &backupWritten{File: target, Bytes: fi.Size(), Seconds: took.Seconds(), took: took})
+}
+
+// backupWritten is what backup --to reports before the check of the copy.
+type backupWritten struct {
+	File    string  `json:"file"`
+	Bytes   int64   `json:"bytes"`
+	Seconds float64 `json:"seconds"`
+	took    time.Duration
+}
+
+func syncFile(name string) error {
+	f, err := os.OpenFile(name, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	return errors.Join(err, f.Close())
+}
+
+// pathReason drops a *fs.PathError's operation and path, which the
+// messages above name themselves, keeping the reason ("permission denied").
+func pathReason(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// progress shows, on a terminal, how far the copy has come: the temporary
+// file's size against the database's, every 200 ms. It shows nothing when
+// stderr is not a terminal or the output is JSON. The returned function
+// stops it and clears the line.
+func (c *cli) progress(file string, total int64) (stop func()) {
+	f, ok := c.stderr.(*os.File)
+	if c.json || !ok || !term.IsTerminal(int(f.Fd())) || total <= 0 {
+		return func() {}
+	}
+	quit := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tick := time.NewTicker(200 * time.Millisecond)
+		defer tick.Stop()
+		const mib = 1 << 20
+		for {
+			select {
+			case <-quit:
+				fmt.Fprint(f, "\r\033[K")
+				return
+			case <-tick.C:
+			}
+			fi, err := os.Stat(file)
+			if err != nil {
+				continue
+			}
+			n := min(fi.Size(), total)
+			// Integer tenths: the display needs no float.
+			fmt.Fprintf(f, "\r\033[Kbacking up: %3d%%  %d.%d of %d.%d MiB", n*100/total,
+				n/mib, n%mib*10/mib, total/mib, total%mib*10/mib)
+		}
+	}()
+	return func() {
+		close(quit)
+		wg.Wait()
+	}
+}
+
+// checkReport is backup --check's report (its --json output, with the
+// backup's own lines when --to wrote the copy).
+type checkReport struct {
+	Backup      *backupWritten `json:"backup,omitempty"`
+	File        string         `json:"file"`
+	OK          bool           `json:"ok"`
+	Failed      []string       `json:"failed"`
+	Integrity   []string       `json:"integrityCheck"`
+	ForeignKeys []string       `json:"foreignKeyCheck"`
+	Schema      schemaReport   `json:"schema"`
+	Ledger      *ledgerReport  `json:"ledger,omitempty"`
+}
+
+type schemaReport struct {
+	Latest  string `json:"latest"` // the copy's latest applied migration
+	Applied int    `json:"applied"`
+	Pending int    `json:"pending"` // this binary would apply them when serving the copy
+	Unknown int    `json:"unknown"` // applied by a newer Switchboard
+	State   string `json:"state"`   // current, older, newer or empty
+}
+
+type ledgerReport struct {
+	Charges  int64           `json:"charges"`
+	Accounts []accountLedger `json:"accounts"`
+	Checks   []ledgerRule    `json:"checks"`
+}
+
+type accountLedger struct {
+	Account  int64        `json:"account"`
+	Name     string       `json:"name"`
+	Currency string       `json:"currency"`
+	Charges  int64        `json:"charges"`
+	Total    money.Micros `json:"total"`
+}
+
+type ledgerRule struct {
+	Rule     string  `json:"rule"`
+	OK       bool    `json:"ok"`
+	Count    int     `json:"count"`
+	Kind     string  `json:"kind"` // what examples are ids of: ledger or message
+	Examples []int64 `json:"examples"`
+}
+
+// backupCheck opens the copy read-only, without migrating it, and reports
+// its integrity, its schema version and its ledger. Any failed check is an
+// error naming it (exit status 1), after the report.
+func backupCheck(ctx context.Context, c *cli, file string, written *backupWritten) error {
+	if abs, err := filepath.Abs(file); err == nil {
+		file = abs
+	}
+	st, err := store.OpenCopy(ctx, file)
+	if err != nil {
+		return err
+	}
+	c.st = st
+	r := checkReport{Backup: written, File: file, Failed: []string{}}
+	if r.Integrity, r.ForeignKeys, err = st.Integrity(ctx); err != nil {
+		return err
+	}
+	if len(r.Integrity) > 0 {
+		r.Failed = append(r.Failed, "integrity_check")
+	}
+	if len(r.ForeignKeys) > 0 {
+		r.Failed = append(r.Failed, "foreign_key_check")
+	}
+	r.Integrity, r.ForeignKeys = nonNil(r.Integrity), nonNil(r.ForeignKeys)
+
+	migrations, err := st.Migrations(ctx)
+	if err != nil {
+		return err
+	}
+	for _, m := range migrations {
+		switch {
+		case !m.Known:
+			r.Schema.Unknown++
+		case m.AppliedAt.IsZero():
+			r.Schema.Pending++
+		}
+		if !m.AppliedAt.IsZero() {
+			r.Schema.Applied++
+			r.Schema.Latest = m.Version
+		}
+	}
+	switch {
+	case r.Schema.Applied == 0:
+		r.Schema.State = "empty"
+		r.Failed = append(r.Failed, "schema: no migration applied (not a Switchboard database)")
+	case r.Schema.Unknown > 0:
+		r.Schema.State = "newer"
+	case r.Schema.Pending > 0:
+		r.Schema.State = "older"
+	default:
+		r.Schema.State = "current"
+	}
+
+	if r.Schema.Applied > 0 {
+		l := &ledgerReport{Accounts: []accountLedger{}}
+		byAccount, err := st.ChargesByAccount(ctx)
+		if err != nil {
+			return err
+		}
+		for _, a := range byAccount {
+			l.Charges += a.Charges
+			l.Accounts = append(l.Accounts, accountLedger{a.AccountID, a.Name, a.Currency, a.Charges, a.Total})
+		}
+		checks, err := st.LedgerAgreement(ctx)
+		if err != nil {
+			return err
+		}
+		for _, ch := range checks {
+			l.Checks = append(l.Checks, ledgerRule{ch.Name, ch.Count == 0, ch.Count, ch.Kind, ch.Examples})
+			if ch.Count > 0 {
+				r.Failed = append(r.Failed, "ledger: "+ch.Name)
+			}
+		}
+		r.Ledger = l
+	}
+	r.OK = len(r.Failed) == 0
+	c.print(r, r.text())
+	if !r.OK {
+		return fmt.Errorf("check of %s failed: %s", file, strings.Join(r.Failed, "; "))
+	}
+	return nil
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// text is the report for a reader.
+func (r checkReport) text() string {
+	var b strings.Builder
+	if w := r.Backup; w != nil {
+		fmt.Fprintf(&b, "backup written: %s (%s) in %s\n", w.File, bytesize.Format(w.Bytes), w.took.Round(time.Millisecond))
+	}
+	fmt.Fprintf(&b, "check of %s:\n", r.File)
+	problems := func(name string, found []string) {
+		if len(found) == 0 {
+			fmt.Fprintf(&b, "  %-18s ok\n", name)
+			return
+		}
+		fmt.Fprintf(&b, "  %-18s FAILED (%d)\n", name, len(found))
+		for _, p := range found[:min(len(found), 10)] {
+			fmt.Fprintf(&b, "    %s\n", p)
+		}
+	}
+	problems("integrity_check", r.Integrity)
+	problems("foreign_key_check", r.ForeignKeys)
+	s := r.Schema
+	switch s.State {
+	case "empty":
+		fmt.Fprintf(&b, "  %-18s FAILED: no migration applied\n", "schema")
+	case "current":
+		fmt.Fprintf(&b, "  %-18s %s (%d migrations), this binary's latest: a server on it applies none\n", "schema", s.Latest, s.Applied)
+	case "older":
+		fmt.Fprintf(&b, "  %-18s %s (%d migrations); this binary applies %d more when it serves the copy\n", "schema", s.Latest, s.Applied, s.Pending)
+	case "newer":
+		fmt.Fprintf(&b, "  %-18s %s (%d migrations), %d of them unknown to this binary: the copy is newer; restore it with a Switchboard at least as new\n", "schema", s.Latest, s.Applied, s.Unknown)
+	}
+	if l := r.Ledger; l != nil {
+		fmt.Fprintf(&b, "  %-18s %d charges in %d accounts\n", "ledger", l.Charges, len(l.Accounts))
+		for _, a := range l.Accounts {
+			name := a.Name
+			if name == "" {
+				name = "(no such account)"
+			}
+			fmt.Fprintf(&b, "    account %d %s: %d charges, %s %s\n", a.Account, name, a.Charges, a.Total, a.Currency)
+		}
+		for _, ch := range l.Checks {
+			if ch.OK {
+				fmt.Fprintf(&b, "    ok      %s\n", ch.Rule)
+				continue
+			}
+			ids := make([]string, len(ch.Examples))
+			for i, id := range ch.Examples {
+				ids[i] = fmt.Sprint(id)
+			}
+			fmt.Fprintf(&b, "    FAILED  %s: %d %s rows, e.g. %s\n", ch.Rule, ch.Count, ch.Kind, strings.Join(ids, ", "))
+		}
+	}
+	if r.OK {
+		b.WriteString("check passed\n")
+	} else {
+		fmt.Fprintf(&b, "check FAILED: %s\n", strings.Join(r.Failed, "; "))
+	}
+	return b.String()
+}
