@@ -63,6 +63,8 @@ type cli struct {
 	// streamLimit is how many event streams an account may hold open on
 	// one node (serve --stream-limit).
 	streamLimit int
+	// walAutocheckpoint is --sqlite-wal-autocheckpoint: pages, 0 never.
+	walAutocheckpoint int
 }
 
 // env returns the SWITCHBOARD_ variable for name, or def.
@@ -76,6 +78,7 @@ func env(name, def string) string {
 func (c *cli) commonFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.db, "db", env("DB", "./switchboard.db"), "database: a file path or sqlite://PATH for SQLite, postgres://… for PostgreSQL (SWITCHBOARD_DB)")
 	fs.BoolVar(&c.dbOptions.PgBouncer, "db-pgbouncer", false, "the PostgreSQL URL points at PgBouncer in transaction pooling mode: no named prepared statements, no statement_timeout at connection start (see docs/operations.md) (SWITCHBOARD_DB_PGBOUNCER)")
+	fs.IntVar(&c.walAutocheckpoint, "sqlite-wal-autocheckpoint", 1000, "SQLite: a commit that leaves the WAL this many pages long copies it into the database (a passive checkpoint); 0 never, when Litestream owns checkpoints (see docs/operations.md) (SWITCHBOARD_SQLITE_WAL_AUTOCHECKPOINT)")
 	fs.BoolVar(&c.json, "json", false, "print one JSON object instead of text (SWITCHBOARD_JSON)")
 	fs.StringVar(&c.listen, "listen", env("LISTEN", "127.0.0.1:8080"), "address to serve on (SWITCHBOARD_LISTEN)")
 	fs.StringVar(&c.publicURL, "public-url", env("PUBLIC_URL", ""), "public base URL of this server, e.g. https://sb.example.com; default http://LISTEN (SWITCHBOARD_PUBLIC_URL)")
@@ -118,7 +121,7 @@ func (c *cli) parse(name string, args []string, define func(fs *flag.FlagSet)) e
 	// value is refused like a bad flag instead of silently replaced.
 	for name, variable := range map[string]string{"json": "JSON", "reconcile-after": "RECONCILE_AFTER", "carrier-timeout": "CARRIER_TIMEOUT",
 		"db-pgbouncer": "DB_PGBOUNCER", "db-pool": "DB_POOL", "db-statement-timeout": "DB_STATEMENT_TIMEOUT", "db-conn-lifetime": "DB_CONN_LIFETIME",
-		"webhook-retention": "WEBHOOK_RETENTION", "stream-limit": "STREAM_LIMIT"} {
+		"webhook-retention": "WEBHOOK_RETENTION", "stream-limit": "STREAM_LIMIT", "sqlite-wal-autocheckpoint": "SQLITE_WAL_AUTOCHECKPOINT"} {
 		if f := fs.Lookup(name); f != nil {
 			if v, ok := os.LookupEnv("SWITCHBOARD_" + variable); ok {
 				if err := f.Value.Set(v); err != nil {
@@ -235,6 +238,10 @@ func (c *cli) storeOptions() store.Options {
 		return d
 	}
 	o.StatementTimeout, o.ConnLifetime = none(c.dbStatementTimeout), none(c.dbConnLifetime)
+	o.WALAutocheckpoint = c.walAutocheckpoint
+	if o.WALAutocheckpoint <= 0 {
+		o.WALAutocheckpoint = -1 // store.Options' "never"
+	}
 	return o
 }
 

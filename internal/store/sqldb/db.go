@@ -91,6 +91,14 @@ type Options struct {
 	// refuses (set it on the role instead; docs/operations.md). Without a
 	// ListenURL the read cache stays off: LISTEN needs a session of its own.
 	PgBouncer bool
+
+	// WALAutocheckpoint is SQLite's wal_autocheckpoint on the connections
+	// that commit: after a commit leaves the WAL this many pages long, that
+	// connection copies it back into the database (a PASSIVE checkpoint).
+	// 0 means SQLite's default, 1000 pages; negative means never, for when
+	// another process owns checkpoints (Litestream: docs/operations.md).
+	// PostgreSQL ignores it. Switchboard runs no checkpoint of its own.
+	WALAutocheckpoint int
 }
 
 // Generation is the counter row through which SQLite's read cache learns
@@ -145,7 +153,7 @@ func Open(ctx context.Context, dsn string, opt Options, gen Generation) (*DB, er
 		if err := checkSQLitePath(path); err != nil {
 			return nil, err
 		}
-		w, err := sql.Open("sqlite", sqliteDSN(path, false))
+		w, err := sql.Open("sqlite", sqliteDSN(path, false, opt.WALAutocheckpoint))
 		if err != nil {
 			return nil, fmt.Errorf("store: open sqlite: %w", err)
 		}
@@ -155,7 +163,7 @@ func Open(ctx context.Context, dsn string, opt Options, gen Generation) (*DB, er
 		w.SetMaxOpenConns(2)
 		w.SetMaxIdleConns(2)
 		w.SetConnMaxLifetime(0)
-		r, err := sql.Open("sqlite", sqliteDSN(path, true))
+		r, err := sql.Open("sqlite", sqliteDSN(path, true, 0))
 		if err != nil {
 			w.Close()
 			return nil, fmt.Errorf("store: open sqlite readers: %w", err)
@@ -209,7 +217,10 @@ func (db *DB) PgBouncerHint(err error) error {
 	return err
 }
 
-func sqliteDSN(path string, readOnly bool) string {
+// sqliteDSN is the DSN of the writers' (readOnly false) or the readers'
+// connections; autocheckpoint is Options.WALAutocheckpoint (writers only:
+// a reader never commits, so never checkpoints by itself).
+func sqliteDSN(path string, readOnly bool, autocheckpoint int) string {
 	q := url.Values{}
 	for _, p := range []string{
 		"journal_mode(WAL)",
@@ -230,6 +241,9 @@ func sqliteDSN(path string, readOnly bool) string {
 		q.Add("_pragma", "query_only(1)")
 	} else {
 		q.Set("_txlock", "immediate")
+		if autocheckpoint != 0 {
+			q.Add("_pragma", fmt.Sprintf("wal_autocheckpoint(%d)", max(autocheckpoint, 0)))
+		}
 	}
 	return "file:" + path + "?" + q.Encode()
 }
