@@ -487,3 +487,20 @@ func TestBackupRefusals(t *testing.T) {
 		t.Errorf("check of a damaged copy: ledger %+v; want the forged charge counted", bad.Ledger)
 	}
 }
+
+// --sqlite-wal-autocheckpoint takes a page count, from its variable too; a
+// value that does not parse is refused naming it, not replaced by the default.
+func TestSQLiteWALAutocheckpointSetting(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "w.db")
+	if _, stderr, exit := runEnv(t, childEnv("SWITCHBOARD_SQLITE_WAL_AUTOCHECKPOINT=never"), "account", "create", "--db", db, "--name", "X"); exit != 2 || !strings.Contains(stderr, "SWITCHBOARD_SQLITE_WAL_AUTOCHECKPOINT") {
+		t.Errorf("SWITCHBOARD_SQLITE_WAL_AUTOCHECKPOINT=never: exit %d, stderr %q; want 2 naming the variable", exit, stderr)
+	}
+	var out struct {
+		ID int64 `json:"id"`
+	}
+	stdout, stderr, exit := runEnv(t, childEnv("SWITCHBOARD_SQLITE_WAL_AUTOCHECKPOINT=0"), "account", "create", "--db", db, "--name", "X", "--json")
+	if exit != 0 || decodeOne(stdout, &out) != nil || out.ID != 1 {
+		t.Errorf("SWITCHBOARD_SQLITE_WAL_AUTOCHECKPOINT=0: exit %d, stdout %q, stderr %q; want the account created", exit, stdout, stderr)
+	}
+}
