@@ -852,7 +852,7 @@ type Billing struct {
 	SkippedCount int `json:"skippedCount"`
 
 	// TotalPrice Cost of the request in `currency`, an exact decimal; 0 if nothing was sent.
-	TotalPrice float32 `json:"totalPrice"`
+	TotalPrice json.Number `json:"totalPrice"`
 
 	// Type Billing model applied. sms: one recipient and no attachments, charged per segment. mms: more than one recipient or any attachment, charged once.
 	Type BillingType `json:"type"`
@@ -1464,7 +1464,7 @@ type QuotedMessage struct {
 	Length int `json:"length"`
 
 	// Price Always `unitPrice` x `units`, exactly.
-	Price float32 `json:"price"`
+	Price json.Number `json:"price"`
 
 	// To Normalized destinations the send would dial.
 	To []PhoneNumber `json:"to"`
@@ -1476,7 +1476,7 @@ type QuotedMessage struct {
 	Ucs2Characters []string `json:"ucs2Characters"`
 
 	// UnitPrice As the send's `messages[].unitPrice`.
-	UnitPrice float32 `json:"unitPrice"`
+	UnitPrice json.Number `json:"unitPrice"`
 
 	// Units Segments for sms; 1 for mms. As the send's `messages[].units`.
 	Units int `json:"units"`
@@ -1617,7 +1617,7 @@ type ScheduledMessage struct {
 	Media []string `json:"media"`
 
 	// Price Fixed when scheduled; a later rate change does not re-price it; charged when sent (less, at the fixed rates, for recipients who opted out by then).
-	Price      float32       `json:"price"`
+	Price      json.Number   `json:"price"`
 	Recipients []PhoneNumber `json:"recipients"`
 	SendAt     time.Time     `json:"sendAt"`
 	Subject    string        `json:"subject"`
@@ -1702,7 +1702,7 @@ type SentMessage struct {
 	Media *[]string `json:"media,omitempty"`
 
 	// Price Always `unitPrice` x `units`, exactly.
-	Price float32 `json:"price"`
+	Price json.Number `json:"price"`
 
 	// Status `sent` means the carrier gateway accepted it (not that a handset received it). Delivery is reported later by the carrier. `pending` (only in a 202) means the carrier's answer was lost: see the 202 response.
 	//
@@ -1716,7 +1716,7 @@ type SentMessage struct {
 	Type SentMessageType `json:"type"`
 
 	// UnitPrice Rate per unit, an exact decimal; on a group thread with different rates, the highest applied.
-	UnitPrice float32 `json:"unitPrice"`
+	UnitPrice json.Number `json:"unitPrice"`
 
 	// Units Segments for sms; 1 for mms.
 	Units int `json:"units"`
