@@ -674,6 +674,24 @@ func (e MarkRead) Valid() bool {
 	}
 }
 
+// Defines values for Resolved.
+const (
+	ResolvedFalse Resolved = "false"
+	ResolvedTrue  Resolved = "true"
+)
+
+// Valid indicates whether the value is a known member of the Resolved enum.
+func (e Resolved) Valid() bool {
+	switch e {
+	case ResolvedFalse:
+		return true
+	case ResolvedTrue:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for Unassigned.
 const (
 	UnassignedFalse Unassigned = "false"
@@ -758,6 +776,24 @@ func (e ListConversationsParamsUnresolved) Valid() bool {
 	case ListConversationsParamsUnresolvedFalse:
 		return true
 	case ListConversationsParamsUnresolvedTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListConversationsParamsResolved.
+const (
+	ListConversationsParamsResolvedFalse ListConversationsParamsResolved = "false"
+	ListConversationsParamsResolvedTrue  ListConversationsParamsResolved = "true"
+)
+
+// Valid indicates whether the value is a known member of the ListConversationsParamsResolved enum.
+func (e ListConversationsParamsResolved) Valid() bool {
+	switch e {
+	case ListConversationsParamsResolvedFalse:
+		return true
+	case ListConversationsParamsResolvedTrue:
 		return true
 	default:
 		return false
@@ -1781,6 +1817,9 @@ type ThreadRead struct {
 	//
 	// Example: 15551234567
 	Number PhoneNumber `json:"number"`
+
+	// State Beyond the spec: the conversation's resolution and owner, as resolve, reopen and assign answer them, so that a client opening a thread by its address can show them without reading the list.
+	State ConversationState `json:"state"`
 }
 
 // Transcript defines model for Transcript.
@@ -2082,6 +2121,9 @@ type NumberPath = string
 // Offset defines model for Offset.
 type Offset = string
 
+// Resolved defines model for Resolved.
+type Resolved string
+
 // ScheduledId defines model for ScheduledId.
 type ScheduledId = int64
 
@@ -2199,6 +2241,9 @@ type ListConversationsParams struct {
 	// Unresolved `true` or `false`.
 	Unresolved *ListConversationsParamsUnresolved `form:"unresolved,omitempty" json:"unresolved,omitempty"`
 
+	// Resolved `true` or `false`. Beyond the spec: `true` lists only resolved conversations (the inbox's "Resolved" view). With `unresolved=true` as well it is 400.
+	Resolved *ListConversationsParamsResolved `form:"resolved,omitempty" json:"resolved,omitempty"`
+
 	// AssignedToMe `true` or `false`; `true` needs a user credential.
 	AssignedToMe *ListConversationsParamsAssignedToMe `form:"assignedToMe,omitempty" json:"assignedToMe,omitempty"`
 
@@ -2217,6 +2262,9 @@ type ListConversationsParamsUnread string
 
 // ListConversationsParamsUnresolved defines parameters for ListConversations.
 type ListConversationsParamsUnresolved string
+
+// ListConversationsParamsResolved defines parameters for ListConversations.
+type ListConversationsParamsResolved string
 
 // ListConversationsParamsAssignedToMe defines parameters for ListConversations.
 type ListConversationsParamsAssignedToMe string
@@ -5953,6 +6001,18 @@ func NewListConversationsRequest(server string, params *ListConversationsParams)
 		if params.Unresolved != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "unresolved", *params.Unresolved, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Resolved != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "resolved", *params.Resolved, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
