@@ -6,18 +6,15 @@
 package webapp
 
 import (
-	"bytes"
-	"compress/gzip"
-	"crypto/sha256"
 	"embed"
-	"encoding/base64"
 	"fmt"
 	"html"
 	"io/fs"
-	"mime"
 	"net/http"
 	"path"
 	"strings"
+
+	"switchboard/internal/staticfiles"
 )
 
 //go:embed static
@@ -31,54 +28,27 @@ const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 
 	"media-src 'self' blob:; connect-src 'self'; font-src 'self'; manifest-src 'self'; " +
 	"base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
-// file is one embedded file, ready to serve.
-type file struct {
-	body, gzipped []byte // gzipped is nil when compressing does not pay
-	contentType   string
-	etag          string
-}
-
 // Handler serves the app's files. mount is the path the app is served under
 // ("/app/"). When refused is not empty the app cannot sign anyone in on this
 // server (see oauth.Server.RegisterApp) and every page says why instead.
 type Handler struct {
 	mount   string
-	files   map[string]*file
+	files   map[string]*staticfiles.File
 	refused string
 }
 
 // New returns the handler for the app mounted at mount (with its trailing
 // slash).
 func New(mount, refused string) (*Handler, error) {
-	h := &Handler{mount: mount, files: map[string]*file{}, refused: refused}
-	err := fs.WalkDir(static, "static", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		body, err := static.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		name := strings.TrimPrefix(p, "static/")
-		ct := mime.TypeByExtension(path.Ext(name))
-		if ct == "" {
-			ct = "application/octet-stream"
-		}
-		sum := sha256.Sum256(body)
-		f := &file{body: body, contentType: ct, etag: `"` + base64.RawURLEncoding.EncodeToString(sum[:12]) + `"`}
-		var buf bytes.Buffer
-		zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
-		zw.Write(body)
-		zw.Close()
-		if buf.Len() < len(body)*9/10 {
-			f.gzipped = buf.Bytes()
-		}
-		h.files[name] = f
-		return nil
-	})
+	sub, err := fs.Sub(static, "static")
 	if err != nil {
 		return nil, fmt.Errorf("webapp: %w", err)
 	}
+	files, err := staticfiles.Load(sub)
+	if err != nil {
+		return nil, fmt.Errorf("webapp: %w", err)
+	}
+	h := &Handler{mount: mount, files: files, refused: refused}
 	if h.files["index.html"] == nil {
 		return nil, fmt.Errorf("webapp: index.html is missing from the embedded files")
 	}
@@ -116,36 +86,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		f = h.files["index.html"]
 	}
-	hd.Set("Content-Type", f.contentType)
-	// Revalidated on every load (ETag): a new binary's files are used at
-	// once, and an unchanged file costs a 304.
-	hd.Set("Cache-Control", "no-cache")
-	hd.Set("ETag", f.etag)
-	hd.Add("Vary", "Accept-Encoding")
-	if match := r.Header.Get("If-None-Match"); match != "" && strings.Contains(match, f.etag) {
-		w.WriteHeader(http.StatusNotModified)
-		return
-	}
-	body := f.body
-	if f.gzipped != nil && acceptsGzip(r) {
-		hd.Set("Content-Encoding", "gzip")
-		body = f.gzipped
-	}
-	hd.Set("Content-Length", fmt.Sprint(len(body)))
-	if r.Method == http.MethodHead {
-		return
-	}
-	w.Write(body)
-}
-
-func acceptsGzip(r *http.Request) bool {
-	for _, part := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
-		coding, q, _ := strings.Cut(strings.TrimSpace(part), ";")
-		if strings.EqualFold(strings.TrimSpace(coding), "gzip") && strings.ReplaceAll(strings.TrimSpace(q), " ", "") != "q=0" {
-			return true
-		}
-	}
-	return false
+	f.ServeHTTP(w, r)
 }
 
 // refusedPage explains why the app cannot be used on this server.
