@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"switchboard/internal/apidocs"
 	"switchboard/internal/calls"
 	"switchboard/internal/demo"
 	"switchboard/internal/oauth"
@@ -165,7 +166,8 @@ func cmdDemo(ctx context.Context, c *cli, args []string) (err error) {
 		fmt.Fprintf(&b, "  curl -s -H 'Authorization: Bearer %s' %s/sms/lines/%s/scheduled\n\n", seed.Key, base, seed.Lines[0])
 		fmt.Fprintf(&b, "  curl -s -H 'Authorization: Bearer %s' -X DELETE %s/sms/lines/%s/scheduled/1   (the id the POST returned)\n\n", seed.Key, base, seed.Lines[0])
 		fmt.Fprintf(&b, "  Rates: US/Canada (1) sms 0.0079 mms 0.02; UK (44) sms 0.04 mms 0.1; Germany (49) sms 0.075 mms 0.15.\n")
-		fmt.Fprintf(&b, "  OpenAPI: %s/openapi.json\n\n", base)
+		fmt.Fprintf(&b, "  OpenAPI: %s/openapi.json\n", base)
+		fmt.Fprintf(&b, "  API reference (the same document, readable): %s%s\n\n", a.publicURL, apidocs.Path)
 		verifier, challenge := pkcePair()
 		authorize := a.publicURL + "/oauth/authorize?" + url.Values{
 			"response_type": {"code"}, "client_id": {seed.Client.ClientID}, "redirect_uri": {seed.Client.RedirectURIs[0]},

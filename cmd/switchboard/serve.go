@@ -21,6 +21,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"switchboard/internal/apidocs"
 	"switchboard/internal/auth"
 	"switchboard/internal/background"
 	"switchboard/internal/blob"
@@ -348,6 +349,10 @@ func newApp(ctx context.Context, c *cli, st *store.Store, log *slog.Logger, publ
 	if err != nil {
 		return nil, err
 	}
+	docs, err := apidocs.New()
+	if err != nil {
+		return nil, err
+	}
 	a.handler = httpapi.New(httpapi.Config{
 		Store:    st,
 		Auth:     &auth.Authenticator{Store: st},
@@ -363,6 +368,7 @@ func newApp(ctx context.Context, c *cli, st *store.Store, log *slog.Logger, publ
 		CarrierHooks: hooks,
 		OAuth:        authz.Handler(),
 		App:          appFiles,
+		Docs:         docs,
 		Events:       a.events,
 		// Events older than the retention may have lost their successors
 		// to pruning: resuming after one is a reset.

@@ -115,6 +115,12 @@ func (s *Server) routes() {
 		s.mux.Handle("GET /app", http.RedirectHandler("/app/", http.StatusMovedPermanently))
 	}
 
+	// The API reference: Redoc rendering the document above (internal/apidocs).
+	if s.docs != nil {
+		s.mux.Handle("/api/docs", s.docs)
+		s.mux.Handle("/api/docs/", s.docs)
+	}
+
 	// Everything else gets the error envelope: 404, or 405 with Allow.
 	s.route("/", s.unmatched)
 }

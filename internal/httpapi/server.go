@@ -62,6 +62,9 @@ type Config struct {
 	// App serves the Switchboard app under /app/ (internal/webapp); nil
 	// leaves it out.
 	App http.Handler
+	// Docs serves the API reference at /api/docs (internal/apidocs); nil
+	// leaves it out.
+	Docs http.Handler
 	// Events serves GET /events (internal/stream); nil leaves the route
 	// out. EventRetention is how long events are kept (resuming after an
 	// older one is a reset); EventTiming the stream's keepalive, recheck
@@ -94,6 +97,7 @@ type Server struct {
 	carrierHooks http.Handler
 	oauth        http.Handler
 	app          http.Handler
+	docs         http.Handler
 	bodies       *bodyBudget
 	events       *stream.Hub
 	eventCfg     stream.ServeConfig
@@ -132,6 +136,7 @@ func New(cfg Config) *Server {
 		carrierHooks: cfg.CarrierHooks,
 		oauth:        cfg.OAuth,
 		app:          cfg.App,
+		docs:         cfg.Docs,
 		bodies:       newBodyBudget(cfg.BodyBudget, cfg.BodyWait),
 		events:       cfg.Events,
 		eventCfg:     cfg.EventTiming,
