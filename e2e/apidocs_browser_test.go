@@ -67,7 +67,7 @@ func TestAPIReferenceInBrowser(t *testing.T) {
 		t.Errorf("no request or response samples rendered")
 	}
 	a.screenshots("reference")
-	a.do("scroll to the send", chromedp.Evaluate(`document.querySelector('[data-section-id="operation/sendSMS"]').scrollIntoView({block: "start"})`, nil))
+	a.do("scroll to the send", chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-section-id="operation/sendSMS"]').scrollIntoView({block: "start"})`), chromedp.Sleep(300*time.Millisecond))
 	a.screenshots("send")
 
 	violations := appEval[[]string](a, "read the policy violations", `window.__violations`)
