@@ -32,12 +32,17 @@ func TestAPIReferenceInBrowser(t *testing.T) {
 	}
 	type operation struct{ ID, Summary, Scope, Role string }
 	var ops []operation
+	opPaths, opMethods := map[string]string{}, map[string]string{}
 	for _, path := range doc.Paths.InMatchingOrder() {
-		for _, op := range doc.Paths.Value(path).Operations() {
+		for method, op := range doc.Paths.Value(path).Operations() {
 			scope, _ := op.Extensions["x-required-scope"].(string)
 			role, _ := op.Extensions["x-role-permission"].(string)
 			ops = append(ops, operation{op.OperationID, op.Summary, scope, role})
+			opPaths[op.OperationID], opMethods[op.OperationID] = path, method
 		}
+	}
+	if len(ops) < 50 {
+		t.Fatalf("%d operations in the document: want them all", len(ops))
 	}
 
 	a := b.openDocs(base)
@@ -61,10 +66,20 @@ func TestAPIReferenceInBrowser(t *testing.T) {
 			t.Errorf("%s: the rendered section lacks its role permission %q", op.ID, op.Role)
 		}
 	}
-	// The examples are shown, not generated: the send's example response
-	// names its example recipient.
-	if text := a.text(); !strings.Contains(text, "Response samples") || !strings.Contains(text, "Request samples") {
-		t.Errorf("no request or response samples rendered")
+	// Every operation shows its response samples, and one that takes a body
+	// its request samples: the document's own examples, not ones Redoc makes
+	// up (the send's first request example, and its 200's skipped recipient).
+	for _, op := range ops {
+		text := byID[op.ID]
+		if !strings.Contains(text, "Response samples") {
+			t.Errorf("%s: no response samples rendered", op.ID)
+		}
+		if o := doc.Paths.Find(opPaths[op.ID]).GetOperation(opMethods[op.ID]); o.RequestBody != nil && !strings.Contains(text, "Request samples") {
+			t.Errorf("%s: no request samples rendered", op.ID)
+		}
+	}
+	if send := byID["sendSMS"]; !strings.Contains(send, "Your order has shipped.") || !strings.Contains(send, `"opted_out"`) {
+		t.Errorf("the send's section does not show the document's examples:\n%s", send[strings.Index(send, "Request samples"):])
 	}
 	a.screenshots("reference")
 	a.do("scroll to the send", chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-section-id="operation/sendSMS"]').scrollIntoView({block: "start"})`), chromedp.Sleep(300*time.Millisecond))
