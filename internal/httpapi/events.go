@@ -83,7 +83,10 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) error {
 		}
 		return nil, nil // the database did not answer: keep streaming
 	}
-	return s.events.Serve(w, r, stream.Request{AccountID: p.AccountID, Filter: f, Resume: resume, Recheck: recheck, Retention: s.eventKeep}, s.eventCfg)
+	// Streams of the same credential and parameters share one recheck a
+	// second (many screens of one user, a fleet on one API key).
+	key := strconv.Quote(token) + strconv.Quote(strings.Join(types, ",")) + strconv.Quote(strings.Join(lines, ","))
+	return s.events.Serve(w, r, stream.Request{AccountID: p.AccountID, Filter: f, Resume: resume, Recheck: recheck, RecheckKey: key, Retention: s.eventKeep}, s.eventCfg)
 }
 
 // parseEventID reads evt_N (N ≥ 0; evt_0 is the start of the stream).

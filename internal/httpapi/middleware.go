@@ -1,10 +1,12 @@
 package httpapi
 
 import (
+	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"net"
 	"net/http"
 	"path"
 	"strconv"
@@ -110,6 +112,17 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 }
 
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// Hijack hands the connection over. The one handler that takes it, GET
+// /events on HTTP/1.1, answers 200 itself on it: the log and the metrics
+// count that (at the hand-over: the stream then runs without its handler).
+func (w *statusWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	c, rw, err := http.NewResponseController(w.ResponseWriter).Hijack()
+	if err == nil && w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return c, rw, err
+}
 
 // withAccessLog logs one line per request. The query string is left out (it
 // may carry numbers or a carrier's secret), and so are media names, which

@@ -23,6 +23,9 @@ type Event struct {
 	// never streamed (on PostgreSQL it has no xid and is never read; on
 	// SQLite nothing else tells it apart).
 	test bool
+	// keepalive marks the keepalive comment a direct stream's queue may
+	// hold: no id, not counted as an event.
+	keepalive bool
 	// Frame is the SSE message: id, event and data lines.
 	Frame []byte
 }

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"switchboard/internal/store"
@@ -67,6 +68,19 @@ type Hub struct {
 	life   sync.Mutex // Start/Stop
 	cancel context.CancelFunc
 	done   chan struct{}
+	// ctx is the hub's own context while it runs: the direct streams' pumps
+	// read the database under it once their request's has ended.
+	ctx   context.Context
+	loops sync.WaitGroup // the sweep and the rechecks
+
+	// The shortest keepalive and recheck period a stream asked for (Serve's
+	// ServeConfig; in practice every stream of a server has the same): the
+	// sweep and the rechecks run at them.
+	keepalive, recheckEvery atomic.Int64
+
+	// flush is the hub goroutine's list of direct streams with events
+	// queued by the publish in progress.
+	flush []*Sub
 
 	mu      sync.Mutex
 	running bool
@@ -74,8 +88,11 @@ type Hub struct {
 	subs    map[int64]map[*Sub]struct{} // attached streams by account
 	// laggards are the streams detached for a full buffer, catching up.
 	laggards map[*Sub]struct{}
-	open     map[int64]int // open streams by account, attached or replaying
-	closing  chan struct{} // closed when every stream must end
+	// all are the open streams, attached or not: the rechecks, the sweep
+	// and the shutdown go through them.
+	all     map[*Sub]struct{}
+	open    map[int64]int // open streams by account, attached or replaying
+	closing chan struct{} // closed when every stream must end
 }
 
 // New returns a stopped hub.
@@ -92,7 +109,11 @@ func New(cfg Config) *Hub {
 	if cfg.Metrics == nil {
 		cfg.Metrics = NewMetrics(nil)
 	}
-	return &Hub{cfg: cfg, wake: make(chan struct{}, 1), subs: map[int64]map[*Sub]struct{}{}, laggards: map[*Sub]struct{}{}, open: map[int64]int{}, closing: make(chan struct{})}
+	h := &Hub{cfg: cfg, wake: make(chan struct{}, 1), subs: map[int64]map[*Sub]struct{}{}, laggards: map[*Sub]struct{}{},
+		all: map[*Sub]struct{}{}, open: map[int64]int{}, closing: make(chan struct{}), ctx: context.Background()}
+	h.keepalive.Store(int64(DefaultKeepalive))
+	h.recheckEvery.Store(int64(DefaultRecheck))
+	return h
 }
 
 // Start reads the head and follows the outbox from there until Stop.
@@ -111,8 +132,14 @@ func (h *Hub) Start(ctx context.Context) error {
 	h.mu.Unlock()
 	runCtx, cancel := context.WithCancel(context.Background())
 	h.cancel, h.done = cancel, make(chan struct{})
+	h.mu.Lock()
+	h.ctx = runCtx
+	h.mu.Unlock()
 	h.cfg.Store.OnStreamEvents(h.Wake)
 	go h.run(runCtx, h.done)
+	h.loops.Add(2)
+	go func() { defer h.loops.Done(); h.sweepLoop(runCtx) }()
+	go func() { defer h.loops.Done(); h.recheckLoop(runCtx) }()
 	return nil
 }
 
@@ -127,6 +154,7 @@ func (h *Hub) Stop() {
 	h.cfg.Store.OnStreamEvents(nil)
 	h.cancel()
 	<-h.done
+	h.loops.Wait()
 	h.done = nil
 }
 
@@ -141,8 +169,12 @@ func (h *Hub) CloseStreams() {
 	}
 	h.running = false
 	close(h.closing)
-	for _, subs := range h.subs {
-		for s := range subs {
+	// Every open stream, attached or not (replaying, catching up): a
+	// direct stream's connection is closed here, as its handler is gone.
+	for s := range h.all {
+		if s.direct != nil {
+			h.dropLocked(s, endShutdown)
+		} else {
 			s.end(endShutdown)
 		}
 	}
@@ -243,6 +275,7 @@ func (h *Hub) pass(ctx context.Context) (held bool, err error) {
 			return false, err
 		}
 		h.publish(rows)
+		h.flushDirect()
 		if len(rows) < readBatch {
 			return held, nil
 		}
@@ -273,6 +306,10 @@ func (h *Hub) publish(rows []store.StreamEvent) {
 		e := newEvent(*r)
 		for s := range subs {
 			if !s.filter.Load().Match(e) {
+				continue
+			}
+			if s.direct != nil {
+				h.enqueue(s, e)
 				continue
 			}
 			select {
@@ -318,6 +355,10 @@ func (h *Hub) sweepLaggards() {
 func (h *Hub) cutSlow(s *Sub) {
 	delete(h.laggards, s)
 	h.cfg.Metrics.slow.Inc()
+	if s.direct != nil {
+		h.dropLocked(s, endSlow)
+		return
+	}
 	s.end(endSlow)
 	if fn := s.cut.Load(); fn != nil {
 		(*fn)()
@@ -327,6 +368,11 @@ func (h *Hub) cutSlow(s *Sub) {
 // Open counts a new stream of the account toward its limit. The stream
 // receives no live events until Attach.
 func (h *Hub) Open(accountID int64, f *Filter) (*Sub, error) {
+	return h.openFor(accountID, f, nil)
+}
+
+// openFor is Open for a request: its recheck joins the hub's rounds.
+func (h *Hub) openFor(accountID int64, f *Filter, req *Request) (*Sub, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if !h.running {
@@ -339,6 +385,10 @@ func (h *Hub) Open(accountID int64, f *Filter) (*Sub, error) {
 	h.cfg.Metrics.open.Inc()
 	s := &Sub{hub: h, account: accountID, ch: make(chan *Event, h.cfg.Buffer), done: make(chan struct{}), lagged: make(chan struct{}, 1)}
 	s.filter.Store(f)
+	if req != nil && req.Recheck != nil {
+		s.recheck, s.recheckKey = req.Recheck, req.RecheckKey
+	}
+	h.all[s] = struct{}{}
 	return s, nil
 }
 

@@ -3,6 +3,7 @@ package stream
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"os"
 	"strconv"
@@ -38,8 +39,11 @@ type Request struct {
 	Resume *int64
 	// Recheck re-authenticates the credential and returns what it may see
 	// now; an error ends the stream, a nil filter keeps the one it has.
-	// Called every ServeConfig.Recheck.
-	Recheck func(ctx context.Context) (*Filter, error)
+	// Called every ServeConfig.Recheck, once for all the open streams with
+	// the same RecheckKey (the same credential and filter parameters):
+	// empty, once for this stream alone.
+	Recheck    func(ctx context.Context) (*Filter, error)
+	RecheckKey string
 	// Retention is how long events are kept: an event older than that may
 	// have lost its successors to pruning, so resuming after it is a reset.
 	// 0: no limit.
@@ -49,6 +53,10 @@ type Request struct {
 // ServeConfig are the timings of Serve (zero: the defaults).
 type ServeConfig struct {
 	Keepalive, Recheck, WriteWait time.Duration
+	// NetHTTP keeps every stream on net/http's ResponseWriter, with a
+	// goroutine each, instead of taking HTTP/1.1 connections over (the
+	// tests of that path; HTTP/2 and HEAD always take it).
+	NetHTTP bool
 }
 
 // Serve streams req's events to w until the client leaves, the credential
@@ -61,8 +69,9 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, req Request, cfg Ser
 	writeWait := cmpDur(cfg.WriteWait, DefaultWriteWait)
 	ctx := r.Context()
 	st := h.cfg.Store
+	h.asked(keepalive, recheck)
 
-	sub, err := h.Open(req.AccountID, req.Filter)
+	sub, err := h.openFor(req.AccountID, req.Filter, &req)
 	switch {
 	case errors.Is(err, ErrLimit):
 		w.Header().Set("Retry-After", strconv.Itoa(retryAfter))
@@ -70,7 +79,12 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, req Request, cfg Ser
 	case errors.Is(err, ErrClosed):
 		return domain.Errorf(domain.Unavailable, "the event stream is not running on this server (it is starting or shutting down); retry")
 	}
-	defer sub.Close()
+	direct := false
+	defer func() {
+		if !direct { // a direct stream is the hub's, open or closed
+			sub.Close()
+		}
+	}()
 
 	from, reset := store.EventPos{}, false
 	if req.Resume != nil && *req.Resume != 0 {
@@ -99,20 +113,37 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, req Request, cfg Ser
 			return err
 		}
 	}
-	out := &writer{w: w, rc: http.NewResponseController(w), wait: writeWait, m: h.cfg.Metrics, sub: sub}
+	resetFrame := []byte("id: " + domain.EventID(resetID) + "\nevent: reset\ndata: {\"type\":\"reset\",\"message\":\"the event to resume after is no longer held; reload your state\"}\n\n")
+	hdr := w.Header()
+	hdr.Set("Content-Type", "text/event-stream")
+	hdr.Set("X-Accel-Buffering", "no") // nginx: pass each event on at once
+	rc := http.NewResponseController(w)
+	if canHijack(r, cfg) {
+		// The head is rendered before the connection is taken, while the
+		// header map is still the handler's to read.
+		head := responseHead(hdr, time.Now())
+		if conn, brw, err := rc.Hijack(); err == nil {
+			direct = true
+			resume := req.Resume != nil && !reset
+			if resume {
+				last = from // not attached yet: catchUp does
+			}
+			h.serveDirect(ctx, conn, brw, head, req, sub, last, resume, reset, resetFrame, keepalive, writeWait)
+			return nil
+		}
+		// Not offered (a wrapped writer): net/http writes the stream.
+	}
+	out := &writer{w: w, flushFn: rc.Flush, deadline: rc.SetWriteDeadline, wait: writeWait, m: h.cfg.Metrics, sub: sub}
 	// The server's ReadTimeout would cancel the request while it streams
 	// (net/http's background read of the idle connection times out), and its
 	// WriteTimeout would cut the stream: each write sets its own deadline
 	// instead.
-	_ = out.rc.SetReadDeadline(time.Time{})
+	_ = rc.SetReadDeadline(time.Time{})
 	// The hub ends the write of a client that stopped reading at once
 	// rather than at the write's deadline (net.Conn deadlines may be set
 	// from any goroutine).
-	cut := func() { _ = out.rc.SetWriteDeadline(time.Now()) }
+	cut := func() { _ = rc.SetWriteDeadline(time.Now()) }
 	sub.cut.Store(&cut)
-	hdr := w.Header()
-	hdr.Set("Content-Type", "text/event-stream")
-	hdr.Set("X-Accel-Buffering", "no") // nginx: pass each event on at once
 	w.WriteHeader(http.StatusOK)
 	if r.Method == http.MethodHead {
 		return nil // the headers are the whole answer
@@ -125,8 +156,7 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, req Request, cfg Ser
 	switch {
 	case req.Resume == nil:
 	case reset:
-		frame := "id: " + domain.EventID(resetID) + "\nevent: reset\ndata: {\"type\":\"reset\",\"message\":\"the event to resume after is no longer held; reload your state\"}\n\n"
-		if out.write([]byte(frame)) != nil || out.flush() != nil {
+		if out.write(resetFrame) != nil || out.flush() != nil {
 			return nil
 		}
 	default:
@@ -139,7 +169,7 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, req Request, cfg Ser
 			return nil
 		}
 	}
-	return h.live(ctx, out, req, sub, last, keepalive, recheck)
+	return h.live(ctx, out, req, sub, last, keepalive)
 }
 
 // catchUp writes what the stream may see after *last from the database:
@@ -206,12 +236,11 @@ func (h *Hub) replay(ctx context.Context, out *writer, req Request, sub *Sub, la
 
 var errEnded = errors.New("stream: ended")
 
-// live writes the hub's events after last until the stream ends.
-func (h *Hub) live(ctx context.Context, out *writer, req Request, sub *Sub, last store.EventPos, keepalive, recheck time.Duration) error {
+// live writes the hub's events after last until the stream ends (its
+// credential's rechecks are the hub's: recheckLoop).
+func (h *Hub) live(ctx context.Context, out *writer, req Request, sub *Sub, last store.EventPos, keepalive time.Duration) error {
 	ka := time.NewTicker(keepalive)
 	defer ka.Stop()
-	rc := time.NewTicker(recheck)
-	defer rc.Stop()
 	closing := h.Closing()
 	for {
 		select {
@@ -221,14 +250,6 @@ func (h *Hub) live(ctx context.Context, out *writer, req Request, sub *Sub, last
 			return nil
 		case <-sub.Done():
 			return nil
-		case <-rc.C:
-			f, err := req.Recheck(ctx)
-			if err != nil {
-				return nil // revoked, or its account, user or role gone
-			}
-			if f != nil { // nil: could not tell (the database did not answer)
-				sub.SetFilter(f)
-			}
 		case <-ka.C:
 			if out.write([]byte(": keepalive\n\n")) != nil || out.flush() != nil {
 				return nil
@@ -280,18 +301,20 @@ func (h *Hub) caughtUp(ctx context.Context, out *writer, req Request, sub *Sub, 
 }
 
 // writer writes to the client, each write under its own deadline, and
-// tells the hub how long the write in progress has been blocked.
+// tells the hub how long the write in progress has been blocked: through
+// net/http's ResponseWriter, or a buffer on a direct stream's connection.
 type writer struct {
-	w    http.ResponseWriter
-	rc   *http.ResponseController
-	wait time.Duration
-	m    *Metrics
-	sub  *Sub
+	w        io.Writer
+	flushFn  func() error
+	deadline func(time.Time) error
+	wait     time.Duration
+	m        *Metrics
+	sub      *Sub
 }
 
 func (o *writer) write(b []byte) error {
 	now := time.Now()
-	_ = o.rc.SetWriteDeadline(now.Add(o.wait))
+	_ = o.deadline(now.Add(o.wait))
 	o.sub.writing.Store(now.UnixNano())
 	_, err := o.w.Write(b)
 	o.sub.writing.Store(0)
@@ -300,9 +323,9 @@ func (o *writer) write(b []byte) error {
 
 func (o *writer) flush() error {
 	now := time.Now()
-	_ = o.rc.SetWriteDeadline(now.Add(o.wait))
+	_ = o.deadline(now.Add(o.wait))
 	o.sub.writing.Store(now.UnixNano())
-	err := o.rc.Flush()
+	err := o.flushFn()
 	o.sub.writing.Store(0)
 	return o.stalled(err)
 }

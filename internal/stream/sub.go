@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"context"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -13,6 +14,8 @@ const (
 	endNone = iota
 	endSlow
 	endShutdown
+	endRevoked
+	endGone // the client closed the connection, or a write to it failed
 )
 
 // Sub is one open stream.
@@ -39,6 +42,15 @@ type Sub struct {
 	// cut ends the write in progress (Serve sets it): the hub calls it when
 	// it ends the stream of a client that stopped reading.
 	cut atomic.Pointer[func()]
+	// recheck re-authenticates the stream's credential (Request.Recheck);
+	// streams with the same recheckKey share one call per round. Set before
+	// the hub's rechecks see the stream (h.mu).
+	recheck    func(context.Context) (*Filter, error)
+	recheckKey string
+	// direct is the connection of a stream the hub writes itself (HTTP/1.1,
+	// taken from net/http: direct.go); nil for one its handler writes from
+	// ch.
+	direct *directConn
 }
 
 // Attach makes s receive the live events after the returned position: the
@@ -105,11 +117,18 @@ func (s *Sub) Close() {
 	h := s.hub
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	s.closeLocked()
+}
+
+// closeLocked is Close with h.mu held.
+func (s *Sub) closeLocked() {
+	h := s.hub
 	if s.closed {
 		return
 	}
 	s.closed = true
 	h.detach(s)
+	delete(h.all, s)
 	if h.open[s.account]--; h.open[s.account] <= 0 {
 		delete(h.open, s.account)
 	}
