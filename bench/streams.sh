@@ -18,7 +18,9 @@
 #    server's database (bench/streams fill: the store's AddEvents, marked
 #    fanned out so the dispatcher leaves them alone), then one client
 #    resumes after the event before them and reads them all: events/s.
-# SCENARIOS (default "live idle replay") picks which run.
+# SCENARIOS (default "live idle replay") picks which run. SERVER_BIN runs that
+# server binary instead of one built from this tree (the load client is still
+# this tree's): two runs back to back compare two servers under one client.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 streams=${1:-2000}
@@ -39,8 +41,14 @@ source bench/lib.sh
 bench_setup
 # The code measured: the commit, and whether the tree had uncommitted changes.
 rev=$(git rev-parse --short HEAD)$( [ -z "$(git status --porcelain 2>/dev/null)" ] || echo "+uncommitted")
-build switchboard streams
-bin=$work/switchboard
+build streams
+if [ -n "${SERVER_BIN:-}" ]; then
+  bin=$SERVER_BIN
+  rev="server $SERVER_BIN (client $rev)"
+else
+  build switchboard
+  bin=$work/switchboard
+fi
 db=$work/bench.db
 provision_send "$bin" "$db"
 line=14155550100
@@ -48,7 +56,9 @@ line=14155550100
 key=$("$bin" --db "$db" key create --account "$acct" --name streams --scopes messages:read,sms:send,webhooks:write --json | json_field key)
 
 serve_flags=(--media "file://$work/media" --sim receipt-delay=1h --webhook-allow-hosts 127.0.0.1)
-if "$bin" serve -h 2>&1 | grep -q -- -stream-limit; then
+# The help is read whole first: with pipefail, grep -q's early exit would
+# fail the pipeline (the binary's SIGPIPE) and leave the limit at its default.
+if grep -q -- -stream-limit <<<"$("$bin" serve -h 2>&1 || true)"; then
   serve_flags+=(--stream-limit $(( most + 100 )))
 fi
 serve() { start_server "$bin" "$db" "$work/serve.log" "${serve_flags[@]}"; }

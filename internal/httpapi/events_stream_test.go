@@ -1,10 +1,12 @@
 package httpapi_test
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -15,6 +17,7 @@ import (
 	"switchboard/internal/domain"
 	"switchboard/internal/store"
 	"switchboard/internal/store/storetest"
+	"switchboard/internal/stream"
 )
 
 // streamed is what a test checks of an event message: its type and its
@@ -529,5 +532,142 @@ func TestEventStreamFollowsLineChanges(t *testing.T) {
 		if got := streamed(t, agnes.next(t, 5*time.Second)); got != "AccountSMS/message.received" {
 			t.Errorf("agent: %s, want the text on her new line", got)
 		}
+	})
+}
+
+// rawStream sends GET /events on a plain connection and returns it with a
+// reader past the answer's head, and the head's lines.
+func rawStream(t *testing.T, f *eventsFixture, key string) (net.Conn, *bufio.Reader, []string) {
+	t.Helper()
+	conn, err := net.Dial("tcp", strings.TrimPrefix(f.url, "http://"))
+	must(t, err)
+	t.Cleanup(func() { conn.Close() })
+	fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nAccept: text/event-stream\r\n\r\n", eventsPath, key)
+	conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	br := bufio.NewReader(conn)
+	var head []string
+	for {
+		line, err := br.ReadString('\n')
+		must(t, err)
+		if line == "\r\n" {
+			break
+		}
+		head = append(head, line)
+	}
+	return conn, br, head
+}
+
+// A stream taken from net/http answers the head net/http writes for the
+// same stream, byte for byte, but for the body's framing: Connection:
+// close (the body ends with the connection) in place of chunked. The log
+// and the HTTP metrics count it as the 200 it is.
+func TestEventStreamDirectHead(t *testing.T) {
+	heads := map[bool][]string{}
+	var direct *eventsFixture
+	for _, netHTTP := range []bool{false, true} {
+		f := setupEvents(t, store.SQLite, eventsOpts{timing: stream.ServeConfig{NetHTTP: netHTTP}})
+		_, br, head := rawStream(t, f, f.key)
+		for i, l := range head {
+			switch {
+			case strings.HasPrefix(l, "Date: "):
+				if _, err := http.ParseTime(strings.TrimSpace(strings.TrimPrefix(l, "Date: "))); err != nil {
+					t.Errorf("%s", l)
+				}
+				head[i] = "Date: *\r\n"
+			case strings.HasPrefix(l, "X-Request-Id: "):
+				head[i] = "X-Request-Id: *\r\n"
+			}
+		}
+		heads[netHTTP] = head
+		if !netHTTP {
+			direct = f
+			// Unframed: the body's first bytes follow the head.
+			if first, err := br.ReadString('\n'); err != nil || first != "retry: 1000\n" {
+				t.Errorf("body starts %q %v", first, err)
+			}
+		}
+	}
+	want := slices.Clone(heads[true])
+	want[slices.Index(want, "Transfer-Encoding: chunked\r\n")] = "Connection: close\r\n"
+	if !slices.Equal(heads[false], want) {
+		t.Errorf("taken from net/http:\n%q\nwant (net/http's, unframed):\n%q", heads[false], want)
+	}
+	for _, h := range []string{"Cache-Control: no-store\r\n", "X-Content-Type-Options: nosniff\r\n", "Content-Type: text/event-stream\r\n"} {
+		if !slices.Contains(heads[false], h) {
+			t.Errorf("head lacks %q", h)
+		}
+	}
+	if m := direct.scrape(t); !strings.Contains(m, `switchboard_http_requests_total{route="GET /api/public/v1/events",status="200"} 1`) {
+		t.Errorf("the stream is not counted as a 200:\n%s", grepLines(m, "switchboard_http_requests_total"))
+	}
+}
+
+// A stream taken from net/http holds no goroutine: net/http's two per
+// connection (the handler's and its background read) are gone, and so is
+// the stream's own. Events, keepalives and a client's close still reach it.
+func TestEventStreamDirectHoldsNoGoroutine(t *testing.T) {
+	f := setupEvents(t, store.SQLite, eventsOpts{timing: streamTiming(200 * time.Millisecond)})
+	const n = 40
+	before := runtime.NumGoroutine()
+	var conns []net.Conn
+	var readers []*bufio.Reader
+	for range n {
+		c, br, _ := rawStream(t, f, f.key)
+		conns, readers = append(conns, c), append(readers, br)
+	}
+	// The handlers return just after the head: give them a moment.
+	var grew int
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		if grew = runtime.NumGoroutine() - before; grew < n/4 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if grew >= n/4 {
+		t.Errorf("%d streams hold %d goroutines", n, grew)
+	}
+	f.addEvent(t, f.acme, lineMain)
+	for i, br := range readers {
+		conns[i].SetReadDeadline(time.Now().Add(5 * time.Second))
+		var sawEvent, sawKeepalive bool
+		for !sawEvent || !sawKeepalive {
+			line, err := br.ReadString('\n')
+			if err != nil {
+				t.Fatalf("stream %d: %v (event %v, keepalive %v)", i, err, sawEvent, sawKeepalive)
+			}
+			sawEvent = sawEvent || strings.HasPrefix(line, "event: AccountSMS")
+			sawKeepalive = sawKeepalive || line == ": keepalive\n"
+		}
+	}
+	for _, c := range conns {
+		c.Close()
+	}
+	deadline := time.Now().Add(3 * time.Second)
+	for !strings.Contains(f.scrape(t), "switchboard_event_streams_open 0\n") {
+		if time.Now().After(deadline) {
+			t.Fatalf("closed streams still counted open:\n%s", grepLines(f.scrape(t), "switchboard_event_streams_open"))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// Many streams of one credential are cut together when it is revoked (the
+// recheck runs once for all of them), and a stream of another credential
+// is not.
+func TestEventStreamRevocationOfManyStreams(t *testing.T) {
+	forEachEvents(t, eventsOpts{}, func(t *testing.T, f *eventsFixture) {
+		id, secret := storetestKey(t, f)
+		var cs []*sseClient
+		for range 5 {
+			cs = append(cs, f.openStream(t, secret, "", ""))
+		}
+		cs = append(cs, f.openStream(t, secret, "?types=AccountSMS", ""))
+		other := f.openStream(t, f.key, "", "")
+		must(t, f.st.RevokeAPIKey(ctx, f.acme, id))
+		for _, c := range cs {
+			c.ended(t, 3*time.Second)
+		}
+		f.addEvent(t, f.acme, lineMain)
+		other.next(t, 5*time.Second)
 	})
 }

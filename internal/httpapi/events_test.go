@@ -117,12 +117,23 @@ func setupEvents(t *testing.T, engine store.Engine, o eventsOpts) *eventsFixture
 	return f
 }
 
+// forEachEvents runs fn on each engine, with the streams on both paths:
+// taken from net/http and written by the hub (HTTP/1.1, the default), and
+// left on net/http's ResponseWriter (HTTP/2's and HEAD's path).
 func forEachEvents(t *testing.T, o eventsOpts, fn func(t *testing.T, f *eventsFixture)) {
 	for _, e := range storetest.Engines(t) {
-		t.Run(string(e), func(t *testing.T) {
-			t.Parallel()
-			fn(t, setupEvents(t, e, o))
-		})
+		for _, netHTTP := range []bool{false, true} {
+			name := string(e)
+			if netHTTP {
+				name += "/net-http"
+			}
+			o := o
+			o.timing.NetHTTP = netHTTP
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				fn(t, setupEvents(t, e, o))
+			})
+		}
 	}
 }
 
