@@ -606,7 +606,9 @@ func TestEventStreamDirectHead(t *testing.T) {
 // connection (the handler's and its background read) are gone, and so is
 // the stream's own. Events, keepalives and a client's close still reach it.
 func TestEventStreamDirectHoldsNoGoroutine(t *testing.T) {
-	f := setupEvents(t, store.SQLite, eventsOpts{timing: streamTiming(200 * time.Millisecond)})
+	// The write timeout shorter than the keepalive: a blocking write's
+	// deadline must not outlive it and fail the non-blocking ones.
+	f := setupEvents(t, store.SQLite, eventsOpts{timing: stream.ServeConfig{Keepalive: 300 * time.Millisecond, WriteWait: 50 * time.Millisecond}})
 	const n = 40
 	before := runtime.NumGoroutine()
 	var conns []net.Conn

@@ -280,6 +280,9 @@ func (h *Hub) pump(s *Sub) {
 				}
 				continue
 			}
+			// The hub's writes never block, and a deadline left from the
+			// pump's (or the setup's) would fail them once it passed.
+			_ = d.conn.SetWriteDeadline(time.Time{})
 			d.pumping = false
 			d.mu.Unlock()
 			return
