@@ -402,6 +402,8 @@ func (h *Hub) sweepLoop(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
+		case <-h.retime[0]:
+			continue // a stream asked for a shorter period
 		case <-timer.C:
 		}
 		h.mu.Lock()
@@ -451,6 +453,8 @@ func (h *Hub) recheckLoop(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
+		case <-h.retime[1]:
+			continue // a stream asked for a shorter period
 		case <-timer.C:
 		}
 		groups := map[string][]*Sub{}
@@ -499,14 +503,21 @@ func (h *Hub) revoke(s *Sub) {
 
 // asked lowers the sweep's and the rechecks' periods to a stream's.
 func (h *Hub) asked(keepalive, recheck time.Duration) {
-	lower := func(a *atomic.Int64, d time.Duration) {
+	lower := func(a *atomic.Int64, d time.Duration, retime chan struct{}) {
 		for {
 			cur := a.Load()
-			if int64(d) >= cur || a.CompareAndSwap(cur, int64(d)) {
+			if int64(d) >= cur {
+				return
+			}
+			if a.CompareAndSwap(cur, int64(d)) {
+				select { // the loop waits out the longer period otherwise
+				case retime <- struct{}{}:
+				default:
+				}
 				return
 			}
 		}
 	}
-	lower(&h.keepalive, keepalive)
-	lower(&h.recheckEvery, recheck)
+	lower(&h.keepalive, keepalive, h.retime[0])
+	lower(&h.recheckEvery, recheck, h.retime[1])
 }

@@ -77,6 +77,9 @@ type Hub struct {
 	// ServeConfig; in practice every stream of a server has the same): the
 	// sweep and the rechecks run at them.
 	keepalive, recheckEvery atomic.Int64
+	// retime wakes the sweep (0) and the rechecks (1) when a period is
+	// lowered.
+	retime [2]chan struct{}
 
 	// flush is the hub goroutine's list of direct streams with events
 	// queued by the publish in progress.
@@ -111,6 +114,7 @@ func New(cfg Config) *Hub {
 	}
 	h := &Hub{cfg: cfg, wake: make(chan struct{}, 1), subs: map[int64]map[*Sub]struct{}{}, laggards: map[*Sub]struct{}{},
 		all: map[*Sub]struct{}{}, open: map[int64]int{}, closing: make(chan struct{}), ctx: context.Background()}
+	h.retime = [2]chan struct{}{make(chan struct{}, 1), make(chan struct{}, 1)}
 	h.keepalive.Store(int64(DefaultKeepalive))
 	h.recheckEvery.Store(int64(DefaultRecheck))
 	return h
