@@ -2698,6 +2698,8 @@ type ClientInterface interface {
 	// where `id` is the event's id (a webhook delivery's `webhook-id`) and `data` is, on one
 	// line, exactly the JSON body a webhook delivery of the event carries. A comment line
 	// (`: keepalive`) comes at least every 15 seconds; the stream starts with `retry: 1000`.
+	// On HTTP/1.1 the answer carries `Connection: close` and no `Transfer-Encoding`: the
+	// body ends when the connection does (HTTP/2 frames it as usual).
 	//
 	// **Resume.** Send the last id received as the `Last-Event-ID` header (or `after=` on a
 	// first connection; the header wins): the stream replays every later event the
@@ -3915,6 +3917,8 @@ func (c *Client) GetCallTranscripts(ctx context.Context, callid CallIdParameter,
 // where `id` is the event's id (a webhook delivery's `webhook-id`) and `data` is, on one
 // line, exactly the JSON body a webhook delivery of the event carries. A comment line
 // (`: keepalive`) comes at least every 15 seconds; the stream starts with `retry: 1000`.
+// On HTTP/1.1 the answer carries `Connection: close` and no `Transfer-Encoding`: the
+// body ends when the connection does (HTTP/2 frames it as usual).
 //
 // **Resume.** Send the last id received as the `Last-Event-ID` header (or `after=` on a
 // first connection; the header wins): the stream replays every later event the
@@ -8687,6 +8691,8 @@ type ClientWithResponsesInterface interface {
 	// where `id` is the event's id (a webhook delivery's `webhook-id`) and `data` is, on one
 	// line, exactly the JSON body a webhook delivery of the event carries. A comment line
 	// (`: keepalive`) comes at least every 15 seconds; the stream starts with `retry: 1000`.
+	// On HTTP/1.1 the answer carries `Connection: close` and no `Transfer-Encoding`: the
+	// body ends when the connection does (HTTP/2 frames it as usual).
 	//
 	// **Resume.** Send the last id received as the `Last-Event-ID` header (or `after=` on a
 	// first connection; the header wins): the stream replays every later event the
@@ -17900,6 +17906,8 @@ func (c *ClientWithResponses) GetCallTranscriptsWithResponse(ctx context.Context
 // where `id` is the event's id (a webhook delivery's `webhook-id`) and `data` is, on one
 // line, exactly the JSON body a webhook delivery of the event carries. A comment line
 // (`: keepalive`) comes at least every 15 seconds; the stream starts with `retry: 1000`.
+// On HTTP/1.1 the answer carries `Connection: close` and no `Transfer-Encoding`: the
+// body ends when the connection does (HTTP/2 frames it as usual).
 //
 // **Resume.** Send the last id received as the `Last-Event-ID` header (or `after=` on a
 // first connection; the header wins): the stream replays every later event the
