@@ -4,7 +4,7 @@
 #   bash bench/app-budget.sh [runs]
 # 1. the conversation list on screen after the app opens, signed in (target 1 s)
 # 2. the 10,000-message thread's newest message on screen after opening it (1 s)
-# 3. a text sent through the API, in that open thread (1 s)
+# 3. a text sent through the API, in the open list (1 s)
 # The database is the one bench/inbox.sh generates ($INBOX_DB, default
 # /tmp/switchboard-inbox-bench.db, with its description beside it); run that
 # script once first. The copy takes the live texts, the original stays as it is.

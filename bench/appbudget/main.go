@@ -63,6 +63,11 @@ func run(o options) error {
 	defer cancel()
 	ctx, cancel := chromedp.NewContext(alloc)
 	defer cancel()
+	// The first action starts the browser: under a step's timeout it would
+	// end the browser with the step.
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900)); err != nil {
+		return fmt.Errorf("start chromium: %w", err)
+	}
 	step := func(d time.Duration, actions ...chromedp.Action[chromedp.Void]) error {
 		c, cancel := context.WithTimeout(ctx, d)
 		defer cancel()
@@ -75,9 +80,21 @@ func run(o options) error {
 		chromedp.WaitVisible(chromedp.CSS(`input[name="username"]`)),
 		chromedp.SendKeys(chromedp.CSS(`input[name="username"]`), o.username),
 		chromedp.SendKeys(chromedp.CSS(`input[name="password"]`), o.password+"\r"),
-		chromedp.Poll[chromedp.Void](listShown),
 	); err != nil {
-		return fmt.Errorf("sign in and first list: %w", err)
+		return fmt.Errorf("sign in: %w", err)
+	}
+	// The form's answer navigates twice (back to the app, which then loads
+	// the list): a poll that a navigation interrupts starts again.
+	for deadline := time.Now().Add(60 * time.Second); ; {
+		err := step(10*time.Second, chromedp.Poll[chromedp.Void](listShown))
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return fmt.Errorf("the first list after signing in: %w", err)
+		}
+		fmt.Fprintln(os.Stderr, "appbudget: waiting for the list:", err)
+		time.Sleep(200 * time.Millisecond)
 	}
 
 	measure := func(what, to, cond string) ([]float64, error) {
@@ -90,7 +107,10 @@ func run(o options) error {
 			v, err := chromedp.Run(c, chromedp.Poll[float64](`(`+cond+`) ? performance.now() : 0`))
 			cancel()
 			if err != nil {
-				return nil, fmt.Errorf("%s: wait: %w", what, err)
+				c, cancel := context.WithTimeout(ctx, 5*time.Second)
+				page, _ := chromedp.Run(c, chromedp.Evaluate[string](`location.href + "\n" + document.body.innerText.slice(0, 600)`))
+				cancel()
+				return nil, fmt.Errorf("%s: wait: %w; the page:\n%s", what, err, page)
 			}
 			ms = append(ms, v)
 		}
@@ -119,12 +139,17 @@ func run(o options) error {
 	}
 	report("big thread's newest message on screen", thread)
 
-	// A text sent through the API, into the open thread.
+	// A text sent through the API, into the open list. (The generated
+	// numbers are not dialable — 212-000-xxxx — so the texts go to new
+	// conversations, which the list shows at its top.)
+	if err := step(30*time.Second, chromedp.Navigate(o.base+"/app/inbox"), chromedp.Poll[chromedp.Void](listShown)); err != nil {
+		return fmt.Errorf("open the list for the live texts: %w", err)
+	}
 	var live []float64
 	for i := range o.runs {
 		text := fmt.Sprintf("Live check %d at %d", i, time.Now().UnixNano())
 		began := time.Now()
-		if err := send(o, text); err != nil {
+		if err := send(o, fmt.Sprintf("+1 212 555 01%02d", i%100), text); err != nil {
 			return err
 		}
 		c, cancel := context.WithTimeout(ctx, 30*time.Second)
@@ -135,7 +160,7 @@ func run(o options) error {
 		}
 		live = append(live, float64(time.Since(began).Microseconds())/1000)
 	}
-	report("text sent through the API, in the open thread", live)
+	report("text sent through the API, in the open list", live)
 	return nil
 }
 
@@ -190,7 +215,18 @@ func newestText(o options) (string, error) {
 	return r.Data.Messages[0].Text, nil
 }
 
-func send(o options, text string) error {
-	var r json.RawMessage
-	return api(o, http.MethodPost, "/sms/messages", map[string]any{"from": o.line, "to": []string{o.big}, "message": text}, &r)
+func send(o options, to, text string) error {
+	var r struct {
+		Data struct {
+			Messages []json.RawMessage `json:"messages"`
+			Skipped  []json.RawMessage `json:"skipped"`
+		} `json:"data"`
+	}
+	if err := api(o, http.MethodPost, "/sms/messages", map[string]any{"from": o.line, "to": []string{to}, "message": text}, &r); err != nil {
+		return err
+	}
+	if len(r.Data.Messages) != 1 {
+		return fmt.Errorf("the live text to %s was not sent: skipped %s", to, r.Data.Skipped)
+	}
+	return nil
 }

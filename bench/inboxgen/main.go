@@ -17,11 +17,13 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -197,6 +199,9 @@ func run(ctx context.Context, o options) error {
 	default:
 	}
 	res.Messages = written.Load()
+	if err := deliverAll(ctx, o.db); err != nil {
+		return err
+	}
 	res.Seconds = time.Since(started).Seconds()
 	return json.NewEncoder(os.Stdout).Encode(res)
 }
@@ -266,6 +271,29 @@ func thread(ctx context.Context, st *store.Store, o options, r *rand.Rand, accou
 		if _, err := st.Resolve(ctx, ch, ch.Actor, "", ch.Actor); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// deliverAll gives every generated send its delivery receipt, in one
+// statement: an inbox of a quarter's texts has them, and a send left
+// awaiting its receipt makes the sim carrier rebuild and deliver every one
+// of them when a server starts on the database, a storm of receipts and
+// events (379,260 on the default database) under whatever is measured.
+func deliverAll(ctx context.Context, dsn string) error {
+	driver, name := "sqlite", strings.TrimPrefix(dsn, "sqlite://")
+	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+		driver, name = "pgx", dsn
+	}
+	db, err := sql.Open(driver, name)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	_, err = db.ExecContext(ctx, `UPDATE messages SET delivery_status = 'delivered', delivery_error = '', delivery_at = created_at
+		WHERE direction = 'out' AND status = 'sent' AND delivery_status IS NULL`)
+	if err != nil {
+		return fmt.Errorf("deliver the generated sends: %w", err)
 	}
 	return nil
 }

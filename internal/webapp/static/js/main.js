@@ -198,6 +198,13 @@ async function boot() {
   // and the counts from the server.
   stream.on('reset', () => { ctx.unread.refresh(); reload(); announce('Reconnected; the screen was refreshed.'); });
   addEventListener('online', () => stream.reconnect());
+  // A page kept in the back/forward cache would keep its stream's
+  // connection, and over HTTP/1.1 a browser opens at most six to a server:
+  // a few reloads or visits and the app could load nothing more. The
+  // stream closes when the page is left and resumes from its last id if
+  // the page comes back.
+  addEventListener('pagehide', () => stream.stop());
+  addEventListener('pageshow', (e) => { if (e.persisted) stream.start(); });
   stream.start();
   await start(main, ctx);
 }
