@@ -392,15 +392,17 @@ func markThreadReadSince(ctx context.Context, tx *Tx, convID, userID int64, f co
 
 // UnreadCounts returns unread inbound texts per line id for userID (0: the
 // team view of an API key), counting only texts sent at or after since when
-// since is not zero. Lines with none are absent. Without since it sums the
-// counters of the conversations unread for the caller; with since it counts
-// those conversations' unread messages of that period.
+// since is not zero. Lines with none are absent. Without since it reads the
+// caller's counters (inbox_unread_totals, a row per line, kept by triggers:
+// see migrations/*/0030_unread_totals.sql); with since it counts the unread
+// messages of that period in the conversations unread for the caller.
 func (s *Store) UnreadCounts(ctx context.Context, accountID, userID int64, since time.Time) (map[int64]int64, error) {
 	var queries []string
 	var args [][]any
 	switch {
 	case userID != 0 && since.IsZero():
-		queries = append(queries, `SELECT line_id, SUM(unread) FROM inbox_reads WHERE user_id = ? AND unread > 0 GROUP BY line_id`)
+		// The counters (migration 0030): a row per line of the user's.
+		queries = append(queries, `SELECT line_id, SUM(unread) FROM inbox_unread_totals WHERE user_id = ? AND unread > 0 GROUP BY line_id`)
 		args = append(args, []any{userID})
 	case userID != 0:
 		queries = append(queries,
@@ -414,7 +416,8 @@ func (s *Store) UnreadCounts(ctx context.Context, accountID, userID int64, since
 			GROUP BY r.line_id`)
 		args = append(args, []any{userID, micros(since)}, []any{userID, micros(since)})
 	case since.IsZero():
-		queries = append(queries, `SELECT line_id, SUM(team_unread) FROM conversations WHERE account_id = ? AND team_unread > 0 GROUP BY line_id`)
+		// The team's counters: user 0.
+		queries = append(queries, `SELECT line_id, SUM(unread) FROM inbox_unread_totals WHERE user_id = 0 AND account_id = ? AND unread > 0 GROUP BY line_id`)
 		args = append(args, []any{accountID})
 	default:
 		queries = append(queries, `SELECT c.line_id, COUNT(*) FROM conversations c JOIN messages m ON m.conversation_id = c.id AND m.id > c.team_read_through
@@ -482,6 +485,59 @@ func countInbound(ctx context.Context, tx *Tx, account, line, convID, msgID int6
 			ON CONFLICT (conversation_id, user_id) DO NOTHING`, convID, u, account, line, inCount, tx.Now()); err != nil {
 			return fmt.Errorf("store: unread: %w", err)
 		}
+	}
+	return nil
+}
+
+// CheckUnreadTotals compares every unread counter (inbox_unread_totals) with
+// the sums it stands for, computed from scratch as UnreadCounts did before
+// the counters: inbox_reads.unread per user and line, conversations.team_unread
+// per account and line (user 0). It returns nil when they agree, or an error
+// listing the rows that differ. For tests, and for an operator who doubts
+// the counters: it reads every row of both tables.
+func (s *Store) CheckUnreadTotals(ctx context.Context) error {
+	type key struct{ user, account, line int64 }
+	want, got := map[key]int64{}, map[key]int64{}
+	for _, q := range []struct {
+		sql string
+		m   map[key]int64
+	}{
+		{`SELECT user_id, account_id, line_id, SUM(unread) FROM inbox_reads WHERE unread > 0 GROUP BY user_id, account_id, line_id`, want},
+		{`SELECT 0, account_id, line_id, SUM(team_unread) FROM conversations WHERE team_unread > 0 GROUP BY account_id, line_id`, want},
+		{`SELECT user_id, account_id, line_id, unread FROM inbox_unread_totals WHERE unread <> 0`, got},
+	} {
+		rows, err := s.db.Query(ctx, q.sql)
+		if err != nil {
+			return fmt.Errorf("store: check unread: %w", err)
+		}
+		for rows.Next() {
+			var k key
+			var n int64
+			if err := rows.Scan(&k.user, &k.account, &k.line, &n); err != nil {
+				rows.Close()
+				return fmt.Errorf("store: check unread: %w", err)
+			}
+			q.m[k] = n
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("store: check unread: %w", err)
+		}
+	}
+	var diffs []string
+	for k, n := range want {
+		if got[k] != n {
+			diffs = append(diffs, fmt.Sprintf("user %d account %d line %d: counter %d, rows %d", k.user, k.account, k.line, got[k], n))
+		}
+	}
+	for k, n := range got {
+		if _, ok := want[k]; !ok {
+			diffs = append(diffs, fmt.Sprintf("user %d account %d line %d: counter %d, rows 0", k.user, k.account, k.line, n))
+		}
+	}
+	if len(diffs) > 0 {
+		slices.Sort(diffs)
+		return fmt.Errorf("store: unread counters differ from their rows: %s", strings.Join(diffs, "; "))
 	}
 	return nil
 }
