@@ -276,7 +276,8 @@ func (s *Store) DeleteMessage(ctx context.Context, convID, id int64, ch Change) 
 		}
 		var direction, media string
 		var status string
-		err = tx.QueryRow(ctx, `SELECT direction, media, status FROM messages WHERE id = ? AND conversation_id = ? AND `+visibleMessage, id, convID).Scan(&direction, &media, &status)
+		var blocked bool
+		err = tx.QueryRow(ctx, `SELECT direction, media, status, blocked FROM messages WHERE id = ? AND conversation_id = ? AND `+visibleMessage, id, convID).Scan(&direction, &media, &status, &blocked)
 		if errors.Is(err, sql.ErrNoRows) {
 			return domain.Errorf(domain.NotFound, "message %d is not in this conversation", id)
 		}
@@ -293,7 +294,8 @@ func (s *Store) DeleteMessage(ctx context.Context, convID, id int64, ch Change) 
 			return err
 		}
 		json.Unmarshal([]byte(media), &names)
-		if direction == "in" {
+		// A blocked text was never counted (StoreInbound): nothing to take out.
+		if direction == "in" && !blocked {
 			// Out of the count of every user for whom it was unread: above
 			// their watermark without a read mark, or marked unread.
 			if _, err := tx.Exec(ctx, `UPDATE inbox_reads SET unread = unread - 1 WHERE conversation_id = ? AND (

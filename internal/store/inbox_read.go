@@ -239,7 +239,8 @@ func (s *Store) MarkMessages(ctx context.Context, convID, userID int64, ids []in
 		for _, id := range ids {
 			var direction string
 			var sentBy sql.NullInt64
-			err := tx.QueryRow(ctx, `SELECT direction, sent_by FROM messages WHERE id = ? AND conversation_id = ? AND `+visibleMessage, id, convID).Scan(&direction, &sentBy)
+			var blocked bool
+			err := tx.QueryRow(ctx, `SELECT direction, sent_by, blocked FROM messages WHERE id = ? AND conversation_id = ? AND `+visibleMessage, id, convID).Scan(&direction, &sentBy, &blocked)
 			if errors.Is(err, sql.ErrNoRows) {
 				return domain.Errorf(domain.NotFound, "message %d is not in this conversation", id)
 			}
@@ -265,7 +266,9 @@ func (s *Store) MarkMessages(ctx context.Context, convID, userID int64, ids []in
 				return fmt.Errorf("store: read mark: %w", err)
 			}
 			moved = moved || before != read
-			if direction == "in" && before != read {
+			// A blocked text is in no unread count (StoreInbound): its
+			// marks move none.
+			if direction == "in" && !blocked && before != read {
 				if read {
 					delta--
 				} else {
@@ -377,7 +380,7 @@ func markThreadReadSince(ctx context.Context, tx *Tx, convID, userID int64, f co
 	}
 	var unread int64
 	if err := tx.QueryRow(ctx, `SELECT COUNT(*) FROM inbox_read_marks k JOIN messages m ON m.id = k.message_id
-		WHERE k.user_id = ? AND k.conversation_id = ? AND NOT k.is_read AND m.direction = 'in'`, userID, convID).Scan(&unread); err != nil {
+		WHERE k.user_id = ? AND k.conversation_id = ? AND NOT k.is_read AND m.direction = 'in' AND NOT m.blocked`, userID, convID).Scan(&unread); err != nil {
 		return false, 0, fmt.Errorf("store: line read: %w", err)
 	}
 	if _, err := tx.Exec(ctx, `UPDATE inbox_reads SET read_through = ?, unread = ?, last_message_at = ? WHERE conversation_id = ? AND user_id = ?`,
@@ -407,12 +410,12 @@ func (s *Store) UnreadCounts(ctx context.Context, accountID, userID int64, since
 	case userID != 0:
 		queries = append(queries,
 			`SELECT r.line_id, COUNT(*) FROM inbox_reads r JOIN messages m ON m.conversation_id = r.conversation_id AND m.id > r.read_through
-			WHERE r.user_id = ? AND r.unread > 0 AND m.direction = 'in' AND m.created_at >= ? AND m.deleted_at IS NULL AND (m.status IN ('sent', 'received') OR m.scheduled)
+			WHERE r.user_id = ? AND r.unread > 0 AND m.direction = 'in' AND NOT m.blocked AND m.created_at >= ? AND m.deleted_at IS NULL AND (m.status IN ('sent', 'received') OR m.scheduled)
 				AND NOT EXISTS (SELECT 1 FROM inbox_read_marks k WHERE k.message_id = m.id AND k.user_id = r.user_id AND k.is_read)
 			GROUP BY r.line_id`,
 			`SELECT r.line_id, COUNT(*) FROM inbox_read_marks k JOIN messages m ON m.id = k.message_id
 				JOIN inbox_reads r ON r.conversation_id = k.conversation_id AND r.user_id = k.user_id
-			WHERE k.user_id = ? AND NOT k.is_read AND m.id <= r.read_through AND m.direction = 'in' AND m.created_at >= ? AND m.deleted_at IS NULL
+			WHERE k.user_id = ? AND NOT k.is_read AND m.id <= r.read_through AND m.direction = 'in' AND NOT m.blocked AND m.created_at >= ? AND m.deleted_at IS NULL
 			GROUP BY r.line_id`)
 		args = append(args, []any{userID, micros(since)}, []any{userID, micros(since)})
 	case since.IsZero():
@@ -421,7 +424,7 @@ func (s *Store) UnreadCounts(ctx context.Context, accountID, userID int64, since
 		args = append(args, []any{accountID})
 	default:
 		queries = append(queries, `SELECT c.line_id, COUNT(*) FROM conversations c JOIN messages m ON m.conversation_id = c.id AND m.id > c.team_read_through
-			WHERE c.account_id = ? AND c.team_unread > 0 AND m.direction = 'in' AND m.created_at >= ? AND m.deleted_at IS NULL AND (m.status IN ('sent', 'received') OR m.scheduled)
+			WHERE c.account_id = ? AND c.team_unread > 0 AND m.direction = 'in' AND NOT m.blocked AND m.created_at >= ? AND m.deleted_at IS NULL AND (m.status IN ('sent', 'received') OR m.scheduled)
 			GROUP BY c.line_id`)
 		args = append(args, []any{accountID, micros(since)})
 	}
