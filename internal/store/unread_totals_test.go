@@ -3,6 +3,7 @@ package store_test
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -115,4 +116,38 @@ func TestUnreadTotalsUnderConcurrentWrites(t *testing.T) {
 			}
 		}
 	})
+}
+
+// BenchmarkStoreInbound stores inbound texts from 200 peers on a line of
+// 20 users, from concurrent goroutines: the inbound path, with the unread
+// counters' triggers (migration 0030) on every text (each moves the row of
+// every user and the team's).
+func BenchmarkStoreInbound(b *testing.B) {
+	for _, e := range storetest.Engines(b) {
+		b.Run(string(e), func(b *testing.B) {
+			st := storetest.Open(b, e)
+			acct := storetest.Account(b, st, nil).ID
+			var users []int64
+			for range 20 {
+				users = append(users, storetest.User(b, st, acct, nil).ID)
+			}
+			line := storetest.Line(b, st, acct, nil)
+			var n atomic.Int64
+			b.SetParallelism(16)
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					in := store.Inbound{Line: line, Readers: users, Body: "hi"}
+					in.From = fmt.Sprintf("1212555%04d", n.Add(1)%200)
+					in.Participants = []string{in.From}
+					if err := smsevent.SetReceived(&in); err != nil {
+						b.Error(err)
+					}
+					if _, err := st.StoreInbound(ctx, in); err != nil {
+						b.Error(err)
+					}
+				}
+			})
+		})
+	}
 }
