@@ -223,6 +223,10 @@ export async function render(main, params, ctx) {
   function onSMS(ev) {
     const d = ev.data || {};
     if (state.line && d.line !== state.line) return;
+    // A receipt changes no row of the list (rows show no delivery status;
+    // the open thread follows its own): reading the list again for each
+    // would cost a read per person per receipt.
+    if (d.event === 'message.delivery') return;
     refreshSoon();
     if (d.event === 'message.received') {
       const key = convKey(d.line, d.number, d.groupParticipants);
