@@ -92,6 +92,7 @@ func runLive(ctx context.Context, c config, out io.Writer) error {
 	}
 	time.Sleep(c.settle)
 	rss1, m1 := server.rss(), c.scrape(out)
+	fan1, _ := scrapeBuckets(c.metrics, fanoutMetric)
 	if c.pid != 0 && len(open) > 0 {
 		fmt.Fprintf(out, "server RSS: %.1f MiB before the streams, %.1f MiB with %d open: %.1f KiB per stream\n",
 			float64(rss0)/1024, float64(rss1)/1024, len(open), float64(rss1-rss0)/float64(len(open)))
@@ -141,6 +142,7 @@ func runLive(ctx context.Context, c config, out io.Writer) error {
 	cpu1, self1, el := server.cpu(), self.cpu(), time.Since(t1)
 	webhookDrain(phaseStreams, n)
 	rss2, m2 := server.rss(), c.scrape(out)
+	fan2, _ := scrapeBuckets(c.metrics, fanoutMetric)
 
 	fmt.Fprintf(out, "with %d streams open: %d sends accepted in %.1fs (%.0f/s), %d failed, %d found every sender busy\n",
 		len(open), n, sendEl.Seconds(), float64(n)/sendEl.Seconds(), s.failed.Load(), s.late.Load())
@@ -166,9 +168,19 @@ func runLive(ctx context.Context, c config, out io.Writer) error {
 			m2["switchboard_event_stream_events_sent_total"]-m1["switchboard_event_stream_events_sent_total"],
 			m2["switchboard_event_stream_slow_drops_total"]-m1["switchboard_event_stream_slow_drops_total"])
 	}
+	if fan1 != nil && fan2 != nil {
+		p50, n := bucketQuantile(fan1, fan2, .50)
+		p99, _ := bucketQuantile(fan1, fan2, .99)
+		fmt.Fprintf(out, "  the server's own fan-out (commit to the last stream's write, per pass): p50 <= %g ms, p99 <= %g ms (%.0f passes; bucket bounds)\n",
+			1000*p50, 1000*p99, n)
+	}
 	reportEnded(out, &st)
 	return nil
 }
+
+// fanoutMetric is the server's histogram of its own part of an event's
+// latency (internal/stream).
+const fanoutMetric = "switchboard_event_stream_fanout_seconds"
 
 // scrape reads the server's metrics (nil without -metrics; a failure is
 // reported and the figures left out).

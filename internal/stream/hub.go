@@ -280,6 +280,9 @@ func (h *Hub) pass(ctx context.Context) (held bool, err error) {
 		}
 		h.publish(rows)
 		h.flushDirect()
+		if len(rows) > 0 {
+			h.cfg.Metrics.FannedOut(time.Since(rows[0].CreatedAt))
+		}
 		if len(rows) < readBatch {
 			return held, nil
 		}

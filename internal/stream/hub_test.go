@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"switchboard/internal/domain"
 	"switchboard/internal/store"
 	"switchboard/internal/store/storetest"
@@ -173,4 +175,38 @@ func TestOtherNodesEvents(t *testing.T) {
 	if d := time.Since(start); d > time.Second {
 		t.Errorf("another node's event took %v", d)
 	}
+}
+
+// Each pass that hands out events observes the server's own part of their
+// latency: from the event's write to the end of the pass.
+func TestFanoutObserved(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		reg := prometheus.NewRegistry()
+		account := storetest.Account(t, st, nil).ID
+		h := startHub(t, st, stream.Config{Metrics: stream.NewMetrics(reg)})
+		s, err := h.Open(account, everything)
+		must(t, err)
+		defer s.Close()
+		s.Attach()
+		for range 3 {
+			addEvent(t, st, account)
+			next(t, s)
+		}
+		families, err := reg.Gather()
+		must(t, err)
+		for _, f := range families {
+			if f.GetName() != "switchboard_event_stream_fanout_seconds" {
+				continue
+			}
+			hist := f.GetMetric()[0].GetHistogram()
+			if n := hist.GetSampleCount(); n < 1 || n > 3 {
+				t.Errorf("fan-out observations: %d, want one per pass that handed out events (1 to 3)", n)
+			}
+			if sum := hist.GetSampleSum(); sum <= 0 || sum > 5 {
+				t.Errorf("fan-out seconds in all: %v, want more than 0 and a few seconds at most", sum)
+			}
+			return
+		}
+		t.Fatal("no switchboard_event_stream_fanout_seconds metric")
+	})
 }
