@@ -215,9 +215,9 @@ func markSent(ctx context.Context, tx *Tx, id int64, ref string, known *sentFact
 // leadConversation makes sent message id its conversation's newest, so that
 // the conversation leads its lists again (unless a newer message already
 // does: a late receipt can accept an old send), and so do the rows of its
-// users who have it unread (if it does lead). In a write of a PostgreSQL
-// group that defers it (a contended write: see leads), it is merged with the
-// group's other sends in the conversation and made once, at the group's end.
+// users who have it unread (if it does lead). In a write of a group that
+// defers it (a contended write: see leads), it is merged with the group's
+// other sends in the conversation and made once, at the group's end.
 func leadConversation(ctx context.Context, tx *Tx, conv, id int64) error {
 	if skipLead {
 		return nil
@@ -225,6 +225,12 @@ func leadConversation(ctx context.Context, tx *Tx, conv, id int64) error {
 	if leads.Defer(tx, conv, id) {
 		return nil
 	}
+	return leadNow(ctx, tx, conv, id)
+}
+
+// leadNow is leadConversation's update, made at once (or as the group's
+// merged one: leads.Flush).
+func leadNow(ctx context.Context, tx *Tx, conv, id int64) error {
 	if tx.Engine() == Postgres {
 		if err := tx.ExecLater(ctx, leadConversationPG, id, tx.Now(), conv); err != nil {
 			return fmt.Errorf("store: conversation: %w", err)
@@ -252,7 +258,7 @@ const leadConversationPG = `WITH c AS (
 	UPDATE conversations SET last_message_id = $1, last_message_at = $2 WHERE id = $3 AND (last_message_id IS NULL OR last_message_id < $1) RETURNING id)
 	UPDATE inbox_reads SET last_message_at = $2 WHERE conversation_id IN (SELECT id FROM c) AND unread > 0`
 
-// leads merges the conversation updates of a PostgreSQL group's sends
+// leads merges the conversation updates of a group's sends
 // (contended writes, which run last in their group): one update per
 // conversation, with its newest sent message id, made after the group's
 // last write in conversation id order, so that groups of other committers
@@ -260,7 +266,7 @@ const leadConversationPG = `WITH c AS (
 var leads = sqldb.GroupMerge[int64, int64]{
 	Merge: func(old, id int64) int64 { return max(old, id) },
 	Flush: func(tx *Tx, conv, id int64) error {
-		return tx.ExecLater(context.Background(), leadConversationPG, id, tx.Now(), conv)
+		return leadNow(context.Background(), tx, conv, id)
 	},
 }
 
@@ -380,9 +386,22 @@ func (s *Store) AwaitingReceipts(ctx context.Context, after int64, limit int) ([
 // undelivered). Once one is stored, only another final word replaces it:
 // a progress report (Kannel may deliver "smsc_submit" after "delivered") and
 // a word nobody told us about (a new Kannel type, "dlr_64") never do.
+// receiptFastSQL spells the same list.
 var finalDelivery = map[string]bool{
 	"delivered": true, "undelivered": true, "smsc_reject": true,
 }
+
+// receiptFastSQL is ApplyReceipt's common case (arguments: status, error,
+// at, id, the status sent, status, error, status): it stores the report on
+// a sent message unless it is the same report again or a non-final word
+// after a final one (the rules of the general path, finalDelivery), and
+// returns the message's account.
+const receiptFastSQL = `UPDATE messages SET delivery_status = ?, delivery_error = ?, delivery_at = ?
+	WHERE id = ? AND direction = 'out' AND status = ?
+	AND NOT (delivery_status IS NOT NULL AND delivery_status = ? AND COALESCE(delivery_error, '') = ?)
+	AND NOT (delivery_status IS NOT NULL AND delivery_status IN ('delivered', 'undelivered', 'smsc_reject')
+		AND ? NOT IN ('delivered', 'undelivered', 'smsc_reject'))
+	RETURNING account_id`
 
 // Receipt is a carrier delivery report on outbound message ID, with the
 // events it may write, built by the caller (the sms capability) from the
@@ -407,11 +426,23 @@ func (s *Store) ApplyReceipt(ctx context.Context, r Receipt) error {
 	id, status, errText := r.ID, r.Status, r.Error
 	return s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
 		var account int64
+		// The common report, first of its message, on a message already
+		// sent: one statement that records it if it changes something,
+		// with the checks below written in SQL (the UPDATE locks the row on
+		// PostgreSQL and re-checks them on the row it locked). Anything
+		// else (no row updated) takes the general path.
+		err := tx.QueryRow(ctx, receiptFastSQL, status, errText, micros(r.At), id, domain.StatusSent, status, errText, status).Scan(&account)
+		if err == nil {
+			return addEvent(ctx, tx, account, r.Delivery.Type, r.Delivery.Payload)
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("store: receipt: %w", err)
+		}
 		var msgStatus string
 		var cur, curErr sql.NullString
 		// Lock the row (PostgreSQL) so that concurrent receipts for one
 		// message apply one after the other.
-		err := tx.QueryRow(ctx, `SELECT account_id, status, delivery_status, delivery_error FROM messages WHERE id = ? AND direction = 'out'`+tx.ForUpdate(), id).
+		err = tx.QueryRow(ctx, `SELECT account_id, status, delivery_status, delivery_error FROM messages WHERE id = ? AND direction = 'out'`+tx.ForUpdate(), id).
 			Scan(&account, &msgStatus, &cur, &curErr)
 		if errors.Is(err, sql.ErrNoRows) {
 			return domain.Errorf(domain.NotFound, "message %d not found", id)

@@ -8,13 +8,14 @@ import (
 
 // GroupMerge is work on a row that many concurrent writes update (a row
 // every write of a kind moves, such as a parent's "newest child"), which the
-// Contended writes of a PostgreSQL group leave to the group's end: each
+// Contended writes of a group leave to the group's end: each
 // hands a value under a key (the row), values under one key are merged, and
 // after the group's last write Flush queues the work for each key, in
-// ascending key order, to go with the COMMIT in one pipeline. The row is
-// then updated once per group rather than once per write, and locked for
-// the COMMIT's flush only; the key order makes groups of other committers
-// and nodes lock shared rows in one order.
+// ascending key order, to go with the COMMIT in one pipeline (on SQLite it
+// runs just before the COMMIT). The row is then updated once per group
+// rather than once per write, and on PostgreSQL locked for the COMMIT's
+// flush only; the key order makes groups of other committers and nodes
+// lock shared rows in one order.
 //
 // It is declared once, as a package variable, by the code that owns the
 // row; the engine knows nothing of what the keys and values mean. If the
@@ -33,11 +34,10 @@ type GroupMerge[K cmp.Ordered, V any] struct {
 
 // Defer hands v under key to the end of tx's group and reports true when
 // the running write may defer its work: it is Contended and runs in a
-// PostgreSQL group without savepoints. Otherwise it reports false, and the
+// group without savepoints. Otherwise it reports false, and the
 // caller does the work at once, as it would without a group.
 func (m *GroupMerge[K, V]) Defer(tx *Tx, key K, v V) bool {
-	// Small enough to inline: most writes (every one on SQLite) only test
-	// the flag.
+	// Small enough to inline: most writes only test the flag.
 	if !tx.deferring {
 		return false
 	}
