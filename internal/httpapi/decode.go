@@ -50,7 +50,7 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, dst any, limit int64, op
 		return decodeError(err)
 	}
 	// encoding/json matches field names case-insensitively; the API does not.
-	return exactKeys(json.NewDecoder(bytes.NewReader(raw)), reflect.TypeOf(dst), "")
+	return exactKeys(raw, reflect.TypeOf(dst))
 }
 
 // readBody reads the request body, at most limit bytes (413 beyond). A body
@@ -106,65 +106,185 @@ func bodyError(w http.ResponseWriter, err error) error {
 // ("Message" is not "message"), a key given twice (which one counts differs
 // between parsers, so a proxy and the service could disagree), and null as an
 // array element that is not a pointer (["1415…", null] is not a list of
-// numbers). t nil means any value.
-func exactKeys(dec *json.Decoder, t reflect.Type, path string) error {
+// numbers). t nil means any value. raw is one JSON value that json.Unmarshal
+// accepted, so the walk is a plain scan of its bytes (a json.Decoder's
+// tokens cost a send a few microseconds more); anything it does not expect is
+// reported as invalid JSON.
+func exactKeys(raw []byte, t reflect.Type) error {
+	s := keyScan{b: raw}
+	if err := s.value(t); err != nil {
+		return err
+	}
+	return nil
+}
+
+// keyScan is exactKeys' position in the body and the path to the value at
+// it (object keys and array indexes), from which error messages name fields
+// as they always have: "attachments[1].filename".
+type keyScan struct {
+	b    []byte
+	i    int
+	path []pathSeg
+}
+
+// pathSeg is an object's key, or (isIdx) an array's index.
+type pathSeg struct {
+	key   string
+	index int
+	isIdx bool
+}
+
+// pathString is the path as the messages write it: each key followed by a
+// dot, an index as [i] replacing the dot before it.
+func (s *keyScan) pathString() string {
+	var b strings.Builder
+	for _, p := range s.path {
+		if p.isIdx {
+			str := strings.TrimSuffix(b.String(), ".")
+			b.Reset()
+			b.WriteString(str)
+			fmt.Fprintf(&b, "[%d].", p.index)
+			continue
+		}
+		b.WriteString(p.key)
+		b.WriteByte('.')
+	}
+	return b.String()
+}
+
+var errNotJSON = domain.Errorf(domain.Invalid, "request body is not valid JSON")
+
+func (s *keyScan) ws() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+// str scans the string at s.i (its opening quote) and returns its text.
+func (s *keyScan) str() (string, error) {
+	start := s.i
+	escaped := false
+	for s.i++; s.i < len(s.b); s.i++ {
+		switch s.b[s.i] {
+		case '\\':
+			escaped = true
+			s.i++
+		case '"':
+			s.i++
+			if !escaped {
+				return string(s.b[start+1 : s.i-1]), nil
+			}
+			var out string
+			if err := json.Unmarshal(s.b[start:s.i], &out); err != nil {
+				return "", errNotJSON
+			}
+			return out, nil
+		}
+	}
+	return "", errNotJSON
+}
+
+func (s *keyScan) value(t reflect.Type) error {
 	nullable := t == nil || t.Kind() == reflect.Pointer || t.Kind() == reflect.Interface
 	for t != nil && t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	tok, err := dec.Token()
-	if err != nil {
-		return decodeError(err)
+	s.ws()
+	if s.i >= len(s.b) {
+		return errNotJSON
 	}
-	switch tok {
-	case nil:
-		if !nullable && strings.HasSuffix(path, "].") {
-			return domain.Errorf(domain.Invalid, "field %s must be %s, not null", strings.TrimSuffix(path, "."), jsonKind(t.Kind().String()))
-		}
-	case json.Delim('{'):
+	switch s.b[s.i] {
+	case '"':
+		_, err := s.str()
+		return err
+	case '{':
+		s.i++
 		var fields map[string]reflect.Type
 		if t != nil && t.Kind() == reflect.Struct {
 			fields = jsonFields(t)
 		}
 		var seen []string // objects in requests have a handful of keys
-		for dec.More() {
-			k, err := dec.Token()
-			if err != nil {
-				return decodeError(err)
+		for {
+			s.ws()
+			if s.i >= len(s.b) {
+				return errNotJSON
 			}
-			key, _ := k.(string)
+			switch s.b[s.i] {
+			case '}':
+				s.i++
+				return nil
+			case ',':
+				s.i++
+				s.ws()
+			}
+			if s.i >= len(s.b) || s.b[s.i] != '"' {
+				return errNotJSON
+			}
+			key, err := s.str()
+			if err != nil {
+				return err
+			}
 			if slices.Contains(seen, key) {
-				return domain.Errorf(domain.Invalid, "field %q appears more than once", path+key)
+				return domain.Errorf(domain.Invalid, "field %q appears more than once", s.pathString()+key)
 			}
 			seen = append(seen, key)
 			var ft reflect.Type
 			if fields != nil {
 				var ok bool
 				if ft, ok = fields[key]; !ok {
-					return domain.Errorf(domain.Invalid, "unknown field %q", path+key)
+					return domain.Errorf(domain.Invalid, "unknown field %q", s.pathString()+key)
 				}
 			} else if t != nil && t.Kind() == reflect.Map {
 				ft = t.Elem()
 			}
-			if err := exactKeys(dec, ft, path+key+"."); err != nil {
+			s.ws()
+			if s.i >= len(s.b) || s.b[s.i] != ':' {
+				return errNotJSON
+			}
+			s.i++
+			s.path = append(s.path, pathSeg{key: key})
+			if err := s.value(ft); err != nil {
 				return err
 			}
+			s.path = s.path[:len(s.path)-1]
 		}
-		_, err = dec.Token()
-	case json.Delim('['):
+	case '[':
+		s.i++
 		var et reflect.Type
 		if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
 			et = t.Elem()
 		}
-		for i := 0; dec.More(); i++ {
-			if err := exactKeys(dec, et, fmt.Sprintf("%s[%d].", strings.TrimSuffix(path, "."), i)); err != nil {
+		for n := 0; ; n++ {
+			s.ws()
+			if s.i >= len(s.b) {
+				return errNotJSON
+			}
+			switch s.b[s.i] {
+			case ']':
+				s.i++
+				return nil
+			case ',':
+				s.i++
+			}
+			s.path = append(s.path, pathSeg{index: n, isIdx: true})
+			if err := s.value(et); err != nil {
 				return err
 			}
+			s.path = s.path[:len(s.path)-1]
 		}
-		_, err = dec.Token()
 	}
-	if err != nil {
-		return decodeError(err)
+	// A number, true, false or null.
+	start := s.i
+	for s.i < len(s.b) && !strings.ContainsRune(",}] \t\r\n", rune(s.b[s.i])) {
+		s.i++
+	}
+	if string(s.b[start:s.i]) == "null" && !nullable && len(s.path) > 0 && s.path[len(s.path)-1].isIdx {
+		return domain.Errorf(domain.Invalid, "field %s must be %s, not null", strings.TrimSuffix(s.pathString(), "."), jsonKind(t.Kind().String()))
 	}
 	return nil
 }

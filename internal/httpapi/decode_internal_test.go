@@ -1,0 +1,134 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"switchboard/internal/domain"
+)
+
+// exactKeysTokens is exactKeys as it was written on json.Decoder's tokens:
+// the oracle the byte scan must agree with, error for error.
+func exactKeysTokens(dec *json.Decoder, t reflect.Type, path string) error {
+	nullable := t == nil || t.Kind() == reflect.Pointer || t.Kind() == reflect.Interface
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	tok, err := dec.Token()
+	if err != nil {
+		return decodeError(err)
+	}
+	switch tok {
+	case nil:
+		if !nullable && strings.HasSuffix(path, "].") {
+			return domain.Errorf(domain.Invalid, "field %s must be %s, not null", strings.TrimSuffix(path, "."), jsonKind(t.Kind().String()))
+		}
+	case json.Delim('{'):
+		var fields map[string]reflect.Type
+		if t != nil && t.Kind() == reflect.Struct {
+			fields = jsonFields(t)
+		}
+		var seen []string
+		for dec.More() {
+			k, err := dec.Token()
+			if err != nil {
+				return decodeError(err)
+			}
+			key, _ := k.(string)
+			if slices.Contains(seen, key) {
+				return domain.Errorf(domain.Invalid, "field %q appears more than once", path+key)
+			}
+			seen = append(seen, key)
+			var ft reflect.Type
+			if fields != nil {
+				var ok bool
+				if ft, ok = fields[key]; !ok {
+					return domain.Errorf(domain.Invalid, "unknown field %q", path+key)
+				}
+			} else if t != nil && t.Kind() == reflect.Map {
+				ft = t.Elem()
+			}
+			if err := exactKeysTokens(dec, ft, path+key+"."); err != nil {
+				return err
+			}
+		}
+		_, err = dec.Token()
+	case json.Delim('['):
+		var et reflect.Type
+		if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
+			et = t.Elem()
+		}
+		for i := 0; dec.More(); i++ {
+			if err := exactKeysTokens(dec, et, fmt.Sprintf("%s[%d].", strings.TrimSuffix(path, "."), i)); err != nil {
+				return err
+			}
+		}
+		_, err = dec.Token()
+	}
+	if err != nil {
+		return decodeError(err)
+	}
+	return nil
+}
+
+// TestExactKeysMatchesTokens checks the byte scan against the token walk
+// on bodies json.Unmarshal accepts: escaped keys, duplicates spelled two
+// ways, nulls in lists, nested objects and lists, whitespace everywhere.
+func TestExactKeysMatchesTokens(t *testing.T) {
+	type nested struct {
+		Name  string            `json:"name"`
+		Tags  map[string]string `json:"tags"`
+		Ptrs  []*int            `json:"ptrs"`
+		Inner []struct {
+			N []int `json:"n"`
+		} `json:"inner"`
+		Any any `json:"any"`
+	}
+	bodies := []string{
+		`{"from":"1","to":["2"],"message":"hi"}`,
+		` { "from" : "1" , "to" : [ "2" , "3" ] , "message" : "a \"quoted\" \\ text" } `,
+		`{"from":"1","From":"2"}`,
+		`{"message":"x","message":"y"}`,
+		`{"message":"x","mess\u0061ge":"y"}`,
+		`{"mess\u0061ge":"x"}`,
+		`{"to":["1",null]}`,
+		`{"to":null}`,
+		`{"attachments":[{"filename":"a","contentType":"b","content":"c"},{"filename":"a","Content":"c"}]}`,
+		`{"attachments":[{"filename":"a"},null]}`,
+		`{"attachments":[{"filename":"a","filename":"b"}]}`,
+		"{\"to\":[\"1\"],\n\t\"message\":\"\\u00e9t\\u00e9\",\r\n\"extra\":1}",
+		`{}`, `[]`, `null`, `"x"`, `12`,
+	}
+	nestedBodies := []string{
+		`{"name":"a","tags":{"x":"1","x":"2"}}`,
+		`{"tags":{"a":"1","b":null},"ptrs":[1,null,2]}`,
+		`{"inner":[{"n":[1,2]},{"n":[3,null]}]}`,
+		`{"inner":[{"n":[1]},{"m":1}]}`,
+		`{"any":{"deep":[{"x":null,"x":1}]}}`,
+		`{"any":[null,{"a":{"b":[true,false,null,-1.5e3]}}],"name":"z"}`,
+		`{"inner":[{"n":[]}],"name":"q","nam\u0065":"r"}`,
+	}
+	check := func(body string, dst any) {
+		t.Helper()
+		if json.Unmarshal([]byte(body), dst) != nil {
+			return // decodeJSON stops before exactKeys
+		}
+		typ := reflect.TypeOf(dst)
+		want := exactKeysTokens(json.NewDecoder(bytes.NewReader([]byte(body))), typ, "")
+		got := exactKeys([]byte(body), typ)
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s: got %v, want %v", body, got, want)
+		}
+	}
+	for _, b := range bodies {
+		check(b, &sendRequestJSON{})
+	}
+	for _, b := range nestedBodies {
+		check(b, &nested{})
+	}
+}
