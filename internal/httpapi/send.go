@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"net/http"
+	"strconv"
 
 	"switchboard/internal/domain"
 	"switchboard/internal/money"
@@ -105,6 +106,71 @@ func (s *Server) sendMessage(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// writeSendResult writes the send's answer. Every send answers, so it is
+// appended field by field (appendSendResult) rather than through
+// encoding/json's reflection: the same bytes writeData writes for
+// toSendResultJSON (TestAppendSendResultMatchesEncodingJSON).
 func writeSendResult(w http.ResponseWriter, res *domain.SendResult, outcome domain.SendOutcome) {
-	writeData(w, sendStatus[outcome], toSendResultJSON(res))
+	writeEncoded(w, sendStatus[outcome], appendSendResult(make([]byte, 0, 512), res))
+}
+
+// appendSendResult appends the envelope {"data": SendResult} with the
+// trailing newline json.Encoder writes.
+func appendSendResult(b []byte, r *domain.SendResult) []byte {
+	return appendEnvelope(b, func(b []byte) []byte {
+		b = appendStringField(b, `{"from":`, r.From)
+		bl := &r.Billing
+		b = append(b, `,"billing":{"billed":`...)
+		b = strconv.AppendBool(b, bl.Billed)
+		b = appendStringField(b, `,"currency":`, bl.Currency)
+		b = appendStringField(b, `,"type":`, bl.Type)
+		b = appendIntField(b, `,"units":`, int64(bl.Units))
+		b = bl.TotalPrice.AppendJSON(append(b, `,"totalPrice":`...))
+		b = appendIntField(b, `,"recipientCount":`, int64(bl.RecipientCount))
+		b = appendIntField(b, `,"skippedCount":`, int64(bl.SkippedCount))
+		b = append(b, `},"messages":[`...)
+		for i := range r.Messages {
+			m := &r.Messages[i]
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendIntField(b, `{"id":`, m.ID)
+			b = appendStringList(append(b, `,"to":`...), m.To)
+			b = appendStringField(b, `,"type":`, m.Type)
+			b = appendStringField(b, `,"status":`, m.Status)
+			if len(m.Media) > 0 {
+				b = appendStringList(append(b, `,"media":`...), m.Media)
+			}
+			b = appendIntField(b, `,"units":`, int64(m.Units))
+			b = m.UnitPrice.AppendJSON(append(b, `,"unitPrice":`...))
+			b = m.Price.AppendJSON(append(b, `,"price":`...))
+			b = append(b, '}')
+		}
+		b = append(b, `],"skipped":[`...)
+		for i := range r.Skipped {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendStringField(b, `{"to":`, r.Skipped[i].To)
+			b = appendStringField(b, `,"reason":`, r.Skipped[i].Reason)
+			b = append(b, '}')
+		}
+		return append(b, "]}"...)
+	})
+}
+
+// appendStringList appends ss as encoding/json writes a []string: null
+// when nil.
+func appendStringList(b []byte, ss []string) []byte {
+	if ss == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, '[')
+	for i, s := range ss {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendStringField(b, "", s)
+	}
+	return append(b, ']')
 }

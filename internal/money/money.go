@@ -115,6 +115,10 @@ func (m Micros) appendDecimal(b []byte) []byte {
 	return append(b, digits[:n]...)
 }
 
+// AppendJSON appends m as MarshalJSON writes it, for encoders that append
+// JSON without reflection.
+func (m Micros) AppendJSON(b []byte) []byte { return m.appendDecimal(b) }
+
 // MarshalJSON writes m as a bare JSON number with the same text as String.
 func (m Micros) MarshalJSON() ([]byte, error) {
 	return m.appendDecimal(make([]byte, 0, 24)), nil

@@ -1,0 +1,37 @@
+package httpapi
+
+import (
+	"bytes"
+	"testing"
+
+	"switchboard/internal/domain"
+	"switchboard/internal/money"
+)
+
+// TestAppendSendResultMatchesEncodingJSON holds appendSendResult to the
+// bytes writeData writes for the same result through encoding/json, on
+// results with awkward strings, nil and empty lists, media and skips.
+func TestAppendSendResultMatchesEncodingJSON(t *testing.T) {
+	results := []domain.SendResult{
+		{From: "14155550100", Billing: domain.Billing{Billed: true, Currency: "USD", Type: "SMS", Units: 1, TotalPrice: 7900, RecipientCount: 1},
+			Messages: []domain.SentMessage{{ID: 42, To: []string{"12125550100"}, Type: "SMS", Status: "sent", Units: 1, UnitPrice: 7900, Price: 7900}},
+			Skipped:  []domain.Skipped{}},
+		{From: "1415\"\\<>&\u2028\x01é", Billing: domain.Billing{Currency: "USD", Type: "MMS", TotalPrice: money.Micros(-1234567), SkippedCount: 2},
+			Messages: []domain.SentMessage{
+				{ID: 1, To: nil, Type: "MMS", Status: "pending", Media: []string{"https://x/a?b=1&c=<2>", "é"}, Units: 3, UnitPrice: 20000, Price: 60000},
+				{ID: 2, To: []string{}, Media: []string{}, Price: 1},
+				{ID: 3, To: []string{"a", "b\n"}},
+			},
+			Skipped: []domain.Skipped{{To: "+1 (212) 555-0199", Reason: "opted_out"}, {To: "\"", Reason: "invalid\tnumber"}}},
+		{},
+	}
+	for i, r := range results {
+		want, err := encodeEnvelope(envelope{Data: toSendResultJSON(&r)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := appendSendResult(nil, &r); !bytes.Equal(got, want) {
+			t.Errorf("result %d:\n got %s\nwant %s", i, got, want)
+		}
+	}
+}
