@@ -7,12 +7,14 @@ import (
 	"time"
 
 	"switchboard/internal/domain"
+	"switchboard/internal/store/sqldb"
 )
 
 // addEvent writes an event to the outbox in the caller's transaction. The
 // capability that owns the event built its type and payload (calls and sms
 // build theirs, with domain.NewEvent); the store reads neither. No write
-// reads the outbox back, so the insert is queued (ExecLater). Tx.Wake runs
+// reads the outbox back, so the insert is queued (ExecLater on PostgreSQL;
+// with its group's other events on SQLite: eventRows). Tx.Wake runs
 // the OnEvents listener after the commit.
 func addEvent(ctx context.Context, tx *Tx, accountID int64, typ string, payload []byte) error {
 	if typ == "" {
@@ -20,11 +22,27 @@ func addEvent(ctx context.Context, tx *Tx, accountID int64, typ string, payload 
 		// than commit the change without its outbox row.
 		return fmt.Errorf("store: event without a type")
 	}
-	if err := tx.ExecLater(ctx, `INSERT INTO events (account_id, type, payload, created_at) VALUES (?, ?, ?, ?)`, accountID, typ, string(payload), tx.Now()); err != nil {
+	var err error
+	if tx.Engine() == SQLite {
+		err = eventRows.Exec(ctx, tx, accountID, typ, string(payload), tx.Now(), nil)
+	} else {
+		err = tx.ExecLater(ctx, `INSERT INTO events (account_id, type, payload, created_at) VALUES (?, ?, ?, ?)`, accountID, typ, string(payload), tx.Now())
+	}
+	if err != nil {
 		return fmt.Errorf("store: event: %w", err)
 	}
 	tx.Wake()
 	return nil
+}
+
+// eventRows is the outbox insert on SQLite, every event's (audience NULL for
+// everyone's), so that a group's events go in together and in the order
+// its writes made them (sqldb.GroupInsert): two per send, and the single
+// writer's CPU bounds the send rate.
+var eventRows = sqldb.GroupInsert{
+	Into: `INSERT INTO events (account_id, type, payload, created_at, audience_user_id) VALUES `,
+	Row:  `(?, ?, ?, ?, ?)`,
+	Cols: 5,
 }
 
 // addEvents writes the capability's events in the caller's transaction, a
@@ -41,8 +59,14 @@ func addEvents(ctx context.Context, tx *Tx, accountID int64, events ...domain.Ev
 		if e.Type == "" {
 			return fmt.Errorf("store: event without a type")
 		}
-		if err := tx.ExecLater(ctx, `INSERT INTO events (account_id, type, payload, created_at, audience_user_id) VALUES (?, ?, ?, ?, ?)`,
-			accountID, e.Type, string(e.Payload), tx.Now(), e.Audience); err != nil {
+		var err error
+		if tx.Engine() == SQLite {
+			err = eventRows.Exec(ctx, tx, accountID, e.Type, string(e.Payload), tx.Now(), e.Audience)
+		} else {
+			err = tx.ExecLater(ctx, `INSERT INTO events (account_id, type, payload, created_at, audience_user_id) VALUES (?, ?, ?, ?, ?)`,
+				accountID, e.Type, string(e.Payload), tx.Now(), e.Audience)
+		}
+		if err != nil {
 			return fmt.Errorf("store: event: %w", err)
 		}
 		tx.Wake()

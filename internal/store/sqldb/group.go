@@ -328,6 +328,7 @@ writes:
 			// instead of once per write (its statements are the committer's
 			// CPU, which bounds the send rate).
 			t.deferring = r.contended
+			t.batching = t.tx == nil
 			if err := runFn(t, r.fn); err != nil {
 				rollback()
 				if len(reqs) == 1 {
@@ -363,10 +364,14 @@ writes:
 		return reqs, results, true, broken
 	}
 	if t.tx == nil {
-		// SQLite runs the work its writes deferred (GroupMerge) here, as
-		// writes; PostgreSQL sends it with its COMMIT (commitPG). If it
+		// SQLite inserts the rows its writes handed it (GroupInsert) and
+		// runs the work they deferred (GroupMerge) here; PostgreSQL sends it with its COMMIT (commitPG). If it
 		// fails, run again with each write in its savepoint, none deferred,
 		// so that only a write whose own work fails fails.
+		if err := t.flushRows(); err != nil {
+			rollback()
+			return reqs, nil, false, broken
+		}
 		if err := t.flushMerges(); err != nil {
 			rollback()
 			return reqs, nil, false, broken

@@ -35,6 +35,11 @@ type Tx struct {
 	// is done once, merged.
 	deferring bool
 	merges    []groupMerge
+	// batching: the group runs on SQLite without savepoints, so
+	// GroupInsert.Exec hands its rows to the group (rows), inserted after
+	// its last write (flushRows).
+	batching bool
+	rows     []*pendingRows
 }
 
 type pendingStmt struct {
