@@ -147,19 +147,23 @@ func (s *Server) listConversations(w http.ResponseWriter, r *http.Request) error
 	if err := q.err(); err != nil {
 		return err
 	}
-	page, err := s.inbox.List(r.Context(), principal(r), lp)
+	// First pages come encoded from memory while the database is unchanged
+	// (inbox.ListEncoded).
+	body, err := s.inbox.ListEncoded(r.Context(), principal(r), lp, func(page []domain.ConversationSummary) ([]byte, error) {
+		out := make([]conversationItemJSON, len(page))
+		for i, c := range page {
+			st := toStateJSON(c.Conversation)
+			out[i] = conversationItemJSON{Line: st.Line, Number: st.Number, GroupParticipants: st.GroupParticipants,
+				LastMessage: c.LastMessage, LastMessageID: c.LastMessageID, LastMessageAt: c.LastMessageAt.Truncate(time.Second),
+				Direction: c.LastDirection, HasMedia: c.LastHasMedia, Unread: c.UnreadCount > 0, UnreadCount: c.UnreadCount,
+				Resolved: st.Resolved, ResolvedBy: st.ResolvedBy, ResolvedAt: st.ResolvedAt, AssignedTo: st.AssignedTo}
+		}
+		return encodeData(out)
+	})
 	if err != nil {
 		return err
 	}
-	out := make([]conversationItemJSON, len(page))
-	for i, c := range page {
-		st := toStateJSON(c.Conversation)
-		out[i] = conversationItemJSON{Line: st.Line, Number: st.Number, GroupParticipants: st.GroupParticipants,
-			LastMessage: c.LastMessage, LastMessageID: c.LastMessageID, LastMessageAt: c.LastMessageAt.Truncate(time.Second),
-			Direction: c.LastDirection, HasMedia: c.LastHasMedia, Unread: c.UnreadCount > 0, UnreadCount: c.UnreadCount,
-			Resolved: st.Resolved, ResolvedBy: st.ResolvedBy, ResolvedAt: st.ResolvedAt, AssignedTo: st.AssignedTo}
-	}
-	writeData(w, http.StatusOK, out)
+	writeEncoded(w, http.StatusOK, body)
 	return nil
 }
 

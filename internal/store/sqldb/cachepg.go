@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -16,6 +17,13 @@ import (
 // with the writer's schema as payload, so that databases opened on other
 // schemas of the same server database ignore it.
 const cacheChannel = "switchboard_cache"
+
+// commitChannel carries a notification of every committed group (commitPG),
+// with the writer's schema as payload: the encoded pages (pages.go) of every
+// node go stale on it.
+const commitChannel = "switchboard_commit"
+
+const commitNotify = `SELECT pg_notify('` + commitChannel + `', coalesce(current_schema(), ''))`
 
 // errCacheOff makes cached reads go to the database: on PostgreSQL while the
 // notification connection is not listening.
@@ -65,18 +73,19 @@ func (c *Cache) isLive() bool {
 // cacheListener keeps a connection listening on cacheChannel for a
 // PostgreSQL database's read cache, reconnecting when it is lost.
 type cacheListener struct {
-	cfg    *pgx.ConnConfig
-	cache  *Cache
-	log    *slog.Logger
-	cancel context.CancelFunc
-	done   chan struct{}
+	cfg     *pgx.ConnConfig
+	cache   *Cache
+	commits *atomic.Uint64 // the DB's commit counter (pages.go)
+	log     *slog.Logger
+	cancel  context.CancelFunc
+	done    chan struct{}
 
 	mu    sync.Mutex
 	pid   uint32        // the listening backend's process id (tests terminate it)
 	retry time.Duration // the first wait before reconnecting (tests lengthen it)
 }
 
-func startCacheListener(url string, cache *Cache, log *slog.Logger) (*cacheListener, error) {
+func startCacheListener(url string, cache *Cache, commits *atomic.Uint64, log *slog.Logger) (*cacheListener, error) {
 	cfg, err := pgx.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("store: cache listen URL: %w", err)
@@ -85,7 +94,7 @@ func startCacheListener(url string, cache *Cache, log *slog.Logger) (*cacheListe
 		cfg.ConnectTimeout = 5 * time.Second
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	l := &cacheListener{cfg: cfg, cache: cache, log: log, cancel: cancel, done: make(chan struct{}), retry: listenRetryFirst}
+	l := &cacheListener{cfg: cfg, cache: cache, commits: commits, log: log, cancel: cancel, done: make(chan struct{}), retry: listenRetryFirst}
 	go l.run(ctx)
 	return l, nil
 }
@@ -102,6 +111,7 @@ func (l *cacheListener) run(ctx context.Context) {
 		start := time.Now()
 		err := l.listen(ctx)
 		l.cache.setLive(false)
+		l.commits.Add(1)
 		if ctx.Err() != nil {
 			return
 		}
@@ -130,6 +140,9 @@ func (l *cacheListener) listen(ctx context.Context) error {
 	if _, err := conn.Exec(ctx, "LISTEN "+cacheChannel); err != nil {
 		return err
 	}
+	if _, err := conn.Exec(ctx, "LISTEN "+commitChannel); err != nil {
+		return err
+	}
 	if err := conn.QueryRow(ctx, "SELECT coalesce(current_schema(), '')").Scan(&schema); err != nil {
 		return err
 	}
@@ -138,6 +151,7 @@ func (l *cacheListener) listen(ctx context.Context) error {
 	l.mu.Unlock()
 	// Listening from here on: anything committed after this point arrives
 	// as a notification, and setLive drops what was cached before.
+	l.commits.Add(1) // entries kept before were kept while not listening
 	l.cache.setLive(true)
 	l.log.Info("read cache on: listening for changes", "channel", cacheChannel)
 	for {
@@ -146,7 +160,11 @@ func (l *cacheListener) listen(ctx context.Context) error {
 		cancel()
 		switch {
 		case err == nil:
-			if n.Payload == schema {
+			switch {
+			case n.Payload != schema:
+			case n.Channel == commitChannel:
+				l.commits.Add(1)
+			default:
 				l.cache.invalidate()
 			}
 			continue

@@ -57,6 +57,9 @@ type DB struct {
 
 	onWake atomic.Pointer[func()] // see OnWake
 
+	pages   *Pages        // see pages.go
+	commits atomic.Uint64 // commits made or heard of (pages.go)
+
 	committers int // how many committers run (group.go)
 }
 
@@ -99,6 +102,10 @@ type Options struct {
 	// another process owns checkpoints (Litestream: docs/operations.md).
 	// PostgreSQL ignores it. Switchboard runs no checkpoint of its own.
 	WALAutocheckpoint int
+
+	// PageBytes bounds the memory of the encoded hot pages (pages.go);
+	// 0 means DefaultPageBytes, negative turns them off.
+	PageBytes int64
 }
 
 // Generation is the counter row through which SQLite's read cache learns
@@ -115,7 +122,7 @@ type Generation struct {
 // gen is the schema's cache generation row (SQLite only; PostgreSQL's cache
 // listens for notifications instead).
 func Open(ctx context.Context, dsn string, opt Options, gen Generation) (*DB, error) {
-	db := &DB{now: func() time.Time { return time.Now().UTC() }}
+	db := &DB{now: func() time.Time { return time.Now().UTC() }, pages: newPages(opt.PageBytes)}
 	if opt.Log == nil {
 		opt.Log = slog.New(slog.DiscardHandler)
 	}
@@ -133,7 +140,7 @@ func Open(ctx context.Context, dsn string, opt Options, gen Generation) (*DB, er
 		// without one.
 		db.cache = &Cache{entries: map[string]any{}}
 		if opt.ListenURL != "" {
-			if db.listener, err = startCacheListener(opt.ListenURL, db.cache, opt.Log); err != nil {
+			if db.listener, err = startCacheListener(opt.ListenURL, db.cache, &db.commits, opt.Log); err != nil {
 				pool.Close()
 				return nil, err
 			}

@@ -142,6 +142,10 @@ func (db *DB) commitBatch(reqs []*writeReq) {
 	if !ok {
 		reqs, results, _ = db.runBatch(reqs, true)
 	}
+	// Before any writer is answered: a read that follows a write it saw
+	// answered finds the pages' stamp moved (pages.go). Even after a
+	// failure: a failed COMMIT may still have landed.
+	db.committed()
 	var again []*writeReq
 	for i, r := range reqs {
 		if isConflict(results[i]) && r.tries < maxTries {
@@ -250,10 +254,13 @@ func (t *Tx) commitPG() (mergeErr, err error) {
 		for _, p := range pending {
 			b.Queue(p.query, p.args...)
 		}
+		// Every commit tells the other nodes, whose pages it makes stale
+		// (pages.go); delivered only if the transaction commits.
+		b.Queue(commitNotify)
 		b.Queue("COMMIT")
 		br := c.Conn().SendBatch(groupCtx, b)
 		defer br.Close()
-		for range pending {
+		for range len(pending) + 1 { // and commitNotify
 			if _, err := br.Exec(); err != nil {
 				// Only the server's refusal proves the COMMIT was skipped;
 				// a lost connection leaves the outcome unknown, as a failed
