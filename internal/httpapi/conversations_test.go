@@ -53,7 +53,12 @@ type inboxFixture struct {
 
 func setupInbox(t *testing.T, engine store.Engine) *inboxFixture {
 	t.Helper()
-	st := storetest.Open(t, engine)
+	return setupInboxOn(t, storetest.Open(t, engine))
+}
+
+// setupInboxOn is setupInbox on a store the caller opened.
+func setupInboxOn(t *testing.T, st *store.Store) *inboxFixture {
+	t.Helper()
 	f := &inboxFixture{fixture: &fixture{st: st, keys: map[string]string{}, users: map[string]domain.User{}}}
 	f.acme = storetest.Account(t, st, &storetest.AccountOpts{Name: "Acme"})
 	beta := storetest.Account(t, st, &storetest.AccountOpts{Name: "Beta"})
@@ -77,14 +82,21 @@ func setupInbox(t *testing.T, engine store.Engine) *inboxFixture {
 	f.agnesTok, err = userAccessToken(ctx, st, f.agnes.ID, auth.AllScopes...)
 	must(t, err)
 
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	f.sms = sms.New(sms.Config{Store: st, Log: log})
-	srv := httptest.NewServer(httpapi.New(httpapi.Config{Store: st, Auth: &auth.Authenticator{Store: st}, Log: log, SMS: f.sms,
-		Inbox: inbox.New(inbox.Config{Store: st, Log: log}), Webhooks: webhooks.New(webhooks.Config{Store: st})}))
-	t.Cleanup(srv.Close)
-	f.url = srv.URL
+	f.url, f.sms = serveInbox(t, st)
 	f.client = apitest.Client(t)
 	return f
+}
+
+// serveInbox starts an API server over st (a node) and returns its URL and
+// its SMS service.
+func serveInbox(t *testing.T, st *store.Store) (string, *sms.Service) {
+	t.Helper()
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	svc := sms.New(sms.Config{Store: st, Log: log})
+	srv := httptest.NewServer(httpapi.New(httpapi.Config{Store: st, Auth: &auth.Authenticator{Store: st}, Log: log, SMS: svc,
+		Inbox: inbox.New(inbox.Config{Store: st, Log: log}), Webhooks: webhooks.New(webhooks.Config{Store: st})}))
+	t.Cleanup(srv.Close)
+	return srv.URL, svc
 }
 
 func forEachInbox(t *testing.T, fn func(t *testing.T, f *inboxFixture)) {
