@@ -54,7 +54,7 @@ type Stamp struct {
 // Stamp returns the commit stamp, or false when it cannot be trusted now
 // (PostgreSQL not listening; SQLite without its WAL index mapped yet): then
 // read the database.
-func (db *DB) Stamp() (Stamp, bool) {
+func (db *DB) Stamp(ctx context.Context) (Stamp, bool) {
 	c := db.cache
 	if c == nil {
 		return Stamp{}, false
@@ -66,6 +66,10 @@ func (db *DB) Stamp() (Stamp, bool) {
 			return Stamp{}, false
 		}
 		return Stamp{commits: db.commits.Load()}, true
+	}
+	if c.wal == nil && !c.walTry {
+		// Not mapped yet: the read cache maps it at its first query.
+		c.current(ctx)
 	}
 	if c.wal == nil {
 		return Stamp{}, false
@@ -98,7 +102,7 @@ func (db *DB) Page(ctx context.Context, key string, load func() ([]byte, error))
 	if p == nil {
 		return load()
 	}
-	stamp, ok := db.Stamp()
+	stamp, ok := db.Stamp(ctx)
 	if !ok {
 		return load()
 	}

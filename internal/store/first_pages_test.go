@@ -1,0 +1,117 @@
+package store_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"switchboard/internal/store"
+	"switchboard/internal/store/storetest"
+)
+
+// pageLoads counts the loads of one kept page, whose answer is a counter
+// the loader moves: an answer kept is the count of the load that made it.
+type pageLoads struct{ n int }
+
+func (p *pageLoads) get(t *testing.T, s *store.Store) string {
+	t.Helper()
+	b, err := s.FirstPage(ctx, "test:page", func() ([]byte, error) {
+		p.n++
+		return fmt.Appendf(nil, "load %d", p.n), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestFirstPageStaleAfterAnyCommit checks that a kept page is answered
+// again only while nothing was committed: not after a write of this store,
+// nor after one of another store on the same database (the CLI, another
+// node), whatever kind of write (KeepCache writes included: an account
+// created goes through the same committer as a send).
+func TestFirstPageStaleAfterAnyCommit(t *testing.T) {
+	for _, e := range storetest.Engines(t) {
+		t.Run(string(e), func(t *testing.T) {
+			server, cli := serverAndCLI(t, storetest.DSN(t, e))
+			var p pageLoads
+			if a, b := p.get(t, server), p.get(t, server); a != "load 1" || b != "load 1" {
+				t.Fatalf("unchanged database: %q then %q, want load 1 twice", a, b)
+			}
+			for i, w := range []*store.Store{server, cli} {
+				before := p.n
+				mustAccount(t, w, fmt.Sprintf("Writer %d", i))
+				if w == server || e == store.SQLite {
+					if got := p.get(t, server); got == fmt.Sprintf("load %d", before) {
+						t.Fatalf("write %d: the kept page was answered after a commit", i)
+					}
+					continue
+				}
+				waitFor(t, "the other store's commit", func() bool { return p.get(t, server) != fmt.Sprintf("load %d", before) })
+			}
+			// Kept again.
+			a := p.get(t, server)
+			if b := p.get(t, server); a != b {
+				t.Fatalf("unchanged database: %q then %q", a, b)
+			}
+		})
+	}
+}
+
+// TestFirstPagesOffWhileNotListening checks the read cache's rule on
+// PostgreSQL: while the notification connection is lost no page is answered
+// from memory (every read loads), and once it listens again what was kept
+// before is not answered either.
+func TestFirstPagesOffWhileNotListening(t *testing.T) {
+	if storetest.PostgresURL(t) == "" {
+		t.Skip("PostgreSQL only")
+	}
+	server, cli := serverAndCLI(t, storetest.DSN(t, store.Postgres))
+	var p pageLoads
+	kept := p.get(t, server)
+	if p.get(t, server) != kept {
+		t.Fatal("not kept while listening")
+	}
+	if err := server.KillCacheListener(ctx, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the pages to turn off", func() bool { return !server.CacheServing() })
+	mustAccount(t, cli, "Written while nobody listens")
+	a, b := p.get(t, server), p.get(t, server)
+	if a == kept || a == b {
+		t.Fatalf("while not listening: %q then %q (kept before: %q): answered from memory", a, b, kept)
+	}
+	waitFor(t, "the pages to serve again", server.CacheServing)
+	c := p.get(t, server)
+	if c == b || c == kept || p.get(t, server) != c {
+		t.Fatalf("after listening again: %q (before: %q, %q), then not kept", c, kept, b)
+	}
+}
+
+// TestFirstPagesBounded checks that the pages' memory stays within
+// Options.PageBytes however many keys are read.
+func TestFirstPagesBounded(t *testing.T) {
+	const budget = 64 << 10
+	s, err := store.OpenWith(ctx, storetest.DSN(t, store.SQLite), store.Options{PageBytes: budget})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	mustAccount(t, s, "Acme") // a commit, so that the WAL index exists
+	body := []byte(strings.Repeat("x", 1000))
+	for i := range 1000 {
+		if _, err := s.FirstPage(ctx, fmt.Sprint("k", i), func() ([]byte, error) { return body, nil }); err != nil {
+			t.Fatal(err)
+		}
+		if n, bytes := s.PageStats(); bytes > budget || n == 0 {
+			t.Fatalf("after %d pages: %d kept in %d bytes, budget %d", i+1, n, bytes, budget)
+		}
+	}
+	if n, _ := s.PageStats(); n < 40 {
+		t.Fatalf("only %d pages of 1 KB kept in %d bytes", n, budget)
+	}
+}
