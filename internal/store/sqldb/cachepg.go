@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -76,6 +77,7 @@ type cacheListener struct {
 	cfg     *pgx.ConnConfig
 	cache   *Cache
 	commits *atomic.Uint64 // the DB's commit counter (pages.go)
+	fences  *fencer        // the DB's page fences (pagefence.go)
 	log     *slog.Logger
 	cancel  context.CancelFunc
 	done    chan struct{}
@@ -85,7 +87,7 @@ type cacheListener struct {
 	retry time.Duration // the first wait before reconnecting (tests lengthen it)
 }
 
-func startCacheListener(url string, cache *Cache, commits *atomic.Uint64, log *slog.Logger) (*cacheListener, error) {
+func startCacheListener(url string, cache *Cache, commits *atomic.Uint64, fences *fencer, log *slog.Logger) (*cacheListener, error) {
 	cfg, err := pgx.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("store: cache listen URL: %w", err)
@@ -94,7 +96,7 @@ func startCacheListener(url string, cache *Cache, commits *atomic.Uint64, log *s
 		cfg.ConnectTimeout = 5 * time.Second
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	l := &cacheListener{cfg: cfg, cache: cache, commits: commits, log: log, cancel: cancel, done: make(chan struct{}), retry: listenRetryFirst}
+	l := &cacheListener{cfg: cfg, cache: cache, commits: commits, fences: fences, log: log, cancel: cancel, done: make(chan struct{}), retry: listenRetryFirst}
 	go l.run(ctx)
 	return l, nil
 }
@@ -161,6 +163,8 @@ func (l *cacheListener) listen(ctx context.Context) error {
 		switch {
 		case err == nil:
 			switch {
+			case n.Channel == commitChannel && strings.HasPrefix(n.Payload, schema+fenceMark):
+				l.fences.heard(n.Payload[len(schema+fenceMark):])
 			case n.Payload != schema:
 			case n.Channel == commitChannel:
 				l.commits.Add(1)

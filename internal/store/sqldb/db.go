@@ -59,6 +59,7 @@ type DB struct {
 
 	pages   *Pages        // see pages.go
 	commits atomic.Uint64 // commits made or heard of (pages.go)
+	fences  *fencer       // PostgreSQL: see pagefence.go
 
 	committers int // how many committers run (group.go)
 }
@@ -139,8 +140,9 @@ func Open(ctx context.Context, dsn string, opt Options, gen Generation) (*DB, er
 		// Off until the listener is listening (cachepg.go), and for good
 		// without one.
 		db.cache = &Cache{entries: map[string]any{}}
+		db.fences = newFencer(db)
 		if opt.ListenURL != "" {
-			if db.listener, err = startCacheListener(opt.ListenURL, db.cache, &db.commits, opt.Log); err != nil {
+			if db.listener, err = startCacheListener(opt.ListenURL, db.cache, &db.commits, db.fences, opt.Log); err != nil {
 				pool.Close()
 				return nil, err
 			}

@@ -102,6 +102,11 @@ func (db *DB) Page(ctx context.Context, key string, load func() ([]byte, error))
 	if p == nil {
 		return load()
 	}
+	if db.fences != nil && db.CacheServing() {
+		if err := db.fences.wait(ctx); err != nil {
+			return load()
+		}
+	}
 	stamp, ok := db.Stamp(ctx)
 	if !ok {
 		return load()
