@@ -72,7 +72,8 @@ func (c *Cache) isLive() bool {
 }
 
 // cacheListener keeps a connection listening on cacheChannel for a
-// PostgreSQL database's read cache, reconnecting when it is lost.
+// PostgreSQL database's read cache, and on commitChannel for its pages
+// (pages.go, pagefence.go), reconnecting when it is lost.
 type cacheListener struct {
 	cfg     *pgx.ConnConfig
 	cache   *Cache

@@ -25,6 +25,10 @@
 //     (Generation) and a view of the WAL index that skips the generation
 //     query when nothing was committed (walindex_unix.go); on PostgreSQL
 //     through LISTEN/NOTIFY (cachepg.go).
+//   - Encoded hot pages (Page, pages.go) that every commit makes stale,
+//     exact by a commit stamp: SQLite's WAL-index header, PostgreSQL's
+//     commit notifications, behind a fence for other nodes' writes
+//     (pagefence.go).
 //   - Engine selection and opening (db.go), PostgreSQL's pool, timeouts
 //     and PgBouncer mode (pool.go), the SQLite path checks (sqlitepath.go),
 //     the one-server lock (serverlock_unix.go), durability (synchronous.go),
