@@ -68,7 +68,9 @@ func (r *receiver) next(t *testing.T) received {
 	select {
 	case rec := <-r.ch:
 		return rec
-	case <-time.After(10 * time.Second):
+	// 30 s: in a whole uncached CI run (every package's PostgreSQL tests
+	// beside the e2e servers) two of these waits once ran out at 10 s.
+	case <-time.After(30 * time.Second):
 		t.Fatalf("no delivery arrived at %s", r.srv.URL)
 		return received{}
 	}
