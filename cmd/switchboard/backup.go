@@ -107,13 +107,10 @@ func backupTo(ctx context.Context, c *cli, target string, force bool) error {
 	}
 	// Opened without migrating (as migrate --status): a backup changes
 	// nothing in the database it copies, whichever binary takes it.
-	o := c.storeOptions()
-	o.Log = c.log
-	st, err := store.OpenWith(ctx, c.db, o)
+	st, err := c.openAsIs(ctx)
 	if err != nil {
 		return err
 	}
-	c.st = st
 	total, err := st.SizeBytes(ctx)
 	if err != nil {
 		return err

@@ -225,6 +225,19 @@ func (c *cli) open(ctx context.Context) (*store.Store, error) {
 	return st, nil
 }
 
+// openAsIs opens the configured database without migrating it: for the
+// commands that must change nothing (migrate --status, backup).
+func (c *cli) openAsIs(ctx context.Context) (*store.Store, error) {
+	o := c.storeOptions()
+	o.Log = c.log
+	st, err := store.OpenWith(ctx, c.db, o)
+	if err != nil {
+		return nil, err
+	}
+	c.st = st
+	return st, nil
+}
+
 // storeOptions are dbOptions with the serve flags' durations, where 0 means
 // none (store.Options takes a negative duration for that). Other commands
 // define neither: they run without a statement timeout (an operator's bulk

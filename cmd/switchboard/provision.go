@@ -38,13 +38,10 @@ func cmdMigrate(ctx context.Context, c *cli, args []string) error {
 // will apply; after a downgrade, what the database has that the binary
 // does not know.
 func migrateStatus(ctx context.Context, c *cli) error {
-	o := c.storeOptions()
-	o.Log = c.log
-	st, err := store.OpenWith(ctx, c.db, o)
+	st, err := c.openAsIs(ctx)
 	if err != nil {
 		return err
 	}
-	c.st = st
 	all, err := st.Migrations(ctx)
 	if err != nil {
 		return err

@@ -59,15 +59,7 @@ func New() (*Handler, error) {
 }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	hd := w.Header()
-	hd.Set("Content-Security-Policy", contentSecurityPolicy)
-	hd.Set("X-Content-Type-Options", "nosniff")
-	hd.Set("X-Frame-Options", "DENY")
-	hd.Set("Referrer-Policy", "no-referrer")
-	hd.Set("Cross-Origin-Opener-Policy", "same-origin")
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		hd.Set("Allow", "GET, HEAD")
-		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+	if !staticfiles.Page(w, r, contentSecurityPolicy) {
 		return
 	}
 	name, sub := strings.CutPrefix(r.URL.Path, Path+"/")

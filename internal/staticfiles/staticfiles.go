@@ -98,3 +98,22 @@ func acceptsGzip(r *http.Request) bool {
 	}
 	return false
 }
+
+// Page sets the headers every page served from the binary carries (its
+// csp, no framing, no referrer: an address may carry an authorization
+// code) and refuses any method but GET and HEAD. It reports whether the
+// request goes on.
+func Page(w http.ResponseWriter, r *http.Request, csp string) bool {
+	hd := w.Header()
+	hd.Set("Content-Security-Policy", csp)
+	hd.Set("X-Content-Type-Options", "nosniff")
+	hd.Set("X-Frame-Options", "DENY")
+	hd.Set("Referrer-Policy", "no-referrer")
+	hd.Set("Cross-Origin-Opener-Policy", "same-origin")
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		hd.Set("Allow", "GET, HEAD")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return false
+	}
+	return true
+}

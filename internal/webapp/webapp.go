@@ -56,18 +56,12 @@ func New(mount, refused string) (*Handler, error) {
 }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	hd := w.Header()
-	hd.Set("Content-Security-Policy", contentSecurityPolicy)
-	hd.Set("X-Frame-Options", "DENY")
-	// The callback's address carries the authorization code: never send it on.
-	hd.Set("Referrer-Policy", "no-referrer")
-	hd.Set("Cross-Origin-Opener-Policy", "same-origin")
-	hd.Set("Permissions-Policy", "camera=(), microphone=(), geolocation=(), payment=()")
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		hd.Set("Allow", "GET, HEAD")
-		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+	// The callback's address carries the authorization code: Page sends
+	// no referrer.
+	if !staticfiles.Page(w, r, contentSecurityPolicy) {
 		return
 	}
+	w.Header().Set("Permissions-Policy", "camera=(), microphone=(), geolocation=(), payment=()")
 	if h.refused != "" {
 		h.refusedPage(w)
 		return
