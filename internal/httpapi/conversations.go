@@ -299,16 +299,19 @@ func (s *Server) unread(w http.ResponseWriter, r *http.Request) error {
 	if err := q.err(); err != nil {
 		return err
 	}
-	counts, err := s.inbox.Unread(r.Context(), principal(r), lines, since)
+	// Kept encoded while the database is unchanged (inbox.UnreadEncoded).
+	body, err := s.inbox.UnreadEncoded(r.Context(), principal(r), lines, since, func(counts []domain.LineUnread) ([]byte, error) {
+		out := unreadJSON{Lines: make([]lineUnreadJSON, len(counts))}
+		for i, c := range counts {
+			out.Lines[i] = lineUnreadJSON{Line: c.Line, Count: c.Count}
+			out.Total += c.Count
+		}
+		return encodeData(out)
+	})
 	if err != nil {
 		return err
 	}
-	out := unreadJSON{Lines: make([]lineUnreadJSON, len(counts))}
-	for i, c := range counts {
-		out.Lines[i] = lineUnreadJSON{Line: c.Line, Count: c.Count}
-		out.Total += c.Count
-	}
-	writeData(w, http.StatusOK, out)
+	writeEncoded(w, http.StatusOK, body)
 	return nil
 }
 

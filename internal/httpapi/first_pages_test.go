@@ -15,8 +15,8 @@ import (
 	"switchboard/internal/store/storetest"
 )
 
-// TestFirstPagesExact checks that the first pages kept encoded in memory
-// (inbox.ListEncoded) are never older than a write: two nodes over one
+// TestFirstPagesExact checks that the first pages and unread counts kept
+// encoded in memory (inbox.ListEncoded, inbox.UnreadEncoded) are never older than a write: two nodes over one
 // database (on SQLite the second plays the CLI or any other process), random
 // writes through either, and after each every first page of three callers
 // read from both at once and compared byte for byte with a third node that
@@ -56,7 +56,7 @@ func TestFirstPagesExact(t *testing.T) {
 
 			get := func(base, cred, query string) []byte {
 				t.Helper()
-				req, err := http.NewRequest("GET", base+"/api/public/v1/sms/conversations"+query, nil)
+				req, err := http.NewRequest("GET", base+"/api/public/v1/sms/"+query, nil)
 				must(t, err)
 				req.Header.Set("Authorization", "Bearer "+cred)
 				resp, err := f.client.Do(req)
@@ -74,11 +74,12 @@ func TestFirstPagesExact(t *testing.T) {
 			for _, cred := range []string{f.maxTok, f.agnesTok, f.key} {
 				for _, q := range []string{"", "?unread=true", "?unread=true&unassigned=true", "?unresolved=true", "?resolved=true",
 					"?lines=" + inboxDesk, "?limit=2", "?unread=true&limit=1"} {
-					reads = append(reads, read{cred, q})
+					reads = append(reads, read{cred, "conversations" + q})
 				}
 				if cred != f.key {
-					reads = append(reads, read{cred, "?assignedToMe=true"})
+					reads = append(reads, read{cred, "conversations?assignedToMe=true"})
 				}
+				reads = append(reads, read{cred, "unread"}, read{cred, "unread?lines=" + inboxDesk})
 			}
 			// agree reports the first read on which n differs from the
 			// reference, or "".

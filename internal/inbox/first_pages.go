@@ -3,6 +3,7 @@ package inbox
 import (
 	"context"
 	"strconv"
+	"time"
 
 	"switchboard/internal/auth"
 	"switchboard/internal/domain"
@@ -14,8 +15,7 @@ import (
 // without a query; deeper pages read the database every time.
 //
 // The key holds everything besides the database that the answer depends
-// on: the caller (account, user, and the role's access to lines, which
-// decides the lines it sees) and the parameters. Errors are not kept.
+// on: the caller (callerKey) and the parameters. Errors are not kept.
 func (s *Service) ListEncoded(ctx context.Context, p auth.Principal, lp ListParams, encode func([]domain.ConversationSummary) ([]byte, error)) ([]byte, error) {
 	load := func() ([]byte, error) {
 		page, err := s.List(ctx, p, lp)
@@ -30,14 +30,55 @@ func (s *Service) ListEncoded(ctx context.Context, p auth.Principal, lp ListPara
 	return s.store.FirstPage(ctx, firstPageKey(p, lp), load)
 }
 
-func firstPageKey(p auth.Principal, lp ListParams) string {
+// UnreadEncoded is Unread with the answer encoded by encode, kept like a
+// first page: every client asks for its counts all day, and they move only
+// with the database. Counts since a time read the database every time.
+func (s *Service) UnreadEncoded(ctx context.Context, p auth.Principal, lines []string, since time.Time, encode func([]domain.LineUnread) ([]byte, error)) ([]byte, error) {
+	load := func() ([]byte, error) {
+		counts, err := s.Unread(ctx, p, lines, since)
+		if err != nil {
+			return nil, err
+		}
+		return encode(counts)
+	}
+	if !since.IsZero() {
+		return load()
+	}
+	return s.store.FirstPage(ctx, string(appendLines(callerKey("unread", p), lines)), load)
+}
+
+// callerKey starts a kept answer's key with what, besides the database and
+// the parameters, the answer depends on: the caller (account, user, and the
+// role's access to lines, which decides the lines it sees).
+func callerKey(kind string, p auth.Principal) []byte {
 	b := make([]byte, 0, 64)
-	b = append(b, "conversations:"...)
+	b = append(b, kind...)
+	b = append(b, ':')
 	b = strconv.AppendInt(b, p.AccountID, 10)
 	b = append(b, ':')
 	b = strconv.AppendInt(b, p.UserID, 10)
 	b = append(b, ':')
 	b = append(b, p.Permissions.Numbers...)
+	return b
+}
+
+// appendLines adds a lines parameter to a key (nil, every line, adds
+// nothing); each line quoted, so that no line name, however odd, can pass
+// for two.
+func appendLines(b []byte, lines []string) []byte {
+	if lines == nil {
+		return b
+	}
+	b = append(b, ":lines"...)
+	for _, l := range lines {
+		b = append(b, ',')
+		b = strconv.AppendQuote(b, l)
+	}
+	return b
+}
+
+func firstPageKey(p auth.Principal, lp ListParams) string {
+	b := callerKey("conversations", p)
 	b = append(b, ':')
 	for _, f := range []bool{lp.Unread, lp.Unresolved, lp.Resolved, lp.AssignedToMe, lp.Unassigned} {
 		if f {
@@ -48,13 +89,5 @@ func firstPageKey(p auth.Principal, lp ListParams) string {
 	}
 	b = append(b, ':')
 	b = strconv.AppendInt(b, int64(lp.Limit), 10)
-	if lp.Lines != nil {
-		// Quoted: no line name, however odd, can pass for two.
-		b = append(b, ":lines"...)
-		for _, l := range lp.Lines {
-			b = append(b, ',')
-			b = strconv.AppendQuote(b, l)
-		}
-	}
-	return string(b)
+	return string(appendLines(b, lp.Lines))
 }
