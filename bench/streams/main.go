@@ -24,6 +24,13 @@
 // Fill writes events into a stopped server's SQLite database (see fill.go).
 //
 //	streams fill -db FILE -account ID -line NUMBER [-n 100001]
+//
+// Ceiling serves the live scenario's requests with no database behind them
+// and prints "listening on ADDR": the same client against it measures the
+// best this machine allows a Go server doing the same work on the wire (see
+// ceiling.go; bench/streams.sh runs it with CEILING=1).
+//
+//	streams ceiling [-listen 127.0.0.1:0] [-key KEY]
 package main
 
 import (
@@ -59,8 +66,12 @@ type config struct {
 func main() {
 	log.SetFlags(0)
 	log.SetPrefix("streams: ")
-	if len(os.Args) > 1 && os.Args[1] == "fill" {
-		if err := fillMain(os.Args[2:]); err != nil {
+	if len(os.Args) > 1 && (os.Args[1] == "fill" || os.Args[1] == "ceiling") {
+		run := fillMain
+		if os.Args[1] == "ceiling" {
+			run = ceilingMain
+		}
+		if err := run(os.Args[2:]); err != nil {
 			log.Fatal(err)
 		}
 		return
