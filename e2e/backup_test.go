@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -502,5 +503,48 @@ func TestSQLiteWALAutocheckpointSetting(t *testing.T) {
 	stdout, stderr, exit := runEnv(t, childEnv("SWITCHBOARD_SQLITE_WAL_AUTOCHECKPOINT=0"), "account", "create", "--db", db, "--name", "X", "--json")
 	if exit != 0 || decodeOne(stdout, &out) != nil || out.ID != 1 {
 		t.Errorf("SWITCHBOARD_SQLITE_WAL_AUTOCHECKPOINT=0: exit %d, stdout %q, stderr %q; want the account created", exit, stdout, stderr)
+	}
+}
+
+// --page-cache bounds the answers kept encoded (GET /sms/unread among them):
+// by default a repeated read is kept, and switchboard_store_page_cache_bytes
+// shows it; 0 keeps none; a value that does not parse is refused naming it.
+func TestPageCacheSetting(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "p.db")
+	if _, stderr, exit := runEnv(t, childEnv("SWITCHBOARD_PAGE_CACHE=lots"), "serve", "--db", db, "--listen", "127.0.0.1:0"); exit != 2 || !strings.Contains(stderr, "SWITCHBOARD_PAGE_CACHE") {
+		t.Errorf("SWITCHBOARD_PAGE_CACHE=lots: exit %d, stderr %q; want 2 naming the variable", exit, stderr)
+	}
+	// One database each: a database has one server.
+	kept := func(flags ...string) float64 {
+		t.Helper()
+		db := filepath.Join(t.TempDir(), "p.db")
+		account := createAccount(t, db, "Pages")
+		createLine(t, db, account, "--number", "4155550100")
+		key := createKey(t, db, account, "reader", "messages:read")
+		base, private := startServerAddrs(t, db, append([]string{"--metrics-addr", "127.0.0.1:0"}, flags...)...)
+		for range 2 {
+			if r := request(t, http.MethodGet, base+apiPrefix+"/sms/unread", "Bearer "+key.Key); r.status != http.StatusOK {
+				t.Fatalf("GET /sms/unread %v: status %d, body %s", flags, r.status, r.body)
+			}
+		}
+		r := request(t, http.MethodGet, private+"/metrics", "")
+		for _, line := range strings.Split(string(r.body), "\n") {
+			if v, ok := strings.CutPrefix(line, "switchboard_store_page_cache_bytes "); ok {
+				f, err := strconv.ParseFloat(v, 64)
+				if err != nil {
+					t.Fatalf("switchboard_store_page_cache_bytes %q: %v", v, err)
+				}
+				return f
+			}
+		}
+		t.Fatalf("GET /metrics %v: no switchboard_store_page_cache_bytes\n%s", flags, r.body)
+		return 0
+	}
+	if got := kept(); got <= 0 {
+		t.Errorf("default --page-cache: %v bytes kept after two reads; want the answer kept", got)
+	}
+	if got := kept("--page-cache", "0"); got != 0 {
+		t.Errorf("--page-cache 0: %v bytes kept; want none", got)
 	}
 }

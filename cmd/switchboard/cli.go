@@ -65,6 +65,8 @@ type cli struct {
 	streamLimit int
 	// walAutocheckpoint is --sqlite-wal-autocheckpoint: pages, 0 never.
 	walAutocheckpoint int
+	// pageCache is serve --page-cache: bytes, 0 off; not set, the default.
+	pageCache optionalSize
 }
 
 // env returns the SWITCHBOARD_ variable for name, or def.
@@ -105,6 +107,7 @@ func (c *cli) serveFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.dbConnLifetime, "db-conn-lifetime", store.DefaultConnLifetime, "close a PostgreSQL connection this long after it opened, so connections spread over a restarted PgBouncer or server; 0 means never (SWITCHBOARD_DB_CONN_LIFETIME)")
 	fs.DurationVar(&c.webhookRetention, "webhook-retention", webhooks.DefaultRetention, "how long finished webhook deliveries, their attempts and delivered events are kept before pruning (SWITCHBOARD_WEBHOOK_RETENTION)")
 	fs.IntVar(&c.streamLimit, "stream-limit", stream.DefaultLimit, "event streams (GET /events) one account may hold open on this node; beyond it 429 (SWITCHBOARD_STREAM_LIMIT)")
+	fs.Var(&c.pageCache, "page-cache", "memory for the answers kept encoded while the database is unchanged (each filter's first page of conversations and the unread counts, per user), e.g. 64MiB; 0 turns them off; default 32MiB (SWITCHBOARD_PAGE_CACHE)")
 	fs.StringVar(&c.metricsAddr, "metrics-addr", env("METRICS_ADDR", ""), "serve Prometheus /metrics and Go's /debug/pprof/ on this private address, e.g. 127.0.0.1:9090; off by default, never on --listen (SWITCHBOARD_METRICS_ADDR)")
 }
 
@@ -121,7 +124,7 @@ func (c *cli) parse(name string, args []string, define func(fs *flag.FlagSet)) e
 	// value is refused like a bad flag instead of silently replaced.
 	for name, variable := range map[string]string{"json": "JSON", "reconcile-after": "RECONCILE_AFTER", "carrier-timeout": "CARRIER_TIMEOUT",
 		"db-pgbouncer": "DB_PGBOUNCER", "db-pool": "DB_POOL", "db-statement-timeout": "DB_STATEMENT_TIMEOUT", "db-conn-lifetime": "DB_CONN_LIFETIME",
-		"webhook-retention": "WEBHOOK_RETENTION", "stream-limit": "STREAM_LIMIT", "sqlite-wal-autocheckpoint": "SQLITE_WAL_AUTOCHECKPOINT"} {
+		"webhook-retention": "WEBHOOK_RETENTION", "stream-limit": "STREAM_LIMIT", "sqlite-wal-autocheckpoint": "SQLITE_WAL_AUTOCHECKPOINT", "page-cache": "PAGE_CACHE"} {
 		if f := fs.Lookup(name); f != nil {
 			if v, ok := os.LookupEnv("SWITCHBOARD_" + variable); ok {
 				if err := f.Value.Set(v); err != nil {
@@ -254,6 +257,12 @@ func (c *cli) storeOptions() store.Options {
 	o.WALAutocheckpoint = c.walAutocheckpoint
 	if o.WALAutocheckpoint <= 0 {
 		o.WALAutocheckpoint = -1 // store.Options' "never"
+	}
+	if c.pageCache.set {
+		o.PageBytes = c.pageCache.value
+		if o.PageBytes == 0 {
+			o.PageBytes = -1 // store.Options' "off"
+		}
 	}
 	return o
 }

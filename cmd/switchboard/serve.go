@@ -480,6 +480,9 @@ func registerStoreMetrics(reg prometheus.Registerer, st *store.Store) {
 			func(c store.CommitStats) float64 { return c.Exec.Seconds() }),
 		counter("switchboard_store_commit_seconds_total", "Time the committers spent in COMMIT (WAL write and fsync).",
 			func(c store.CommitStats) float64 { return c.Commit.Seconds() }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "switchboard_store_page_cache_bytes",
+			Help: "Bytes of the answers kept encoded while the database is unchanged (first pages of conversations, unread counts), out of --page-cache."},
+			func() float64 { _, b := st.PageStats(); return float64(b) }),
 	)
 }
 
