@@ -354,14 +354,17 @@ func (h *Hub) dropLocked(s *Sub, why int32) {
 const flushChunk = 256
 
 // flushDirect writes what the last publish queued for the direct streams,
-// on up to GOMAXPROCS goroutines: one write per stream, all the batch's
-// events in it.
+// on up to GOMAXPROCS-1 goroutines (at least one): one write per stream,
+// all the batch's events in it. A core is left to the rest of the server:
+// with every core writing to thousands of streams, sends waited and webhook
+// deliveries fell seconds behind (docs/benchmarks.md, "The stream's
+// ceiling on this machine").
 func (h *Hub) flushDirect() {
 	list := h.flush
 	if len(list) == 0 {
 		return
 	}
-	workers := min(runtime.GOMAXPROCS(0), (len(list)+flushChunk-1)/flushChunk)
+	workers := min(max(runtime.GOMAXPROCS(0)-1, 1), (len(list)+flushChunk-1)/flushChunk)
 	var sent atomic.Int64
 	write := func(part []*Sub) {
 		var scratch []byte
