@@ -17,6 +17,9 @@ import (
 // with its group's other events on SQLite: eventRows). Tx.Wake runs
 // the OnEvents listener after the commit.
 func addEvent(ctx context.Context, tx *Tx, accountID int64, typ string, payload []byte) error {
+	if skipEvents {
+		return nil
+	}
 	if typ == "" {
 		// A caller that forgot to build its event: refuse the write rather
 		// than commit the change without its outbox row.
@@ -49,6 +52,9 @@ var eventRows = sqldb.GroupInsert{
 // personal one (Audience set) with its audience. The common, shared event
 // keeps addEvent's statement, the one every send already prepares.
 func addEvents(ctx context.Context, tx *Tx, accountID int64, events ...domain.Event) error {
+	if skipEvents {
+		return nil
+	}
 	for _, e := range events {
 		if e.Audience == 0 {
 			if err := addEvent(ctx, tx, accountID, e.Type, e.Payload); err != nil {

@@ -87,8 +87,11 @@ type Hub struct {
 
 	mu      sync.Mutex
 	running bool
-	cursor  store.EventPos              // every event up to here has been handed out
-	subs    map[int64]map[*Sub]struct{} // attached streams by account
+	cursor  store.EventPos // every event up to here has been handed out
+	// behind: the cursor was left where it was while no stream was open
+	// (pass); toHead moves it to the head.
+	behind bool
+	subs   map[int64]map[*Sub]struct{} // attached streams by account
 	// laggards are the streams detached for a full buffer, catching up.
 	laggards map[*Sub]struct{}
 	// all are the open streams, attached or not: the rechecks, the sweep
@@ -249,25 +252,21 @@ func (h *Hub) pass(ctx context.Context) (held bool, err error) {
 	// Every pass, events or not (at least every Poll).
 	h.mu.Lock()
 	h.sweepLaggards()
-	idle := len(h.open) == 0
-	h.mu.Unlock()
-	if idle {
+	if len(h.open) == 0 {
 		// No stream is open on this node: every commit of a send wakes the
 		// hub, and reading and rendering its events for nobody was a tenth
-		// of a send's CPU. Only the head moves, and only while still no
-		// stream is open, so a stream that opened meanwhile (at the old
-		// cursor) gets those events read and handed out below.
-		head, err := h.cfg.Store.StreamHead(ctx)
-		if err != nil {
-			return false, err
-		}
-		h.mu.Lock()
-		if idle = len(h.open) == 0; idle && head.After(h.cursor) {
-			h.cursor = head
-		}
+		// of a send's CPU; reading the head instead, 3%. The cursor is left
+		// behind, and the first stream to open brings it to the head
+		// (toHead) before it attaches.
+		h.behind = true
 		h.mu.Unlock()
-		if idle {
-			return false, nil
+		return false, nil
+	}
+	behind := h.behind
+	h.mu.Unlock()
+	if behind {
+		if err := h.toHead(ctx); err != nil {
+			return false, err
 		}
 	}
 	for {
@@ -396,7 +395,45 @@ func (h *Hub) openFor(accountID int64, f *Filter, req *Request) (*Sub, error) {
 		s.recheck, s.recheckKey = req.Recheck, req.RecheckKey
 	}
 	h.all[s] = struct{}{}
+	if h.behind {
+		// The cursor stayed behind while no stream was open: a new stream
+		// attaches at the head, not at events written before it came.
+		h.mu.Unlock()
+		err := h.toHead(h.runContext())
+		h.mu.Lock()
+		if err != nil {
+			s.closeLocked()
+			return nil, err
+		}
+	}
 	return s, nil
+}
+
+// toHead moves a cursor left behind (behind) to the head. Every event up
+// to the head was written while no stream was attached (a stream attaches
+// only once its Open, which waits for this, has returned), so there is no
+// one to hand them to.
+func (h *Hub) toHead(ctx context.Context) error {
+	head, err := h.cfg.Store.StreamHead(ctx)
+	if err != nil {
+		return err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.behind {
+		if head.After(h.cursor) {
+			h.cursor = head
+		}
+		h.behind = false
+	}
+	return nil
+}
+
+// runContext is the hub's own context while it runs.
+func (h *Hub) runContext() context.Context {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.ctx
 }
 
 // detach removes s from the attached streams; h.mu held.

@@ -210,3 +210,39 @@ func TestFanoutObserved(t *testing.T) {
 		t.Fatal("no switchboard_event_stream_fanout_seconds metric")
 	})
 }
+
+// While no stream is open the hub reads nothing (its cursor stays behind);
+// the first stream to open attaches at the head: it receives the events
+// written after it, none of those written while nobody listened, on both
+// engines and after the hub has passed over the quiet events several times.
+func TestFirstStreamStartsAtTheHead(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		account := storetest.Account(t, st, nil).ID
+		h := startHub(t, st, stream.Config{Poll: 5 * time.Millisecond})
+		before := h.Cursor()
+		for range 5 {
+			addEvent(t, st, account)
+		}
+		time.Sleep(50 * time.Millisecond) // passes while nobody listens
+		if h.Cursor() != before {
+			t.Errorf("cursor moved from %v to %v with no stream open; want it left behind, unread", before, h.Cursor())
+		}
+		s, err := h.Open(account, everything)
+		must(t, err)
+		defer s.Close()
+		at := s.Attach()
+		if !at.After(before) {
+			t.Fatalf("first stream attached at %v, not past the 5 quiet events (cursor before them %v)", at, before)
+		}
+		addEvent(t, st, account)
+		e := next(t, s)
+		if !e.Pos.After(at) {
+			t.Errorf("first event %v is not after the attach position %v: an event from before the stream", e.Pos, at)
+		}
+		select {
+		case e := <-s.Events():
+			t.Errorf("a second event %v; want only the one written after the stream opened", e.Pos)
+		case <-time.After(100 * time.Millisecond):
+		}
+	})
+}

@@ -1,0 +1,6 @@
+//go:build !benchnoevents
+
+package store
+
+// skipEvents: see events_benchnoevents.go.
+const skipEvents = false
