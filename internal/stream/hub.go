@@ -398,8 +398,9 @@ func (h *Hub) openFor(accountID int64, f *Filter, req *Request) (*Sub, error) {
 	if h.behind {
 		// The cursor stayed behind while no stream was open: a new stream
 		// attaches at the head, not at events written before it came.
+		ctx := h.ctx
 		h.mu.Unlock()
-		err := h.toHead(h.runContext())
+		err := h.toHead(ctx)
 		h.mu.Lock()
 		if err != nil {
 			s.closeLocked()
@@ -427,13 +428,6 @@ func (h *Hub) toHead(ctx context.Context) error {
 		h.behind = false
 	}
 	return nil
-}
-
-// runContext is the hub's own context while it runs.
-func (h *Hub) runContext() context.Context {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.ctx
 }
 
 // detach removes s from the attached streams; h.mu held.
