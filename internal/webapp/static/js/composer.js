@@ -523,7 +523,9 @@ export function composer(ctx, { line, number, groupParticipants, onSent } = {}) 
       const msgs = result.messages || [];
       const b = result.billing || {};
       reset();
-      discardDraft();
+      // The draft is gone before the confirmation shows, so that a reload
+      // (or another device) right after it never brings the text back.
+      await discardDraft();
       if (!msgs.length) {
         setStatus('Nothing was sent: every recipient was skipped (' +
           (result.skipped || []).map((s) => `${formatPhone(s.to)}: ${s.reason.replace(/_/g, ' ')}`).join(', ') + '). Nothing was charged.');
@@ -569,7 +571,7 @@ export function composer(ctx, { line, number, groupParticipants, onSent } = {}) 
       setStatus('Scheduling…');
       const s = await api('POST', `/sms/lines/${encodeURIComponent(line)}/scheduled`, { body, idempotencyKey: key });
       reset();
-      discardDraft();
+      await discardDraft(); // before the confirmation, as for a send
       when.value = '';
       schedule.open = false;
       setStatus(h('span', { class: 'cmp-scheduled' },
