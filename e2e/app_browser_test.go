@@ -102,11 +102,12 @@ func newAppBrowser(t *testing.T) *appBrowser {
 // appTab is one person's tab in their own incognito browser context: no
 // cookie or storage shared with anyone else's.
 type appTab struct {
-	t    *testing.T
-	b    *appBrowser
-	ctx  context.Context
-	base string
-	who  string
+	t     *testing.T
+	b     *appBrowser
+	ctx   context.Context
+	base  string
+	who   string
+	close context.CancelFunc // closes the tab
 
 	mu        sync.Mutex
 	requests  []string // every URL the page requested
@@ -119,9 +120,17 @@ type appTab struct {
 // signed in to the sign-in page).
 func (b *appBrowser) openApp(base, who string) *appTab {
 	b.t.Helper()
-	ctx, cancel := chromedp.NewContext(b.ctx, chromedp.WithNewBrowserContext())
+	return b.openAppWith(base, who, chromedp.WithNewBrowserContext())
+}
+
+// openAppWith is openApp in a tab made with opts: with
+// chromedp.WithExistingBrowserContext, a tab beside others that shares
+// their cookies, locks and channels (but not their sessionStorage).
+func (b *appBrowser) openAppWith(base, who string, opts ...chromedp.ContextOption) *appTab {
+	b.t.Helper()
+	ctx, cancel := chromedp.NewContext(b.ctx, opts...)
 	b.t.Cleanup(cancel)
-	a := &appTab{t: b.t, b: b, ctx: ctx, base: base, who: who}
+	a := &appTab{t: b.t, b: b, ctx: ctx, base: base, who: who, close: cancel}
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(appDesktopWidth, appDesktopHeight)); err != nil {
 		b.t.Fatalf("browser (%s): new context: %v", who, err)
 	}
@@ -165,6 +174,14 @@ func (b *appBrowser) openApp(base, who string) *appTab {
 func (b *appBrowser) signIn(base, username, password string) *appTab {
 	b.t.Helper()
 	a := b.openApp(base, username)
+	a.signIn(username, password)
+	return a
+}
+
+// signIn signs in on the sign-in page a tab just opened at /app/ shows.
+func (a *appTab) signIn(username, password string) {
+	a.t.Helper()
+	base := a.base
 	a.do("wait for the sign-in page", chromedp.WaitVisible(chromedp.CSS(`input[name="username"]`)), chromedp.WaitVisible(chromedp.ID("sign-in")))
 	if loc := a.location(); !strings.HasPrefix(loc, base+"/oauth/authorize?") || !strings.Contains(loc, "client_id=switchboard-app") {
 		a.t.Errorf("%s: the app sent the browser to %s, want the server's sign-in page for client switchboard-app", username, loc)
@@ -175,7 +192,6 @@ func (b *appBrowser) signIn(base, username, password string) *appTab {
 		chromedp.Click(chromedp.ID("sign-in")))
 	a.waitJS("the inbox after signing in", `location.pathname.startsWith("/app/inbox") && !!document.querySelector(".inbox") && !document.querySelector(".list-status .spinner")`, 15*time.Second)
 	a.checkTokens()
-	return a
 }
 
 func (a *appTab) where() string {
@@ -367,14 +383,18 @@ func appAPIKeySend(t *testing.T, base, key, from, to, text string) int64 {
 			Messages []struct {
 				ID int64 `json:"id"`
 			} `json:"messages"`
-			ID int64 `json:"id"`
 		} `json:"data"`
 	}
 	if r.status != http.StatusCreated && r.status != http.StatusOK {
 		t.Fatalf("POST /sms/messages: status %d, want 201\nbody: %s", r.status, r.body)
 	}
-	json.Unmarshal(r.body, &out)
-	return out.Data.ID
+	if err := json.Unmarshal(r.body, &out); err != nil {
+		t.Fatalf("POST /sms/messages: %v\nbody: %s", err, r.body)
+	}
+	if len(out.Data.Messages) == 0 {
+		return 0 // every recipient skipped
+	}
+	return out.Data.Messages[0].ID
 }
 
 // ---- the inbox, worked by two people ----

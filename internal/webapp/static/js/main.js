@@ -1,7 +1,7 @@
 // The app's start: sign in (or finish signing in), learn who the person is
 // and what they may do, open the one event stream, and show the screen the
 // address names.
-import { api, ApiError } from './api.js';
+import { api, ApiError, API_BASE } from './api.js';
 import * as auth from './auth.js';
 import { h, errorText, announce } from './ui.js';
 import { route, start, navigate, reload } from './router.js';
@@ -172,7 +172,13 @@ async function boot() {
     // GET /me may be missing on an older server: scopes alone decide.
     if (!(err instanceof ApiError) || err.status === 401) throw err;
   }
-  const stream = createStream();
+  // Tabs signed in as the same person share one stream (stream.js). The
+  // name is the server's, the account's, the person's and the grant's: the
+  // refresh token is per tab, so two tabs may be signed in as different
+  // people, and one must never be handed the other's events.
+  const stream = createStream(me?.kind === 'user' && me.userId
+    ? ['switchboard-stream', API_BASE, me.account.id, me.userId, me.scopes.join(' ')].join(':')
+    : null);
   activeStream = stream;
   const ctx = {
     api, me, stream, navigate,
@@ -183,7 +189,7 @@ async function boot() {
     }),
     lines: cached(() => api('GET', '/sms/lines')),
   };
-  window.__switchboard = { stream }; // for tests: the stream's state and last id
+  window.__switchboard = { stream }; // for tests: the stream's state, role and last id
   header(ctx);
   if (ctx.can.inbox) {
     const soon = () => ctx.unread.soon();
@@ -199,10 +205,11 @@ async function boot() {
   stream.on('reset', () => { ctx.unread.refresh(); reload(); announce('Reconnected; the screen was refreshed.'); });
   addEventListener('online', () => stream.reconnect());
   // A page kept in the back/forward cache would keep its stream's
-  // connection, and over HTTP/1.1 a browser opens at most six to a server:
-  // a few reloads or visits and the app could load nothing more. The
-  // stream closes when the page is left and resumes from its last id if
-  // the page comes back.
+  // connection (or, leading, the other tabs' stream), and over HTTP/1.1 a
+  // browser opens at most six to a server: a few reloads or visits and the
+  // app could load nothing more. The stream closes (another tab takes the
+  // lead) when the page is left and resumes from its last id if the page
+  // comes back.
   addEventListener('pagehide', () => stream.stop());
   addEventListener('pageshow', (e) => { if (e.persisted) stream.start(); });
   stream.start();

@@ -1,17 +1,32 @@
 // The live event stream (GET /events, Server-Sent Events) read with fetch:
-// EventSource cannot send the Authorization header. One stream for the
-// whole app; it resumes after the last event id it saw (Last-Event-ID), so a
-// lost connection loses nothing, and reconnects with backoff.
+// EventSource cannot send the Authorization header. It resumes after the
+// last event id it saw (Last-Event-ID), so a lost connection loses nothing,
+// and reconnects with backoff.
+//
+// A person's tabs share one stream: over plain HTTP/1.1 a browser opens at
+// most six connections to a server, and a stream per tab left the sixth tab
+// unable to load anything. The tab holding a Web Lock of the given name (the
+// leader) reads the stream and relays every message on a BroadcastChannel
+// of that name; the other tabs (followers) read none and dispatch what it
+// relays. When the leader stops (closed, left for another page, signed out)
+// the lock passes to another tab, which resumes after the last id it heard.
+// Without a name, Web Locks or BroadcastChannel each tab reads its own
+// stream (docs/decisions.md, "One stream for a person's tabs").
 import { API_BASE } from './api.js';
 import { accessToken, refreshAccess } from './auth.js';
 
 const QUIET_LIMIT = 45_000; // the server sends a keepalive at least every 15 s
+const SEEN = 1000;          // event ids remembered to drop a takeover's replays
 
-export function createStream() {
+// createStream returns the app's stream. name (the lock's and channel's)
+// says who may share it: only tabs whose stream the server would fill with
+// the same events.
+export function createStream(name) {
+  const shared = !!name && !!navigator.locks && typeof BroadcastChannel === 'function';
   const listeners = new Map(); // type -> Set(fn)
+  const seen = new Set();      // recent event ids, oldest first
   let lastId = null;
-  let controller = null;
-  let stopped = true;
+  let session = null;          // from start() to stop(): { active, leading, controller, channel, resign, rejoined, followed, blind }
   let failures = 0;
   let state = 'closed';
 
@@ -27,37 +42,75 @@ export function createStream() {
     }
   }
 
+  // setState shows the stream's state; a leader tells its followers, whose
+  // status is the leader's stream's.
   function setState(s) {
     if (s === state) return;
     state = s;
     emit('status', s);
+    if (session?.leading) session.channel.postMessage({ kind: 'status', state, lastId });
   }
 
-  // dispatch handles one SSE message. Listeners get the event's JSON (the
-  // body a webhook delivery carries) by its type (AccountSMS…), by its
-  // data.event (message.received, conversation.assigned…) and as '*'.
+  function remember(id) {
+    lastId = id;
+    seen.add(id);
+    if (seen.size > SEEN) seen.delete(seen.values().next().value);
+  }
+
+  // dispatch handles one SSE message, read or relayed, and says whether it
+  // was new. Listeners get the event's JSON (the body a webhook delivery
+  // carries) by its type (AccountSMS…), by its data.event
+  // (message.received, conversation.assigned…) and as '*'. An id already
+  // seen is dropped: a new leader resumes after the last id it heard, and
+  // the old leader's last relays may still be on their way.
   function dispatch(msg) {
-    if (msg.id) lastId = msg.id;
     if (msg.event === 'reset') {
+      // Its id is the newest event's, which may have been seen: never dropped.
+      seen.clear();
+      if (msg.id) remember(msg.id);
       emit('reset', msg);
-      return;
+      return true;
     }
-    if (!msg.data) return;
+    if (msg.id) {
+      if (seen.has(msg.id)) return false;
+      remember(msg.id);
+    }
+    if (!msg.data) return true;
     let payload;
-    try { payload = JSON.parse(msg.data); } catch { return; }
+    try { payload = JSON.parse(msg.data); } catch { return true; }
     const type = msg.event || payload.type;
     emit(type, payload);
     if (payload.data && payload.data.event) emit(payload.data.event, payload);
     emit('*', payload);
+    return true;
   }
 
-  async function connect() {
-    controller = new AbortController();
+  // hear handles what the other tabs of the name say.
+  function hear(s, data) {
+    if (data.kind === 'hello') {
+      if (s.leading) s.channel.postMessage({ kind: 'status', state, lastId });
+      return;
+    }
+    if (s.leading) return; // an old leader's last words: this tab reads the stream now
+    if (data.kind === 'event') dispatch(data.msg);
+    if (data.kind !== 'status') return;
+    // A tab back from the back/forward cache missed what was relayed while
+    // it was away, and the leader keeps no history: it reloads as after a
+    // reset unless nothing happened meanwhile.
+    if (s.rejoined !== null && s.rejoined !== data.lastId) emit('reset', { event: 'reset' });
+    s.rejoined = null;
+    s.followed = true;
+    if (data.lastId) lastId = data.lastId;
+    setState(data.state);
+  }
+
+  async function connect(s) {
+    s.controller = new AbortController();
     const headers = { Accept: 'text/event-stream', Authorization: 'Bearer ' + accessToken() };
     if (lastId) headers['Last-Event-ID'] = lastId;
     let resp;
     try {
-      resp = await fetch(API_BASE + '/events', { headers, signal: controller.signal, cache: 'no-store', credentials: 'omit' });
+      resp = await fetch(API_BASE + '/events', { headers, signal: s.controller.signal, cache: 'no-store', credentials: 'omit' });
     } catch {
       return 'retry';
     }
@@ -71,11 +124,17 @@ export function createStream() {
     if (!resp.ok || !resp.body) return 'retry';
     failures = 0;
     setState('open');
+    if (s.blind) {
+      s.blind = false;
+      const reset = { event: 'reset' }; // every tab reloads what it shows
+      dispatch(reset);
+      s.channel.postMessage({ kind: 'event', msg: reset });
+    }
     const reader = resp.body.pipeThrough(new TextDecoderStream()).getReader();
     let buf = '';
     let msg = {};
     let quiet;
-    const arm = () => { clearTimeout(quiet); quiet = setTimeout(() => controller.abort(), QUIET_LIMIT); };
+    const arm = () => { clearTimeout(quiet); quiet = setTimeout(() => s.controller.abort(), QUIET_LIMIT); };
     arm();
     try {
       for (;;) {
@@ -88,7 +147,9 @@ export function createStream() {
           const line = buf.slice(0, nl);
           buf = buf.slice(nl + (buf[nl] === '\r' && buf[nl + 1] === '\n' ? 2 : 1));
           if (line === '') {
-            if (msg.data !== undefined || msg.event) dispatch(msg);
+            if ((msg.data !== undefined || msg.event) && dispatch(msg) && s.leading) {
+              s.channel.postMessage({ kind: 'event', msg });
+            }
             msg = {};
             continue;
           }
@@ -110,11 +171,11 @@ export function createStream() {
     return 'retry';
   }
 
-  async function loop() {
-    while (!stopped) {
-      const next = await connect();
-      if (stopped) break;
-      if (next === 'stop') { setState('off'); stopped = true; break; }
+  async function loop(s) {
+    while (s.active) {
+      const next = await connect(s);
+      if (!s.active) break;
+      if (next === 'stop') { setState('off'); end(s); break; }
       setState('reconnecting');
       if (next === 'now') continue;
       failures++;
@@ -125,26 +186,66 @@ export function createStream() {
     }
   }
 
+  // elect waits for the lock; holding it, this tab reads the stream until
+  // the session ends (s.resign releases the lock, or gives up waiting).
+  function elect(s) {
+    const abort = new AbortController();
+    let release;
+    const held = new Promise((r) => { release = r; });
+    s.resign = () => { abort.abort(); release(); };
+    navigator.locks.request(name, { signal: abort.signal }, () => {
+      if (!s.active) return null;
+      s.leading = true;
+      s.rejoined = null; // it resumes after its own last id: nothing missed
+      // A stream that never carried an event has no id to resume after:
+      // taking over one, the new stream cannot say what came in between.
+      s.blind = s.followed && !lastId;
+      setState('connecting');
+      loop(s);
+      return held;
+    }).catch(() => { /* stopped while waiting its turn */ });
+  }
+
+  // end closes this tab's part: its connection, the channel and the lock
+  // (so another tab leads).
+  function end(s) {
+    s.active = false;
+    s.controller?.abort();
+    if (session === s) session = null;
+    if (!shared) return;
+    // The followers' stream is not gone: the next leader resumes it.
+    if (s.leading && state !== 'off') s.channel.postMessage({ kind: 'status', state: 'reconnecting', lastId });
+    s.leading = false;
+    s.channel.close();
+    s.resign();
+  }
+
   return {
     on,
     get lastId() { return lastId; },
     get state() { return state; },
-    // start opens the stream; after (an event id) resumes after it.
+    // role is 'leader' or 'follower' (shared), 'alone' or 'stopped' (for tests).
+    get role() { return !session ? 'stopped' : !shared ? 'alone' : session.leading ? 'leader' : 'follower'; },
+    // start opens the stream (or joins the leader's); after (an event id)
+    // resumes after it.
     start(after) {
       if (after) lastId = after;
-      if (!stopped) return;
-      stopped = false;
+      if (session) return;
+      const s = session = { active: true, leading: false, controller: null, rejoined: lastId };
       setState('connecting');
-      loop();
+      if (!shared) { loop(s); return; }
+      s.channel = new BroadcastChannel(name);
+      s.channel.onmessage = (e) => hear(s, e.data);
+      s.channel.postMessage({ kind: 'hello' }); // a leader answers with its state and last id
+      elect(s);
     },
     stop() {
-      stopped = true;
-      controller?.abort();
+      if (session) end(session);
       setState('closed');
     },
     // reconnect drops the connection now and resumes from the last id
-    // (used by tests and when the network comes back).
-    reconnect() { controller?.abort(); },
+    // (used by tests and when the network comes back); a follower has none.
+    reconnect() { session?.controller?.abort(); },
   };
 }
 
