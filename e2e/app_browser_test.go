@@ -399,19 +399,27 @@ func appAPIKeySend(t *testing.T, base, key, from, to, text string) int64 {
 
 // ---- the inbox, worked by two people ----
 
-func TestAppInboxInBrowser(t *testing.T) {
-	t.Parallel()
-	b := newAppBrowser(t)
-	db := storetest.DSN(t, store.SQLite)
-
-	acct := createAccount(t, db, "Acme Dental")
+// createAppTeam makes the account the app's multi-person tests work in:
+// Maria, an admin, and James, front desk (only the lines assigned to him).
+func createAppTeam(t *testing.T, db string) (acct, maria, james int64) {
+	t.Helper()
+	acct = createAccount(t, db, "Acme Dental")
 	var role struct {
 		ID int64 `json:"id"`
 	}
 	cliJSON(t, db, &role, "role", "create", "--account", fmt.Sprint(acct), "--name", "front-desk", "--permissions", "users:self,numbers:assigned")
 	cliJSON(t, db, &role, "role", "create", "--account", fmt.Sprint(acct), "--name", "admin", "--permissions", "all")
-	maria := createUser(t, db, acct, "--first", "Maria", "--last", "Garcia", "--username", "maria", "--password", "maria-password", "--role", "admin")
-	james := createUser(t, db, acct, "--first", "James", "--last", "Chen", "--username", "james", "--password", "james-password", "--role", "front-desk")
+	maria = createUser(t, db, acct, "--first", "Maria", "--last", "Garcia", "--username", "maria", "--password", "maria-password", "--role", "admin")
+	james = createUser(t, db, acct, "--first", "James", "--last", "Chen", "--username", "james", "--password", "james-password", "--role", "front-desk")
+	return acct, maria, james
+}
+
+func TestAppInboxInBrowser(t *testing.T) {
+	t.Parallel()
+	b := newAppBrowser(t)
+	db := storetest.DSN(t, store.SQLite)
+
+	acct, maria, james := createAppTeam(t, db)
 	desk := createLine(t, db, acct, "--number", "4155550100", "--name", "Front desk").Number
 	billing := createLine(t, db, acct, "--number", "4155550101", "--name", "Billing", "--users", ids(maria)).Number
 	cliJSON(t, db, &struct{}{}, "rate", "set", "--account", fmt.Sprint(acct), "--prefix", "1", "--sms", "0.0079", "--mms", "0.02")

@@ -27,14 +27,7 @@ func TestAppTabsShareOneStream(t *testing.T) {
 	b := newAppBrowser(t)
 	db := storetest.DSN(t, store.SQLite)
 
-	acct := createAccount(t, db, "Acme Dental")
-	var role struct {
-		ID int64 `json:"id"`
-	}
-	cliJSON(t, db, &role, "role", "create", "--account", fmt.Sprint(acct), "--name", "front-desk", "--permissions", "users:self,numbers:assigned")
-	cliJSON(t, db, &role, "role", "create", "--account", fmt.Sprint(acct), "--name", "admin", "--permissions", "all")
-	maria := createUser(t, db, acct, "--first", "Maria", "--last", "Garcia", "--username", "maria", "--password", "maria-password", "--role", "admin")
-	james := createUser(t, db, acct, "--first", "James", "--last", "Chen", "--username", "james", "--password", "james-password", "--role", "front-desk")
+	acct, maria, james := createAppTeam(t, db)
 	desk := createLine(t, db, acct, "--number", "4155550100", "--name", "Front desk", "--users", ids(maria, james)).Number
 	// Billing is maria's alone: james's stream must carry none of it.
 	billing := createLine(t, db, acct, "--number", "4155550101", "--name", "Billing", "--users", ids(maria)).Number
