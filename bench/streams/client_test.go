@@ -151,6 +151,35 @@ func (f *fakeServer) open() int {
 	return len(f.subs)
 }
 
+// liveChecked runs the live scenario of c and checks its report: every
+// event of the sends (sends in each phase) delivered to every stream, the
+// baseline's line and wants, and no trouble reported.
+func liveChecked(t *testing.T, c config, sends int, wants ...string) {
+	t.Helper()
+	var out bytes.Buffer
+	if err := runLive(context.Background(), c, &out); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	t.Log("\n" + out.String())
+	m := regexp.MustCompile(fmt.Sprintf(`delivered (\d+) of (\d+) events \(%d streams × (\d+)\)`, c.streams)).FindStringSubmatch(out.String())
+	if m == nil {
+		t.Fatalf("no delivery line in:\n%s", out.String())
+	}
+	if m[1] != m[2] || m[3] != fmt.Sprint(sends) {
+		t.Errorf("delivered %s of %s (sends %s, want %d)", m[1], m[2], m[3], sends)
+	}
+	for _, want := range append([]string{fmt.Sprintf("baseline, no stream open: %d sends accepted", sends)}, wants...) {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+	for _, bad := range []string{"ended before", "reset events", "not above", "failed (first"} {
+		if strings.Contains(out.String(), bad) {
+			t.Errorf("output reports %q", bad)
+		}
+	}
+}
+
 // The whole live scenario against the fake: every stream gets every event
 // sent while it is open, each is timed, and so is the webhook.
 func TestLiveAgainstFake(t *testing.T) {
@@ -158,36 +187,12 @@ func TestLiveAgainstFake(t *testing.T) {
 	c := config{url: srv.URL, key: f.key, from: "14155550100", pid: os.Getpid(), hz: 100,
 		streams: 30, rate: 100, dur: 500 * time.Millisecond, baseline: true, idle: 50 * time.Millisecond,
 		webhook: true, bufSize: 64, openConc: 8}
-	var out bytes.Buffer
-	if err := runLive(context.Background(), c, &out); err != nil {
-		t.Fatalf("%v\n%s", err, out.String())
-	}
-	t.Log("\n" + out.String())
-	m := regexp.MustCompile(`delivered (\d+) of (\d+) events \(30 streams × (\d+)\)`).FindStringSubmatch(out.String())
-	if m == nil {
-		t.Fatalf("no delivery line in:\n%s", out.String())
-	}
-	if m[1] != m[2] || m[3] != "50" {
-		t.Errorf("delivered %s of %s (sends %s, want 50)", m[1], m[2], m[3])
-	}
-	for _, want := range []string{
-		"baseline, no stream open: 50 sends accepted",
-		"opened 30 streams",
+	liveChecked(t, c, 50, "opened 30 streams",
 		"stream event-to-client latency, from the POST's start (upper bound): p50",
 		"stream event-to-client latency, from the POST's response (lower bound): p50",
 		"(1500 samples)",
 		"webhook event-to-receiver latency, same events, from the POST's start (upper bound): p50",
-		"(30 since the streams opened)",
-	} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("output lacks %q", want)
-		}
-	}
-	for _, bad := range []string{"ended before", "reset events", "not above"} {
-		if strings.Contains(out.String(), bad) {
-			t.Errorf("output reports %q", bad)
-		}
-	}
+		"(30 since the streams opened)")
 	// The streams close when the run ends.
 	for end := time.Now().Add(5 * time.Second); f.open() > 0 && time.Now().Before(end); {
 		time.Sleep(10 * time.Millisecond)
