@@ -161,6 +161,61 @@ func TestEventStreamResume(t *testing.T) {
 	})
 }
 
+// A new stream's first message is an id alone: where it joined the live
+// events (the account's last event then, evt_0 before its first). A client
+// that loses the stream before any event came resumes with it, misses
+// nothing written meanwhile and receives nothing from before it joined.
+func TestEventStreamJoinID(t *testing.T) {
+	forEachEvents(t, eventsOpts{}, func(t *testing.T, f *eventsFixture) {
+		lastOf := func(account int64) string {
+			evs, err := f.st.Events(ctx, account, 0, 1000)
+			must(t, err)
+			return domain.EventID(evs[len(evs)-1].ID)
+		}
+		b := f.openStream(t, f.betaKey, "", "")
+		if id := b.joinedAt(t); id != "evt_0" {
+			t.Errorf("an account without events: joined at %s, want evt_0", id)
+		}
+		b.close()
+		f.addEvent(t, f.beta, lineBeta)
+		r := f.openStream(t, f.betaKey, "", "evt_0")
+		if got := r.collect(t, 1); got[0].id != lastOf(f.beta) {
+			t.Errorf("resumed at evt_0: %s, want %s", got[0].id, lastOf(f.beta))
+		}
+		r.none(t, 200*time.Millisecond)
+
+		// watch has each event once the hub has handed it out: a stream
+		// opened then joins after it.
+		watch := f.openStream(t, f.key, "", "")
+		for range 2 {
+			f.addEvent(t, f.acme, lineMain)
+		}
+		watch.collect(t, 2)
+		// Twice, with events written in between.
+		for range 2 {
+			want := lastOf(f.acme)
+			c := f.openStream(t, f.key, "", "")
+			if id := c.joinedAt(t); id != want {
+				t.Fatalf("joined at %s, want %s (the account's last event)", id, want)
+			}
+			c.close()
+			f.addEvent(t, f.acme, lineMain)
+			f.addEvent(t, f.beta, lineBeta)
+			f.addEvent(t, f.acme, lineBob)
+			watch.collect(t, 2)
+			resumed := f.openStream(t, f.key, "", want)
+			got := resumed.collect(t, 2)
+			evs, err := f.st.Events(ctx, f.acme, 0, 1000)
+			must(t, err)
+			if w := []string{domain.EventID(evs[len(evs)-2].ID), domain.EventID(evs[len(evs)-1].ID)}; !slices.Equal(sseIDs(got), w) {
+				t.Errorf("resumed at the join id %s: %v, want %v", want, sseIDs(got), w)
+			}
+			resumed.none(t, 200*time.Millisecond)
+			resumed.close()
+		}
+	})
+}
+
 // An id the server no longer holds (pruned), or never did for this
 // account, answers one reset carrying an id to resume from, then the live
 // events; resuming from the reset's id misses nothing written after it.

@@ -148,8 +148,11 @@ type sseClient struct {
 	resp *http.Response
 	msgs chan sseMessage
 	done chan struct{} // closed at the end of the stream
-	mu   sync.Mutex
-	err  error
+	// ids are the ids of messages that carry an id and no data (SSE keeps
+	// the id as the last event id and dispatches nothing).
+	ids chan string
+	mu  sync.Mutex
+	err error
 }
 
 // openStream opens GET /events with the credential and query, and
@@ -171,7 +174,7 @@ func (f *eventsFixture) openStream(t *testing.T, key, query, lastID string) *sse
 		resp.Body.Close()
 		t.Fatalf("GET /events%s: %d %s: %s", query, resp.StatusCode, resp.Header.Get("Content-Type"), b)
 	}
-	c := &sseClient{resp: resp, msgs: make(chan sseMessage, 10000), done: make(chan struct{})}
+	c := &sseClient{resp: resp, msgs: make(chan sseMessage, 10000), done: make(chan struct{}), ids: make(chan string, 100)}
 	t.Cleanup(c.close)
 	go c.read()
 	return c
@@ -192,6 +195,8 @@ func (c *sseClient) read() {
 			if hasData {
 				m.data = strings.Join(data, "\n")
 				c.msgs <- m
+			} else if m.id != "" {
+				c.ids <- m.id
 			}
 			m, data, hasData = sseMessage{}, nil, false
 			continue
@@ -239,6 +244,19 @@ func (c *sseClient) next(t *testing.T, wait time.Duration) sseMessage {
 		case <-deadline:
 			t.Fatalf("no event within %v", wait)
 		}
+	}
+}
+
+// joinedAt is the id of the new stream's first message: an id alone,
+// where it joined the live events.
+func (c *sseClient) joinedAt(t *testing.T) string {
+	t.Helper()
+	select {
+	case id := <-c.ids:
+		return id
+	case <-time.After(5 * time.Second):
+		t.Fatal("no id alone at the start of the stream")
+		return ""
 	}
 }
 

@@ -181,24 +181,25 @@ func (s *Store) OnStreamEvents(fn func()) {
 	s.db.OnWake(s.wakes.run)
 }
 
-// AccountLastEvent is the id of the account's last event at or before upTo
-// in the stream order, 0 when it has none: the id a stream's reset message
-// carries, so that a client reconnecting with it resumes at upTo (event 0
-// counts as the start of the order).
-func (s *Store) AccountLastEvent(ctx context.Context, accountID int64, upTo EventPos) (int64, error) {
-	var id int64
+// AccountLastEvent is the position of the account's last event at or
+// before upTo in the stream order, zero when it has none: the id a new
+// stream's first message and a reset message carry, so that a client
+// reconnecting with it resumes at upTo (event 0 counts as the start of the
+// order).
+func (s *Store) AccountLastEvent(ctx context.Context, accountID int64, upTo EventPos) (EventPos, error) {
+	var p EventPos
 	var err error
 	if s.db.Engine() == Postgres {
-		err = s.db.QueryRow(ctx, `SELECT id FROM events WHERE xid IS NOT NULL AND (xid, id) <= (?, ?) AND account_id = ?
-			ORDER BY xid DESC, id DESC LIMIT 1`, upTo.Xid, upTo.ID, accountID).Scan(&id)
+		err = s.db.QueryRow(ctx, `SELECT xid, id FROM events WHERE xid IS NOT NULL AND (xid, id) <= (?, ?) AND account_id = ?
+			ORDER BY xid DESC, id DESC LIMIT 1`, upTo.Xid, upTo.ID, accountID).Scan(&p.Xid, &p.ID)
 		if errors.Is(err, sql.ErrNoRows) {
-			return 0, nil
+			return EventPos{}, nil
 		}
 	} else {
-		err = s.db.QueryRow(ctx, `SELECT COALESCE(MAX(id), 0) FROM events WHERE account_id = ? AND id <= ?`, accountID, upTo.ID).Scan(&id)
+		err = s.db.QueryRow(ctx, `SELECT COALESCE(MAX(id), 0) FROM events WHERE account_id = ? AND id <= ?`, accountID, upTo.ID).Scan(&p.ID)
 	}
 	if err != nil {
-		return 0, fmt.Errorf("store: account's last event: %w", err)
+		return EventPos{}, fmt.Errorf("store: account's last event: %w", err)
 	}
-	return id, nil
+	return p, nil
 }

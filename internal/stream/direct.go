@@ -90,7 +90,7 @@ func responseHead(h http.Header, now time.Time) []byte {
 // meanwhile and returns, leaving the stream to the hub. sub is attached at
 // last already unless it resumes.
 func (h *Hub) serveDirect(ctx context.Context, conn net.Conn, brw *bufio.ReadWriter, head []byte, req Request, sub *Sub,
-	last store.EventPos, resume, reset bool, resetFrame []byte, keepalive, writeWait time.Duration) {
+	last store.EventPos, resume bool, opening []byte, keepalive, writeWait time.Duration) {
 	d := &directConn{conn: conn, raw: rawOf(conn), wait: writeWait, keepalive: keepalive, account: req.AccountID, last: last}
 	if !h.makeDirect(sub, d) {
 		h.drop(sub, endShutdown)
@@ -99,17 +99,11 @@ func (h *Hub) serveDirect(ctx context.Context, conn net.Conn, brw *bufio.ReadWri
 	// net/http's buffered writer, for the head and the replay; dropped
 	// with this goroutine.
 	out := d.writer(sub, brw.Writer, h.cfg.Metrics)
-	if out.write(head) != nil || out.write([]byte("retry: 1000\n\n")) != nil || out.flush() != nil {
+	if out.write(head) != nil || out.write(opening) != nil || out.flush() != nil {
 		h.drop(sub, endGone)
 		return
 	}
-	switch {
-	case reset:
-		if out.write(resetFrame) != nil || out.flush() != nil {
-			h.drop(sub, endGone)
-			return
-		}
-	case resume:
+	if resume {
 		n, err := h.catchUp(ctx, out, req, sub, &d.last)
 		h.cfg.Metrics.Replayed(n)
 		if err != nil {

@@ -91,6 +91,14 @@ type Hub struct {
 	// behind: the cursor was left where it was while no stream was open
 	// (pass); toHead moves it to the head.
 	behind bool
+	// lastOf is each account's last event the hub has read since it began
+	// following the outbox without a gap (at since, in era: Start, or
+	// toHead after a jump), or what joinID found before since for an
+	// account with none after: a new stream's first id without a query.
+	// One entry per account with events, about 40 bytes each.
+	lastOf map[int64]store.EventPos
+	since  store.EventPos
+	era    uint64
 	subs   map[int64]map[*Sub]struct{} // attached streams by account
 	// laggards are the streams detached for a full buffer, catching up.
 	laggards map[*Sub]struct{}
@@ -116,7 +124,8 @@ func New(cfg Config) *Hub {
 		cfg.Metrics = NewMetrics(nil)
 	}
 	h := &Hub{cfg: cfg, wake: make(chan struct{}, 1), subs: map[int64]map[*Sub]struct{}{}, laggards: map[*Sub]struct{}{},
-		all: map[*Sub]struct{}{}, open: map[int64]int{}, closing: make(chan struct{}), ctx: context.Background()}
+		all: map[*Sub]struct{}{}, open: map[int64]int{}, lastOf: map[int64]store.EventPos{}, closing: make(chan struct{}),
+		ctx: context.Background()}
 	h.retime = [2]chan struct{}{make(chan struct{}, 1), make(chan struct{}, 1)}
 	h.keepalive.Store(int64(DefaultKeepalive))
 	h.recheckEvery.Store(int64(DefaultRecheck))
@@ -136,6 +145,7 @@ func (h *Hub) Start(ctx context.Context) error {
 	}
 	h.mu.Lock()
 	h.cursor, h.running, h.closing = head, true, make(chan struct{})
+	h.restart(head)
 	h.mu.Unlock()
 	runCtx, cancel := context.WithCancel(context.Background())
 	h.cancel, h.done = cancel, make(chan struct{})
@@ -305,6 +315,7 @@ func (h *Hub) publish(rows []store.StreamEvent) {
 			continue // Start's head raced a wake: already past it
 		}
 		h.cursor = r.Pos
+		h.lastOf[r.AccountID] = r.Pos
 		subs := h.subs[r.AccountID]
 		if len(subs) == 0 {
 			continue
@@ -424,10 +435,51 @@ func (h *Hub) toHead(ctx context.Context) error {
 	if h.behind {
 		if head.After(h.cursor) {
 			h.cursor = head
+			h.restart(head)
 		}
 		h.behind = false
 	}
 	return nil
+}
+
+// restart forgets what the hub knew of each account's last event: it
+// follows the outbox from head now, past events it never read. h.mu held.
+func (h *Hub) restart(head store.EventPos) {
+	h.lastOf, h.since = map[int64]store.EventPos{}, head
+	h.era++
+}
+
+// joinID is the id of the account's last event at or before at, where a
+// new stream joined the live events (0: none): its first message carries
+// it, so that a client that receives no event before it disconnects still
+// resumes exactly where it joined. Known to the hub for an account with
+// events since it began following; otherwise read once and kept.
+func (h *Hub) joinID(ctx context.Context, accountID int64, at store.EventPos) (int64, error) {
+	h.mu.Lock()
+	p, known := h.lastOf[accountID]
+	era, since := h.era, h.since
+	h.mu.Unlock()
+	switch {
+	case known && !p.After(at):
+		return p.ID, nil
+	case known || since.After(at):
+		// The account wrote after the stream joined, or the hub jumped
+		// past at since (since only moves forward): read it for at alone.
+		p, err := h.cfg.Store.AccountLastEvent(ctx, accountID, at)
+		return p.ID, err
+	}
+	// No event of the account since the hub began following: its last up
+	// to at is its last up to since.
+	p, err := h.cfg.Store.AccountLastEvent(ctx, accountID, since)
+	if err != nil {
+		return 0, err
+	}
+	h.mu.Lock()
+	if _, ok := h.lastOf[accountID]; !ok && h.era == era {
+		h.lastOf[accountID] = p
+	}
+	h.mu.Unlock()
+	return p.ID, nil
 }
 
 // detach removes s from the attached streams; h.mu held.

@@ -246,3 +246,43 @@ func TestFirstStreamStartsAtTheHead(t *testing.T) {
 		}
 	})
 }
+
+// The id a new stream's first message carries is the account's last event
+// at or before where the stream joined: written before the hub started
+// (read once, then kept), read by the hub, or written since the stream
+// joined (not counted). An account without events: 0.
+func TestJoinID(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		a := storetest.Account(t, st, nil).ID
+		b := storetest.Account(t, st, nil).ID
+		last := func() int64 {
+			evs, err := st.Events(ctx, a, 0, 100)
+			must(t, err)
+			return evs[len(evs)-1].ID
+		}
+		joined := func(h *stream.Hub, account int64, at store.EventPos, want int64) {
+			t.Helper()
+			id, err := h.JoinID(ctx, account, at)
+			if err != nil || id != want {
+				t.Errorf("join id of %d at %+v: %d %v, want %d", account, at, id, err, want)
+			}
+		}
+		addEvent(t, st, a)
+		addEvent(t, st, a)
+		before := last()
+		h := startHub(t, st, stream.Config{})
+		s, err := h.Open(a, everything)
+		must(t, err)
+		defer s.Close()
+		at := s.Attach()
+		for range 2 { // read, then kept
+			joined(h, a, at, before)
+			joined(h, b, at, 0)
+		}
+		addEvent(t, st, a)
+		next(t, s)
+		joined(h, a, h.Cursor(), last())
+		joined(h, a, at, before) // joined before the hub read the new one
+		joined(h, b, h.Cursor(), 0)
+	})
+}

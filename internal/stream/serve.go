@@ -102,18 +102,27 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, req Request, cfg Ser
 
 	// A new stream, or one reset, joins the live events before its
 	// answer's headers go out: a client that has them misses nothing
-	// written after.
+	// written after. Its first message gives the client the id of where
+	// it joined (an id line and no data: EventSource keeps the id and
+	// dispatches nothing), so that it resumes from there even if no event
+	// comes before it disconnects; a reset says so in an event.
 	var last store.EventPos
-	var resetID int64
+	// The reconnection delay a client should wait (SSE's retry field).
+	opening := []byte("retry: 1000\n")
 	if req.Resume == nil || reset {
 		last = sub.Attach()
-	}
-	if reset {
-		if resetID, err = st.AccountLastEvent(ctx, req.AccountID, last); err != nil {
+		joined, err := h.joinID(ctx, req.AccountID, last)
+		if err != nil {
 			return err
 		}
+		if reset {
+			opening = append(opening, "\nid: "+domain.EventID(joined)+"\nevent: reset\ndata: {\"type\":\"reset\",\"message\":\"the event to resume after is no longer held; reload your state\"}\n\n"...)
+		} else {
+			opening = append(opening, "id: "+domain.EventID(joined)+"\n\n"...)
+		}
+	} else {
+		opening = append(opening, '\n')
 	}
-	resetFrame := []byte("id: " + domain.EventID(resetID) + "\nevent: reset\ndata: {\"type\":\"reset\",\"message\":\"the event to resume after is no longer held; reload your state\"}\n\n")
 	hdr := w.Header()
 	hdr.Set("Content-Type", "text/event-stream")
 	hdr.Set("X-Accel-Buffering", "no") // nginx: pass each event on at once
@@ -128,7 +137,7 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, req Request, cfg Ser
 			if resume {
 				last = from // not attached yet: catchUp does
 			}
-			h.serveDirect(ctx, conn, brw, head, req, sub, last, resume, reset, resetFrame, keepalive, writeWait)
+			h.serveDirect(ctx, conn, brw, head, req, sub, last, resume, opening, keepalive, writeWait)
 			return nil
 		}
 		// Not offered (a wrapped writer): net/http writes the stream.
@@ -148,18 +157,10 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, req Request, cfg Ser
 	if r.Method == http.MethodHead {
 		return nil // the headers are the whole answer
 	}
-	// The reconnection delay a client should wait (SSE's retry field).
-	if out.write([]byte("retry: 1000\n\n")) != nil || out.flush() != nil {
+	if out.write(opening) != nil || out.flush() != nil {
 		return nil
 	}
-
-	switch {
-	case req.Resume == nil:
-	case reset:
-		if out.write(resetFrame) != nil || out.flush() != nil {
-			return nil
-		}
-	default:
+	if req.Resume != nil && !reset {
 		// A long replay happens before attaching, so live events do not
 		// fill the buffer meanwhile.
 		last = from

@@ -147,7 +147,10 @@ export function createStream(name) {
           const line = buf.slice(0, nl);
           buf = buf.slice(nl + (buf[nl] === '\r' && buf[nl + 1] === '\n' ? 2 : 1));
           if (line === '') {
-            if ((msg.data !== undefined || msg.event) && dispatch(msg) && s.leading) {
+            // A message may be an id alone: where a new stream joined,
+            // kept so that a reconnection misses nothing even if no event
+            // came before it.
+            if ((msg.data !== undefined || msg.event || msg.id !== undefined) && dispatch(msg) && s.leading) {
               s.channel.postMessage({ kind: 'event', msg });
             }
             msg = {};
