@@ -2697,7 +2697,11 @@ type ClientInterface interface {
 	//
 	// where `id` is the event's id (a webhook delivery's `webhook-id`) and `data` is, on one
 	// line, exactly the JSON body a webhook delivery of the event carries. A comment line
-	// (`: keepalive`) comes at least every 15 seconds; the stream starts with `retry: 1000`.
+	// (`: keepalive`) comes at least every 15 seconds. The stream starts with `retry: 1000`
+	// and, on a new stream, `id:` alone (no data, so `EventSource` and other conforming
+	// parsers keep it as the last event id and dispatch nothing): where the stream joined,
+	// the account's last event then (`evt_0` when it has none). A client that loses the
+	// stream before any event came resumes with that id and misses nothing.
 	// On HTTP/1.1 the answer carries `Connection: close` and no `Transfer-Encoding`: the
 	// body ends when the connection does (HTTP/2 frames it as usual).
 	//
@@ -3916,7 +3920,11 @@ func (c *Client) GetCallTranscripts(ctx context.Context, callid CallIdParameter,
 //
 // where `id` is the event's id (a webhook delivery's `webhook-id`) and `data` is, on one
 // line, exactly the JSON body a webhook delivery of the event carries. A comment line
-// (`: keepalive`) comes at least every 15 seconds; the stream starts with `retry: 1000`.
+// (`: keepalive`) comes at least every 15 seconds. The stream starts with `retry: 1000`
+// and, on a new stream, `id:` alone (no data, so `EventSource` and other conforming
+// parsers keep it as the last event id and dispatch nothing): where the stream joined,
+// the account's last event then (`evt_0` when it has none). A client that loses the
+// stream before any event came resumes with that id and misses nothing.
 // On HTTP/1.1 the answer carries `Connection: close` and no `Transfer-Encoding`: the
 // body ends when the connection does (HTTP/2 frames it as usual).
 //
@@ -8690,7 +8698,11 @@ type ClientWithResponsesInterface interface {
 	//
 	// where `id` is the event's id (a webhook delivery's `webhook-id`) and `data` is, on one
 	// line, exactly the JSON body a webhook delivery of the event carries. A comment line
-	// (`: keepalive`) comes at least every 15 seconds; the stream starts with `retry: 1000`.
+	// (`: keepalive`) comes at least every 15 seconds. The stream starts with `retry: 1000`
+	// and, on a new stream, `id:` alone (no data, so `EventSource` and other conforming
+	// parsers keep it as the last event id and dispatch nothing): where the stream joined,
+	// the account's last event then (`evt_0` when it has none). A client that loses the
+	// stream before any event came resumes with that id and misses nothing.
 	// On HTTP/1.1 the answer carries `Connection: close` and no `Transfer-Encoding`: the
 	// body ends when the connection does (HTTP/2 frames it as usual).
 	//
@@ -17905,7 +17917,11 @@ func (c *ClientWithResponses) GetCallTranscriptsWithResponse(ctx context.Context
 //
 // where `id` is the event's id (a webhook delivery's `webhook-id`) and `data` is, on one
 // line, exactly the JSON body a webhook delivery of the event carries. A comment line
-// (`: keepalive`) comes at least every 15 seconds; the stream starts with `retry: 1000`.
+// (`: keepalive`) comes at least every 15 seconds. The stream starts with `retry: 1000`
+// and, on a new stream, `id:` alone (no data, so `EventSource` and other conforming
+// parsers keep it as the last event id and dispatch nothing): where the stream joined,
+// the account's last event then (`evt_0` when it has none). A client that loses the
+// stream before any event came resumes with that id and misses nothing.
 // On HTTP/1.1 the answer carries `Connection: close` and no `Transfer-Encoding`: the
 // body ends when the connection does (HTTP/2 frames it as usual).
 //

@@ -95,6 +95,25 @@ func ids(evs []Event) []string {
 	return out
 }
 
+// A new stream starts with an id alone, where it joined: a connection lost
+// before any event came resumes with it.
+func TestEventsResumeFromJoinID(t *testing.T) {
+	f, api := newFake(t,
+		func(w http.ResponseWriter, r *http.Request) { sse(w, "retry: 10\nid: evt_7\n\n") },
+		func(w http.ResponseWriter, r *http.Request) { sse(w, "retry: 10\n\n", frame("evt_8")) })
+	got, err := collect(t, api, EventsOptions{}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"evt_8/AccountSMS"}; !slices.Equal(ids(got), want) {
+		t.Errorf("events %v, want %v", ids(got), want)
+	}
+	reqs := f.requests()
+	if len(reqs) != 2 || reqs[0].Header.Get("Last-Event-ID") != "" || reqs[1].Header.Get("Last-Event-ID") != "evt_7" {
+		t.Errorf("%d connections; Last-Event-ID of the second: %q, want evt_7", len(reqs), reqs[len(reqs)-1].Header.Get("Last-Event-ID"))
+	}
+}
+
 // A connection that ends mid-message is resumed with the id of the last
 // whole message: the cut one comes again, complete, and nothing twice.
 func TestEventsResumeAfterDisconnect(t *testing.T) {
