@@ -72,10 +72,11 @@ func openRaw(t *testing.T, url string) (net.Conn, *bufio.Reader) {
 	}
 }
 
-// readUntil reads lines until one starts with prefix.
+// readUntil reads lines until one starts with prefix, for up to 30 s (next's
+// wait).
 func readUntil(t *testing.T, conn net.Conn, br *bufio.Reader, prefix string) {
 	t.Helper()
-	conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	conn.SetReadDeadline(time.Now().Add(30 * time.Second))
 	for {
 		line, err := br.ReadString('\n')
 		if err != nil {
