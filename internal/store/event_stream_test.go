@@ -14,7 +14,7 @@ import (
 // transactions (in other schemas) hold it back for a moment.
 func streamEvents(t *testing.T, st *store.Store, after store.EventPos, limit int) []store.StreamEvent {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		evs, held, err := st.StreamEvents(ctx, after, limit)
 		noErr(t, err)
@@ -22,7 +22,7 @@ func streamEvents(t *testing.T, st *store.Store, after store.EventPos, limit int
 			return evs
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("events still held back after 10 s")
+			t.Fatalf("events still held back after 30 s")
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

@@ -255,7 +255,7 @@ func Message(t testing.TB, st *store.Store, line domain.Line, o *MessageOpts) do
 func FanOut(t testing.TB, st *store.Store) (events, deliveries int) {
 	t.Helper()
 	ctx := context.Background()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		e, d, err := st.FanOutEvents(ctx, 1000)
 		if err != nil {
@@ -270,7 +270,7 @@ func FanOut(t testing.TB, st *store.Store) (events, deliveries int) {
 			return events, deliveries
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("fan out: events still waiting after 10 s")
+			t.Fatalf("fan out: events still waiting after 30 s")
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
