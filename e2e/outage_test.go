@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bytes"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -58,10 +59,17 @@ func TestDatabaseOutageAnswersUnavailableAndRecovers(t *testing.T) {
 		t.Fatalf("GET /readyz before the outage: status got %d, want 200\nbody: %s", r.status, r.body)
 	}
 	before := getUsers(t, base, key)
+	kept := request(t, http.MethodGet, base+apiPrefix+"/users", "Bearer "+key)
 
 	proxy.Cut()
 	took := waitStatus(t, base+"/readyz", http.StatusServiceUnavailable, outageReadyBound)
 	t.Logf("GET /readyz answered 503 %v after the database went away", took)
+	// The read cache serves GET /users until its notification connection
+	// is seen lost, a moment after the cut (at once when the machine is
+	// not loaded): until then, the answer kept from before, and nothing
+	// else.
+	took = waitStatusAllowing(t, base+apiPrefix+"/users", "Bearer "+key, http.StatusServiceUnavailable, kept, outageReadyBound)
+	t.Logf("GET /users answered 503 %v after /readyz did", took)
 	for range 3 { // each on fresh connections from the pool
 		start := time.Now()
 		r := request(t, http.MethodGet, base+apiPrefix+"/users", "Bearer "+key)
@@ -77,6 +85,26 @@ func TestDatabaseOutageAnswersUnavailableAndRecovers(t *testing.T) {
 	t.Logf("GET /readyz answered 200 %v after the database came back", took)
 	if after := getUsers(t, base, key); !reflect.DeepEqual(after, before) {
 		t.Errorf("GET /users after the database came back: got %+v, want %+v", after, before)
+	}
+}
+
+// waitStatusAllowing polls GET url with auth until it answers status, and
+// returns how long that took; meanwhile only the answer allowed may come,
+// status and body. It fails the test if that takes longer than bound.
+func waitStatusAllowing(t *testing.T, url, auth string, status int, allowed response, bound time.Duration) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for {
+		r := request(t, http.MethodGet, url, auth)
+		switch {
+		case r.status == status:
+			return time.Since(start)
+		case r.status != allowed.status || !bytes.Equal(r.body, allowed.body):
+			t.Fatalf("GET %s: %d %s while waiting for %d; only %d %s may come meanwhile", url, r.status, r.body, status, allowed.status, allowed.body)
+		case time.Since(start) > bound:
+			t.Fatalf("GET %s: status still %d after %v, want %d within %v\nbody: %s", url, r.status, time.Since(start), status, bound, r.body)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
