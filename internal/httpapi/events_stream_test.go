@@ -77,7 +77,7 @@ func TestEventStreamVisibility(t *testing.T) {
 		// An inbound text on Agnes's line.
 		must(t, f.svc.Inbound(ctx, carrier.Inbound{From: usA, To: lineBob, Text: "hello"}))
 		for name, c := range map[string]*sseClient{"key": key, "sms:read key": smsKey, "manager": max, "agent": agnes, "lines=desk": onlyDesk} {
-			if got := streamed(t, c.next(t, 5*time.Second)); got != "AccountSMS/message.received" {
+			if got := streamed(t, c.next(t, eventWait)); got != "AccountSMS/message.received" {
 				t.Errorf("%s: %s, want the inbound text", name, got)
 			}
 		}
@@ -87,11 +87,11 @@ func TestEventStreamVisibility(t *testing.T) {
 			t.Fatalf("resolve: %d %s", status, raw)
 		}
 		for name, c := range map[string]*sseClient{"key": key, "manager": max, "agent": agnes, "lines=desk": onlyDesk} {
-			if got := streamed(t, c.next(t, 5*time.Second)); got != "AccountConversations/conversation.resolved" {
+			if got := streamed(t, c.next(t, eventWait)); got != "AccountConversations/conversation.resolved" {
 				t.Errorf("%s: %s, want the resolve", name, got)
 			}
 		}
-		if got := streamed(t, smsKey.next(t, 5*time.Second)); got != "AccountConversations/conversation.resolved" {
+		if got := streamed(t, smsKey.next(t, eventWait)); got != "AccountConversations/conversation.resolved" {
 			t.Errorf("sms:read key: %s, want the resolve", got)
 		}
 		// A call.
@@ -100,13 +100,13 @@ func TestEventStreamVisibility(t *testing.T) {
 		_, err = f.calls.Ingest(ctx, f.acme, it)
 		must(t, err)
 		for name, c := range map[string]*sseClient{"key": key, "reports:read key": reports, "manager": max, "types=AccountEndedCalls": onlyCalls} {
-			if got := streamed(t, c.next(t, 5*time.Second)); got != "AccountEndedCalls/call.ended" {
+			if got := streamed(t, c.next(t, eventWait)); got != "AccountEndedCalls/call.ended" {
 				t.Errorf("%s: %s, want the call", name, got)
 			}
 		}
 		// Beta's own inbound text reaches Beta only.
 		must(t, f.svc.Inbound(ctx, carrier.Inbound{From: usA, To: lineBeta, Text: "hello beta"}))
-		if got := streamed(t, beta.next(t, 5*time.Second)); got != "AccountSMS/message.received" {
+		if got := streamed(t, beta.next(t, eventWait)); got != "AccountSMS/message.received" {
 			t.Errorf("beta: %s", got)
 		}
 		for name, c := range map[string]*sseClient{"key": key, "sms:read key": smsKey, "reports:read key": reports, "manager": max,
@@ -154,7 +154,7 @@ func TestEventStreamResume(t *testing.T) {
 
 		// after= in the query resumes the same way.
 		again := f.openStream(t, f.key, "?after="+got[5].id, "")
-		if m := again.next(t, 5*time.Second); m.id != got[6].id {
+		if m := again.next(t, eventWait); m.id != got[6].id {
 			t.Errorf("after=%s: first %s, want %s", got[5].id, m.id, got[6].id)
 		}
 		again.none(t, 200*time.Millisecond)
@@ -223,7 +223,7 @@ func TestEventStreamReset(t *testing.T) {
 	forEachEvents(t, eventsOpts{}, func(t *testing.T, f *eventsFixture) {
 		c := f.openStream(t, f.key, "", "")
 		f.addEvent(t, f.acme, lineMain)
-		old := c.next(t, 5*time.Second)
+		old := c.next(t, eventWait)
 		c.close()
 		// Fanned out and past a zero retention: pruned.
 		for {
@@ -242,16 +242,16 @@ func TestEventStreamReset(t *testing.T) {
 		f.addEvent(t, f.beta, lineBeta)
 		for _, last := range []string{old.id, "evt_999999999"} {
 			r := f.openStream(t, f.key, "", last)
-			m := r.next(t, 5*time.Second)
+			m := r.next(t, eventWait)
 			if m.event != "reset" || !strings.HasPrefix(m.id, "evt_") {
 				t.Fatalf("resume after %s: %+v, want a reset", last, m)
 			}
 			f.addEvent(t, f.acme, lineMain)
-			live := r.next(t, 5*time.Second)
+			live := r.next(t, eventWait)
 			r.close()
 			// Resuming from the reset's id gets the event written after it.
 			again := f.openStream(t, f.key, "", m.id)
-			if got := again.next(t, 5*time.Second); got.id != live.id {
+			if got := again.next(t, eventWait); got.id != live.id {
 				t.Errorf("resume from the reset's %s: %s, want %s", m.id, got.id, live.id)
 			}
 			again.close()
@@ -259,8 +259,8 @@ func TestEventStreamReset(t *testing.T) {
 		// Another account's event id is a reset too: nothing of it leaks.
 		b := f.openStream(t, f.betaKey, "", "")
 		f.addEvent(t, f.beta, lineBeta)
-		theirs := b.next(t, 5*time.Second)
-		if m := f.openStream(t, f.key, "", theirs.id).next(t, 5*time.Second); m.event != "reset" {
+		theirs := b.next(t, eventWait)
+		if m := f.openStream(t, f.key, "", theirs.id).next(t, eventWait); m.event != "reset" {
 			t.Errorf("resume after another account's event: %+v, want a reset", m)
 		}
 	})
@@ -369,7 +369,7 @@ func TestEventStreamOutlivesServerTimeouts(t *testing.T) {
 		c := f.openStream(t, f.key, "", "")
 		time.Sleep(time.Second)
 		f.addEvent(t, f.acme, lineMain)
-		c.next(t, 5*time.Second)
+		c.next(t, eventWait)
 	})
 }
 
@@ -450,14 +450,14 @@ func TestEventStreamPersonalEventsAndMetrics(t *testing.T) {
 		agnes := f.openStream(t, f.agnesTok, "", "")
 		must(t, f.svc.Inbound(ctx, carrier.Inbound{From: usA, To: lineBob, Text: "hello"}))
 		for _, c := range []*sseClient{key, max, agnes} {
-			c.next(t, 5*time.Second)
+			c.next(t, eventWait)
 		}
 		status, _, raw := f.do(t, "GET", "/api/public/v1/sms/conversations/"+lineBob+"/"+usA+"?markRead=true", f.agnesTok, "")
 		if status != 200 {
 			t.Fatalf("read: %d %s", status, raw)
 		}
 		for name, c := range map[string]*sseClient{"key": key, "agent": agnes} {
-			if got := streamed(t, c.next(t, 5*time.Second)); got != "AccountConversations/conversation.read" {
+			if got := streamed(t, c.next(t, eventWait)); got != "AccountConversations/conversation.read" {
 				t.Errorf("%s: %s, want her read", name, got)
 			}
 		}
@@ -506,15 +506,15 @@ func TestEventStreamResetPastRetention(t *testing.T) {
 	forEachEvents(t, eventsOpts{retention: time.Second}, func(t *testing.T, f *eventsFixture) {
 		c := f.openStream(t, f.key, "", "")
 		f.addEvent(t, f.acme, lineMain)
-		old := c.next(t, 5*time.Second)
+		old := c.next(t, eventWait)
 		f.addEvent(t, f.acme, lineMain)
-		fresh := c.next(t, 5*time.Second)
+		fresh := c.next(t, eventWait)
 		c.close()
-		if m := f.openStream(t, f.key, "", old.id).next(t, 5*time.Second); m.id != fresh.id {
+		if m := f.openStream(t, f.key, "", old.id).next(t, eventWait); m.id != fresh.id {
 			t.Fatalf("resume within the retention: %+v, want %s", m, fresh.id)
 		}
 		time.Sleep(1200 * time.Millisecond)
-		if m := f.openStream(t, f.key, "", old.id).next(t, 5*time.Second); m.event != "reset" {
+		if m := f.openStream(t, f.key, "", old.id).next(t, eventWait); m.event != "reset" {
 			t.Errorf("resume after an event past the retention: %+v, want a reset", m)
 		}
 	})
@@ -584,7 +584,7 @@ func TestEventStreamFollowsLineChanges(t *testing.T) {
 		storetest.Line(t, f.st, f.acme, &storetest.LineOpts{Number: late, Name: "Late", UserIDs: []int64{f.agnes.ID}})
 		time.Sleep(1500 * time.Millisecond) // the stream's recheck
 		must(t, f.svc.Inbound(ctx, carrier.Inbound{From: usA, To: late, Text: "hello"}))
-		if got := streamed(t, agnes.next(t, 5*time.Second)); got != "AccountSMS/message.received" {
+		if got := streamed(t, agnes.next(t, eventWait)); got != "AccountSMS/message.received" {
 			t.Errorf("agent: %s, want the text on her new line", got)
 		}
 	})
@@ -725,6 +725,6 @@ func TestEventStreamRevocationOfManyStreams(t *testing.T) {
 			c.ended(t, 3*time.Second)
 		}
 		f.addEvent(t, f.acme, lineMain)
-		other.next(t, 5*time.Second)
+		other.next(t, eventWait)
 	})
 }

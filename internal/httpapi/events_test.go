@@ -295,10 +295,13 @@ func (c *sseClient) collect(t *testing.T, n int) []sseMessage {
 	t.Helper()
 	var out []sseMessage
 	for range n {
-		out = append(out, c.next(t, 20*time.Second))
+		out = append(out, c.next(t, eventWait))
 	}
 	return out
 }
+
+// eventWait is how long a test waits for an event it expects (see collect).
+const eventWait = 20 * time.Second
 
 // addEvent writes an AccountSMS event of account about line through the store.
 func (f *eventsFixture) addEvent(t *testing.T, account int64, line string) {
