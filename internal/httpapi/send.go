@@ -5,7 +5,6 @@ import (
 	"strconv"
 
 	"switchboard/internal/domain"
-	"switchboard/internal/money"
 )
 
 // sendBodyLimit fits ten 5 MB attachments in base64 plus the message.
@@ -26,43 +25,6 @@ type attachmentJSON struct {
 	Content     string `json:"content"`
 }
 
-// sendResultJSON is the public API's SendResult.
-type sendResultJSON struct {
-	From     string            `json:"from"`
-	Billing  billingJSON       `json:"billing"`
-	Messages []sentMessageJSON `json:"messages"`
-	Skipped  []skippedJSON     `json:"skipped"`
-}
-
-// billingJSON is SendResult.billing.
-type billingJSON struct {
-	Billed         bool         `json:"billed"`
-	Currency       string       `json:"currency"`
-	Type           string       `json:"type"`
-	Units          int          `json:"units"`
-	TotalPrice     money.Micros `json:"totalPrice"`
-	RecipientCount int          `json:"recipientCount"`
-	SkippedCount   int          `json:"skippedCount"`
-}
-
-// sentMessageJSON is an element of SendResult.messages.
-type sentMessageJSON struct {
-	ID        int64        `json:"id"`
-	To        []string     `json:"to"`
-	Type      string       `json:"type"`
-	Status    string       `json:"status"`
-	Media     []string     `json:"media,omitempty"`
-	Units     int          `json:"units"`
-	UnitPrice money.Micros `json:"unitPrice"`
-	Price     money.Micros `json:"price"`
-}
-
-// skippedJSON is an element of SendResult.skipped.
-type skippedJSON struct {
-	To     string `json:"to"`
-	Reason string `json:"reason"`
-}
-
 func (req *sendRequestJSON) domain() domain.SendRequest {
 	out := domain.SendRequest{From: req.From, To: req.To, Message: req.Message}
 	if len(req.Attachments) > 0 {
@@ -70,18 +32,6 @@ func (req *sendRequestJSON) domain() domain.SendRequest {
 		for i, a := range req.Attachments {
 			out.Attachments[i] = domain.Attachment(a)
 		}
-	}
-	return out
-}
-
-func toSendResultJSON(r *domain.SendResult) sendResultJSON {
-	out := sendResultJSON{From: r.From, Billing: billingJSON(r.Billing),
-		Messages: make([]sentMessageJSON, len(r.Messages)), Skipped: make([]skippedJSON, len(r.Skipped))}
-	for i, m := range r.Messages {
-		out.Messages[i] = sentMessageJSON(m)
-	}
-	for i, s := range r.Skipped {
-		out.Skipped[i] = skippedJSON(s)
 	}
 	return out
 }

@@ -35,3 +35,55 @@ func TestAppendSendResultMatchesEncodingJSON(t *testing.T) {
 		}
 	}
 }
+
+// The send result as encoding/json writes it: what appendSendResult is held
+// to.
+
+// sendResultJSON is the public API's SendResult.
+type sendResultJSON struct {
+	From     string            `json:"from"`
+	Billing  billingJSON       `json:"billing"`
+	Messages []sentMessageJSON `json:"messages"`
+	Skipped  []skippedJSON     `json:"skipped"`
+}
+
+// billingJSON is SendResult.billing.
+type billingJSON struct {
+	Billed         bool         `json:"billed"`
+	Currency       string       `json:"currency"`
+	Type           string       `json:"type"`
+	Units          int          `json:"units"`
+	TotalPrice     money.Micros `json:"totalPrice"`
+	RecipientCount int          `json:"recipientCount"`
+	SkippedCount   int          `json:"skippedCount"`
+}
+
+// sentMessageJSON is an element of SendResult.messages.
+type sentMessageJSON struct {
+	ID        int64        `json:"id"`
+	To        []string     `json:"to"`
+	Type      string       `json:"type"`
+	Status    string       `json:"status"`
+	Media     []string     `json:"media,omitempty"`
+	Units     int          `json:"units"`
+	UnitPrice money.Micros `json:"unitPrice"`
+	Price     money.Micros `json:"price"`
+}
+
+// skippedJSON is an element of SendResult.skipped.
+type skippedJSON struct {
+	To     string `json:"to"`
+	Reason string `json:"reason"`
+}
+
+func toSendResultJSON(r *domain.SendResult) sendResultJSON {
+	out := sendResultJSON{From: r.From, Billing: billingJSON(r.Billing),
+		Messages: make([]sentMessageJSON, len(r.Messages)), Skipped: make([]skippedJSON, len(r.Skipped))}
+	for i, m := range r.Messages {
+		out.Messages[i] = sentMessageJSON(m)
+	}
+	for i, s := range r.Skipped {
+		out.Skipped[i] = skippedJSON(s)
+	}
+	return out
+}
