@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"switchboard/internal/domain"
+	"switchboard/internal/money"
 )
 
 // sendBodyLimit fits ten 5 MB attachments in base64 plus the message.
@@ -23,6 +24,23 @@ type attachmentJSON struct {
 	Filename    string `json:"filename"`
 	ContentType string `json:"contentType"`
 	Content     string `json:"content"`
+}
+
+// billingJSON is SendResult.billing.
+type billingJSON struct {
+	Billed         bool         `json:"billed"`
+	Currency       string       `json:"currency"`
+	Type           string       `json:"type"`
+	Units          int          `json:"units"`
+	TotalPrice     money.Micros `json:"totalPrice"`
+	RecipientCount int          `json:"recipientCount"`
+	SkippedCount   int          `json:"skippedCount"`
+}
+
+// skippedJSON is an element of SendResult.skipped.
+type skippedJSON struct {
+	To     string `json:"to"`
+	Reason string `json:"reason"`
 }
 
 func (req *sendRequestJSON) domain() domain.SendRequest {

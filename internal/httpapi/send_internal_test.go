@@ -47,17 +47,6 @@ type sendResultJSON struct {
 	Skipped  []skippedJSON     `json:"skipped"`
 }
 
-// billingJSON is SendResult.billing.
-type billingJSON struct {
-	Billed         bool         `json:"billed"`
-	Currency       string       `json:"currency"`
-	Type           string       `json:"type"`
-	Units          int          `json:"units"`
-	TotalPrice     money.Micros `json:"totalPrice"`
-	RecipientCount int          `json:"recipientCount"`
-	SkippedCount   int          `json:"skippedCount"`
-}
-
 // sentMessageJSON is an element of SendResult.messages.
 type sentMessageJSON struct {
 	ID        int64        `json:"id"`
@@ -68,12 +57,6 @@ type sentMessageJSON struct {
 	Units     int          `json:"units"`
 	UnitPrice money.Micros `json:"unitPrice"`
 	Price     money.Micros `json:"price"`
-}
-
-// skippedJSON is an element of SendResult.skipped.
-type skippedJSON struct {
-	To     string `json:"to"`
-	Reason string `json:"reason"`
 }
 
 func toSendResultJSON(r *domain.SendResult) sendResultJSON {
