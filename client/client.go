@@ -2,13 +2,16 @@
 // (/api/public/v1).
 //
 // Most of it is generated from api/openapi.yaml by oapi-codegen
-// (client.gen.go: one method per operation, a type per schema); regenerate
-// with `go generate ./client/`. Written by hand beside it are what a
-// generator does not give: New (a client that sends the credential), the
+// (client.gen.go: one method per operation, a type per schema); the
+// server's module regenerates it (`go generate ./api/`). Written by hand
+// beside it are what a generator does not give: New (a client that sends the credential), the
 // event stream reader with resume (Events), iterators over the paged lists
 // (Conversations, ThreadMessages, Deliveries, Calls) and APIError. The
 // Standard Webhooks verifier for incoming deliveries is package
-// switchboard/client/webhook.
+// github.com/switchboard-server/switchboard/client/webhook.
+//
+// It is a Go module of its own, which depends on nothing of the server
+// (README.md in this directory says how to get it).
 //
 //	api, err := client.New("https://switchboard.example.com", os.Getenv("SWITCHBOARD_KEY"))
 //	sent, err := api.SendSMSWithResponse(ctx, nil, client.SendRequest{From: "+14155550100", To: []string{"+14155550123"}, Message: client.Ptr("hi")})

@@ -9,8 +9,8 @@ import (
 	"os"
 	"time"
 
-	"switchboard/client"
-	"switchboard/client/webhook"
+	"github.com/switchboard-server/switchboard/client"
+	"github.com/switchboard-server/switchboard/client/webhook"
 )
 
 // Send a text, then follow the account's events from the start of what the

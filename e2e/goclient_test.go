@@ -15,13 +15,13 @@ import (
 	"testing"
 	"time"
 
-	"switchboard/client"
-	"switchboard/client/webhook"
+	"github.com/switchboard-server/switchboard/client"
+	"github.com/switchboard-server/switchboard/client/webhook"
 	"switchboard/internal/apitest"
 )
 
 // TestGoClientFlow is one integrator's whole flow through the public Go
-// client (package switchboard/client) against the real binary: subscribe a
+// client (module github.com/switchboard-server/switchboard/client) against the real binary: subscribe a
 // webhook, open the event stream, send texts, read them back in their
 // conversations, lose the stream's connection once, and check that the
 // stream gave every AccountSMS event the server holds exactly once and in
