@@ -22,9 +22,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 )
 
 // PathPrefix is the public API's path on a Switchboard server.
@@ -35,8 +37,13 @@ const PathPrefix = "/api/public/v1"
 type API struct {
 	*ClientWithResponses
 	// raw is the client underneath, whose operations return the
-	// *http.Response unread: the event stream is read from it.
+	// *http.Response unread: the event stream and the pages are read
+	// from it.
 	raw *Client
+	// sleep waits before a reconnection of the event stream (false if ctx
+	// ended first) and now times its connections; tests replace both.
+	sleep func(ctx context.Context, d time.Duration) bool
+	now   func() time.Time
 }
 
 // New returns a client for the server at baseURL that authenticates every
@@ -69,7 +76,7 @@ func New(baseURL, token string, opts ...ClientOption) (*API, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &API{ClientWithResponses: &ClientWithResponses{ClientInterface: raw}, raw: raw}, nil
+	return &API{ClientWithResponses: &ClientWithResponses{ClientInterface: raw}, raw: raw, sleep: sleepCtx, now: time.Now}, nil
 }
 
 // Ptr returns a pointer to v, for the generated types' optional fields.
@@ -120,4 +127,36 @@ func ResponseError(resp *http.Response, body []byte) error {
 		}
 	}
 	return e
+}
+
+// UnexpectedResponseError is an answer that is not an error (2xx) but not
+// the one asked for either: another 2xx status, or another content type (a
+// proxy's HTML page, a base URL that is not a Switchboard server). The
+// hand-written helpers (Events, the page iterators) return it instead of
+// reading such an answer.
+type UnexpectedResponseError struct {
+	Status      int
+	ContentType string
+	// Want is the answer expected ("200 application/json").
+	Want      string
+	RequestID string
+}
+
+func (e *UnexpectedResponseError) Error() string {
+	return fmt.Sprintf("switchboard: HTTP %d with Content-Type %q, where %s was expected", e.Status, e.ContentType, e.Want)
+}
+
+// maxErrorBody bounds how much of an error's body is read.
+const maxErrorBody = 1 << 20
+
+// answerError reads and closes resp, an answer other than want ("200
+// application/json"), and returns its error: an *APIError outside 2xx, an
+// *UnexpectedResponseError otherwise.
+func answerError(resp *http.Response, want string) error {
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	if err := ResponseError(resp, body); err != nil {
+		return err
+	}
+	return &UnexpectedResponseError{Status: resp.StatusCode, ContentType: resp.Header.Get("Content-Type"), Want: want, RequestID: resp.Header.Get("X-Request-Id")}
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"iter"
 	"math/rand/v2"
+	"mime"
 	"net/http"
 	"strconv"
 	"strings"
@@ -33,8 +34,13 @@ type EventsOptions struct {
 	// starts live.
 	After string
 	// MaxBackoff caps the wait between reconnection attempts that keep
-	// failing; default 30 s. The first wait is the server's retry (1 s).
+	// failing; default 30 s, never less than MinReconnectWait. The first
+	// wait is the server's retry (1 s), never less than MinReconnectWait.
 	MaxBackoff time.Duration
+	// MaxMessageSize bounds one message of the stream, all of its lines
+	// together; default DefaultMaxMessageSize. A longer message ends the
+	// sequence with an error: the reader never holds more.
+	MaxMessageSize int
 	// IdleTimeout is how long a connection may send nothing, not even the
 	// server's keepalive (every 15 s), before it is taken for dead and
 	// replaced; default 45 s.
@@ -75,32 +81,55 @@ func (e Event) Payload() (EventPayload, error) {
 	return p, err
 }
 
+// MinReconnectWait is the least wait before any reconnection, whatever the
+// server's retry field says: a server that asks for retry: 1 and closes at
+// once cannot make the client hammer it.
+const MinReconnectWait = time.Second
+
+// DefaultMaxMessageSize is EventsOptions.MaxMessageSize's default. The
+// server's longest message is one event's JSON, far below.
+const DefaultMaxMessageSize = 8 << 20
+
+// healthyConnection is how long a connection that delivered no event must
+// have lasted to count as working, which resets the backoff: a server that
+// answers 200 and closes at once is backed off from like one that fails.
+const healthyConnection = 10 * time.Second
+
 // Events reads GET /events, the account's live event stream, and yields
 // each event in order. When the connection ends (a network failure, the
 // server restarting, nothing received for IdleTimeout) it reconnects with
-// Last-Event-ID, waiting the server's retry time and backing off
-// exponentially with jitter while attempts fail, so the events come with
-// no gap and no duplicate across reconnections. 429 and 5xx answers are
+// Last-Event-ID, waiting the server's retry time (at least
+// MinReconnectWait) and backing off exponentially with jitter while
+// attempts fail, so the events come with no gap and no duplicate across
+// reconnections. A connection counts as working, which ends the backoff,
+// once it delivered an event or stayed open 10 s. 429 and 5xx answers are
 // retried the same way (429 no sooner than its Retry-After).
 //
 // The sequence ends when ctx ends or the loop stops, without an error, or
 // after yielding an error that retrying cannot cure: an *APIError for a
 // refusal (401 for a revoked credential, 403, 400 for a bad filter, 404
-// for a line the credential may not use).
+// for a line the credential may not use), an *UnexpectedResponseError for
+// an answer that is not an event stream (another 2xx, a proxy's HTML
+// page), or a message longer than MaxMessageSize.
 func (a *API) Events(ctx context.Context, opts EventsOptions) iter.Seq2[Event, error] {
 	if opts.MaxBackoff <= 0 {
 		opts.MaxBackoff = 30 * time.Second
 	}
+	opts.MaxBackoff = max(opts.MaxBackoff, MinReconnectWait)
 	if opts.IdleTimeout <= 0 {
 		opts.IdleTimeout = 45 * time.Second
 	}
+	if opts.MaxMessageSize <= 0 {
+		opts.MaxMessageSize = DefaultMaxMessageSize
+	}
 	return func(yield func(Event, error) bool) {
 		last := opts.After
-		retry := time.Second // until the server says (its first line is retry: 1000)
-		failures := 0
+		retry := MinReconnectWait // until the server says (its first line is retry: 1000)
+		failures := 0             // attempts since the last connection that worked
 		for {
 			var cause error
 			var notBefore time.Duration
+			opened := a.now()
 			resp, err := a.openEvents(ctx, opts, last)
 			switch {
 			case ctx.Err() != nil:
@@ -108,45 +137,49 @@ func (a *API) Events(ctx context.Context, opts EventsOptions) iter.Seq2[Event, e
 				return
 			case err != nil:
 				cause = err
-				failures++
-			case resp.StatusCode == http.StatusOK:
-				failures = 0
-				p, stop, err := a.readEvents(resp, opts.IdleTimeout, last, yield)
-				last = p.lastID
-				if p.retry > 0 {
-					retry = p.retry
+			case isEventStream(resp):
+				c := a.readEvents(resp, opts, last, yield)
+				last = c.lastID
+				if c.retry > 0 {
+					retry = max(c.retry, MinReconnectWait)
 				}
-				if stop || ctx.Err() != nil {
+				if c.stop || ctx.Err() != nil {
 					return
 				}
-				cause = err
-			default:
-				body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-				resp.Body.Close()
-				apiErr := ResponseError(resp, body).(*APIError)
-				if !retryable(resp.StatusCode) {
-					yield(Event{}, apiErr)
+				if errors.Is(c.err, errSSEMessageTooLong) {
+					yield(Event{}, c.err) // the server would send it again
 					return
 				}
-				if s, err := strconv.Atoi(apiErr.RetryAfter); err == nil && s > 0 {
+				if c.events > 0 || a.now().Sub(opened) >= healthyConnection {
+					failures = 0
+				}
+				cause = c.err
+			case retryable(resp.StatusCode):
+				if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s > 0 {
 					notBefore = time.Duration(s) * time.Second
 				}
-				cause = apiErr
-				failures++
+				cause = answerError(resp, "200 text/event-stream")
+			default:
+				yield(Event{}, answerError(resp, "200 text/event-stream"))
+				return
 			}
+			failures++
 			wait := max(backoff(retry, failures, opts.MaxBackoff), notBefore)
 			if opts.OnReconnect != nil {
 				opts.OnReconnect(cause, wait)
 			}
-			t := time.NewTimer(wait)
-			select {
-			case <-ctx.Done():
-				t.Stop()
+			if !a.sleep(ctx, wait) {
 				return
-			case <-t.C:
 			}
 		}
 	}
+}
+
+// isEventStream says whether resp is the stream itself: anything else
+// (another 2xx, another content type) is not read as one.
+func isEventStream(resp *http.Response) bool {
+	mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	return resp.StatusCode == http.StatusOK && err == nil && mt == "text/event-stream"
 }
 
 // openEvents sends GET /events resuming after last.
@@ -167,23 +200,35 @@ func (a *API) openEvents(ctx context.Context, opts EventsOptions, last string) (
 	})
 }
 
-// readEvents yields the events of one connection until it ends (err) or
-// the consumer stops (stop). The parser it returns holds the last event id
-// and the retry time the connection set.
-func (a *API) readEvents(resp *http.Response, idle time.Duration, last string, yield func(Event, error) bool) (p *sseParser, stop bool, err error) {
-	body := newIdleReader(resp.Body, idle)
+// connection is how one connection of the stream went.
+type connection struct {
+	lastID string        // the last event id as of its last whole message
+	retry  time.Duration // the retry time it set (0: none)
+	events int           // how many events it delivered
+	stop   bool          // the consumer stopped
+	err    error         // why it ended otherwise
+}
+
+// readEvents yields the events of one connection until it ends or the
+// consumer stops.
+func (a *API) readEvents(resp *http.Response, opts EventsOptions, last string, yield func(Event, error) bool) (c connection) {
+	body := newIdleReader(resp.Body, opts.IdleTimeout)
 	defer body.Close()
-	p = newSSEParser(body, last)
+	p := newSSEParser(body, last, opts.MaxMessageSize)
+	defer func() { c.lastID, c.retry = p.lastID, p.retry }()
 	for {
 		m, err := p.next()
 		if err != nil {
 			if body.timedOut() {
 				err = errIdle
 			}
-			return p, false, err
+			c.err = err
+			return c
 		}
+		c.events++
 		if !yield(Event{ID: m.id, Type: m.event, Data: json.RawMessage(m.data)}, nil) {
-			return p, true, nil
+			c.stop = true
+			return c
 		}
 	}
 }
@@ -196,19 +241,28 @@ func retryable(status int) bool {
 }
 
 // backoff is the wait before a reconnection: the server's retry time after
-// a connection that worked, doubling with each failed attempt up to max,
-// with "equal jitter" (half fixed, half random) so that the clients of a
-// restarted server do not all come back at once.
+// a connection that worked (failures 1), doubling with each attempt since
+// up to maxWait, with "equal jitter" (half fixed, half random) so that the
+// clients of a restarted server do not all come back at once; never less
+// than MinReconnectWait.
 func backoff(retry time.Duration, failures int, maxWait time.Duration) time.Duration {
-	d := retry
+	d := min(retry, maxWait)
 	for i := 1; i < failures && d < maxWait; i++ {
-		d *= 2
+		d += min(d, maxWait-d) // doubles, up to maxWait without overflow
 	}
-	d = min(d, maxWait)
-	if d <= 1 {
-		return d
+	return max(d/2+rand.N(d/2+1), MinReconnectWait)
+}
+
+// sleepCtx waits d unless ctx ends first (false).
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
 	}
-	return d/2 + rand.N(d/2+1)
 }
 
 func closeBody(resp *http.Response) {

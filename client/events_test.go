@@ -7,7 +7,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -16,6 +18,7 @@ import (
 // next of its scripted handlers and records what each request carried.
 type fakeStream struct {
 	t       *testing.T
+	clock   *fakeClock
 	mu      sync.Mutex
 	scripts []func(w http.ResponseWriter, r *http.Request)
 	reqs    []*http.Request
@@ -55,15 +58,52 @@ func frame(id string) string {
 	return fmt.Sprintf("id: %s\nevent: AccountSMS\ndata: {\"id\":%q,\"type\":\"AccountSMS\",\"timestamp\":\"2026-11-26T10:00:00Z\",\"data\":{\"event\":\"message.sent\"}}\n\n", id, id)
 }
 
+// newFake serves the scripts to a client whose reconnections do not wait
+// (f.clock records the waits).
 func newFake(t *testing.T, scripts ...func(w http.ResponseWriter, r *http.Request)) (*fakeStream, *API) {
-	f := &fakeStream{t: t, scripts: scripts}
+	f := &fakeStream{t: t, scripts: scripts, clock: &fakeClock{t: time.Unix(1790000000, 0)}}
 	srv := httptest.NewServer(f)
 	t.Cleanup(srv.Close)
 	api, err := New(srv.URL, "tok")
 	if err != nil {
 		t.Fatal(err)
 	}
+	api.sleep, api.now = f.clock.sleep, f.clock.now
 	return f, api
+}
+
+// fakeClock is a clock that moves only when told: a wait is recorded and
+// returns at once, moving the clock by its length.
+type fakeClock struct {
+	mu    sync.Mutex
+	t     time.Time
+	waits []time.Duration
+}
+
+func (c *fakeClock) sleep(ctx context.Context, d time.Duration) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.waits = append(c.waits, d)
+	c.t = c.t.Add(d)
+	return ctx.Err() == nil
+}
+
+func (c *fakeClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+func (c *fakeClock) recorded() []time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.waits)
 }
 
 // collect reads the stream until it ends or n events came.
@@ -244,8 +284,8 @@ func TestBackoff(t *testing.T) {
 		failures int
 		lo, hi   time.Duration
 	}{
-		{0, 500 * time.Millisecond, time.Second},
-		{1, 500 * time.Millisecond, time.Second},
+		{0, time.Second, time.Second}, // jitter does not go under the floor
+		{1, time.Second, time.Second},
 		{2, time.Second, 2 * time.Second},
 		{4, 4 * time.Second, 8 * time.Second},
 		{10, 15 * time.Second, 30 * time.Second},
@@ -256,6 +296,10 @@ func TestBackoff(t *testing.T) {
 				t.Fatalf("%d failures: %v, want %v to %v", tc.failures, d, tc.lo, tc.hi)
 			}
 		}
+	}
+	// No overflow on the way to a huge cap.
+	if d := backoff(time.Hour, 200, time.Duration(1<<63-1)); d < time.Hour {
+		t.Errorf("200 failures under the largest cap: %v", d)
 	}
 }
 
@@ -281,5 +325,115 @@ func TestNew(t *testing.T) {
 	}
 	if _, err := New("https://sb.example.com", ""); err == nil {
 		t.Error("an empty token was accepted")
+	}
+}
+
+// A 2xx that is not the stream, or a stream of another content type, is an
+// error that says what came, not a panic (202, 204 and 206 panicked) and
+// not a connection read as events; nothing is retried.
+func TestEventsUnexpectedAnswers(t *testing.T) {
+	for _, tc := range []struct {
+		status int
+		ctype  string
+	}{
+		{http.StatusAccepted, "text/event-stream"},
+		{http.StatusNoContent, ""},
+		{http.StatusPartialContent, "text/event-stream"},
+		{http.StatusOK, "text/html; charset=utf-8"},
+		{http.StatusOK, "application/json"},
+	} {
+		f, api := newFake(t, func(w http.ResponseWriter, r *http.Request) {
+			if tc.ctype != "" {
+				w.Header().Set("Content-Type", tc.ctype)
+			}
+			w.WriteHeader(tc.status)
+			fmt.Fprint(w, "<html>Sign in to the proxy</html>\n\ndata: x\n\n")
+		})
+		got, err := collect(t, api, EventsOptions{}, 1)
+		var unexpected *UnexpectedResponseError
+		if len(got) != 0 || !errors.As(err, &unexpected) || unexpected.Status != tc.status || unexpected.ContentType != tc.ctype {
+			t.Errorf("%d %q: events %v, error %#v", tc.status, tc.ctype, got, err)
+		} else if want := fmt.Sprintf("HTTP %d with Content-Type %q", tc.status, tc.ctype); !strings.Contains(err.Error(), want) {
+			t.Errorf("%d %q: error %q does not say %q", tc.status, tc.ctype, err, want)
+		}
+		if n := len(f.requests()); n != 1 {
+			t.Errorf("%d %q: %d requests, want 1", tc.status, tc.ctype, n)
+		}
+	}
+}
+
+// Reconnections wait at least MinReconnectWait whatever retry says, back
+// off while connections fail, and a 200 that closes at once without an
+// event is a failure: only a connection that delivered an event or lasted
+// healthyConnection starts the backoff over. (retry: 1 with an immediate
+// close made 2,634 connections in 3 s.)
+func TestEventsReconnectBackoff(t *testing.T) {
+	var f *fakeStream
+	unavailable := func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, `{"error":{"type":"unavailable","message":"db"}}`, http.StatusServiceUnavailable)
+	}
+	f, api := newFake(t,
+		unavailable, unavailable, unavailable,
+		func(w http.ResponseWriter, r *http.Request) { sse(w, "retry: 1\nid: evt_1\n\n") },         // no event, at once
+		func(w http.ResponseWriter, r *http.Request) { sse(w, "retry: 4000\n\n", frame("evt_2")) }, // an event
+		func(w http.ResponseWriter, r *http.Request) {
+			sse(w, ": keepalive\n\n")
+			f.clock.advance(healthyConnection) // a quiet connection that lasted
+		},
+		func(w http.ResponseWriter, r *http.Request) { sse(w) }, // nothing, at once
+	)
+	got, err := collect(t, api, EventsOptions{}, 2)
+	var apiErr *APIError
+	if len(got) != 1 || !errors.As(err, &apiErr) || apiErr.Status != 401 {
+		t.Fatalf("events %v, error %v; want evt_2, then the 401 after the scripts", ids(got), err)
+	}
+	s := time.Second
+	want := [][2]time.Duration{
+		{s, s},         // 503: the first wait is retry (1 s), under it the floor
+		{s, 2 * s},     // 503 again: doubled, jittered
+		{2 * s, 4 * s}, // 503
+		{4 * s, 8 * s}, // 200 closed at once: still failing; retry: 1 is taken as 1 s
+		{2 * s, 4 * s}, // an event came: the backoff starts over, at retry: 4000
+		{2 * s, 4 * s}, // 10 s without an event: starts over too
+		{4 * s, 8 * s}, // 200 closed at once: doubled
+	}
+	waits := f.clock.recorded()
+	if len(waits) != len(want) {
+		t.Fatalf("waits %v, want %d", waits, len(want))
+	}
+	for i, w := range want {
+		if waits[i] < w[0] || waits[i] > w[1] {
+			t.Errorf("wait %d: %v, want %v to %v (all %v)", i+1, waits[i], w[0], w[1], waits)
+		}
+	}
+}
+
+// A server that sends data lines without ever ending the message (400 MiB
+// of them grew the heap past 1 GiB) is read up to MaxMessageSize and no
+// further, and the sequence ends with the error: the server would send the
+// same message again.
+func TestEventsMessageTooLong(t *testing.T) {
+	var written atomic.Int64
+	f, api := newFake(t, func(w http.ResponseWriter, r *http.Request) {
+		sse(w, "retry: 1000\n\n")
+		line := []byte("data: " + strings.Repeat("x", 1000) + "\n")
+		for {
+			n, err := w.Write(line)
+			written.Add(int64(n))
+			if err != nil {
+				return
+			}
+		}
+	})
+	got, err := collect(t, api, EventsOptions{}, 1)
+	if len(got) != 0 || !errors.Is(err, errSSEMessageTooLong) {
+		t.Fatalf("events %v, error %v", got, err)
+	}
+	if n := len(f.requests()); n != 1 {
+		t.Errorf("%d connections, want 1", n)
+	}
+	// What the kernel's buffers took beyond the bound, at most.
+	if n := written.Load(); n > 4*DefaultMaxMessageSize {
+		t.Errorf("the server could write %d bytes", n)
 	}
 }

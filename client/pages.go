@@ -2,15 +2,22 @@ package client
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"iter"
+	"net/http"
 	"strconv"
+	"strings"
 )
 
 // The list operations answer one page at a time; these iterators walk every
 // page, asking for the next only when the loop reaches it. An error (a
-// failed request or an answer outside 2xx, as *APIError) is yielded once and
-// ends the sequence.
+// failed request, an answer outside 2xx as *APIError, a 2xx that is not the
+// JSON page as *UnexpectedResponseError, a page over 32 MiB, a cursor that
+// repeats) is yielded once and ends the sequence: a broken or hostile server
+// can end it early but cannot make it panic, hold unbounded memory or ask
+// for the same page forever.
 //
 // Offset paging (conversations, a thread, call search) reads a list that
 // may change meanwhile: an item that moves up between two pages can be
@@ -18,6 +25,12 @@ import (
 
 // maxPage is the largest page the offset-paged lists accept.
 const maxPage = 200
+
+// maxPageBody bounds one page's answer; the largest the server sends (500
+// calls) is well under 1 MiB.
+const maxPageBody = 32 << 20
+
+var errPageTooLong = errors.New("client: a page's answer is longer than 32 MiB")
 
 // Conversations yields every conversation of ListConversations (newest
 // activity first) matching params' filters, from params.Offset on.
@@ -32,9 +45,10 @@ func (a *API) Conversations(ctx context.Context, params ListConversationsParams)
 		for {
 			p := params
 			p.Limit, p.Offset = Ptr(strconv.Itoa(limit)), Ptr(strconv.Itoa(offset))
-			r, err := a.ListConversationsWithResponse(ctx, &p)
+			var r *ListConversationsResponse
+			resp, err := checkPage(a.raw.ListConversations(ctx, &p))
 			if err == nil {
-				err = ResponseError(r.HTTPResponse, r.Body)
+				r, err = ParseListConversationsResponse(resp)
 			}
 			if err != nil {
 				yield(ConversationListItem{}, err)
@@ -67,9 +81,10 @@ func (a *API) ThreadMessages(ctx context.Context, line, number string, params Re
 		for {
 			p := params
 			p.Limit, p.Offset = Ptr(strconv.Itoa(limit)), Ptr(strconv.Itoa(offset))
-			r, err := a.ReadThreadWithResponse(ctx, line, number, &p)
+			var r *ReadThreadResponse
+			resp, err := checkPage(a.raw.ReadThread(ctx, line, number, &p))
 			if err == nil {
-				err = ResponseError(r.HTTPResponse, r.Body)
+				r, err = ParseReadThreadResponse(resp)
 			}
 			if err != nil {
 				yield(Message{}, err)
@@ -92,16 +107,22 @@ func (a *API) ThreadMessages(ctx context.Context, line, number string, params Re
 
 // Deliveries yields every delivery of webhook id, newest first, following
 // the `next` cursor; params.Before starts older than that delivery and
-// params.Limit is the page size (default 200).
+// params.Limit is the page size (default 200). A `next` already seen (the
+// same page again, or an earlier one) is an error.
 func (a *API) Deliveries(ctx context.Context, id string, params ListWebhookDeliveriesParams) iter.Seq2[WebhookDelivery, error] {
 	return func(yield func(WebhookDelivery, error) bool) {
 		if params.Limit == nil {
 			params.Limit = Ptr(maxPage)
 		}
+		seen := map[int64]bool{}
+		if params.Before != nil {
+			seen[*params.Before] = true
+		}
 		for {
-			r, err := a.ListWebhookDeliveriesWithResponse(ctx, id, &params)
+			var r *ListWebhookDeliveriesResponse
+			resp, err := checkPage(a.raw.ListWebhookDeliveries(ctx, id, &params))
 			if err == nil {
-				err = ResponseError(r.HTTPResponse, r.Body)
+				r, err = ParseListWebhookDeliveriesResponse(resp)
 			}
 			if err != nil {
 				yield(WebhookDelivery{}, err)
@@ -112,10 +133,16 @@ func (a *API) Deliveries(ctx context.Context, id string, params ListWebhookDeliv
 					return
 				}
 			}
-			if r.JSON200.Next == nil || len(r.JSON200.Data) == 0 {
+			next := r.JSON200.Next
+			if next == nil || len(r.JSON200.Data) == 0 {
 				return
 			}
-			params.Before = r.JSON200.Next
+			if seen[*next] {
+				yield(WebhookDelivery{}, fmt.Errorf("client: the deliveries' next cursor %d came before: the server would send the same pages again", *next))
+				return
+			}
+			seen[*next] = true
+			params.Before = next
 		}
 	}
 }
@@ -132,9 +159,10 @@ func (a *API) Calls(ctx context.Context, req CallSearchRequest) iter.Seq2[Call, 
 			req.Offset = Ptr(0)
 		}
 		for {
-			r, err := a.SearchCallsWithResponse(ctx, req)
+			var r *SearchCallsResponse
+			resp, err := checkPage(a.raw.SearchCalls(ctx, req))
 			if err == nil {
-				err = ResponseError(r.HTTPResponse, r.Body)
+				r, err = ParseSearchCallsResponse(resp)
 			}
 			if err != nil {
 				yield(Call{}, err)
@@ -146,7 +174,9 @@ func (a *API) Calls(ctx context.Context, req CallSearchRequest) iter.Seq2[Call, 
 					return
 				}
 			}
-			next := page.Offset + len(page.Calls)
+			// The next offset is the one asked for plus what came, not
+			// the page's own offset, which a broken server could repeat.
+			next := *req.Offset + len(page.Calls)
 			if len(page.Calls) == 0 || next >= page.Total {
 				return
 			}
@@ -171,4 +201,36 @@ func pageBounds(limit, offset *string) (int, int, error) {
 		}
 	}
 	return l, o, nil
+}
+
+// checkPage takes the answer to a list request before it is decoded: a 200
+// with a JSON content type (the generated parser's own test for its
+// JSON200) with the body bounded by maxPageBody, or else the answer's
+// error (answerError).
+func checkPage(resp *http.Response, err error) (*http.Response, error) {
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK || !strings.Contains(resp.Header.Get("Content-Type"), "json") {
+		return nil, answerError(resp, "200 application/json")
+	}
+	resp.Body = &limitedBody{ReadCloser: resp.Body, left: maxPageBody}
+	return resp, nil
+}
+
+// limitedBody fails a read past its bound with errPageTooLong.
+type limitedBody struct {
+	io.ReadCloser
+	left int64
+}
+
+func (b *limitedBody) Read(p []byte) (int, error) {
+	if int64(len(p)) > b.left+1 {
+		p = p[:b.left+1]
+	}
+	n, err := b.ReadCloser.Read(p)
+	if b.left -= int64(n); b.left < 0 {
+		return n, errPageTooLong
+	}
+	return n, err
 }

@@ -10,12 +10,8 @@ import (
 	"time"
 )
 
-// maxSSELine bounds one line of the stream, so that a broken or hostile
-// server cannot make the reader buffer without end. The server's longest
-// line is one event's JSON, far below.
-const maxSSELine = 8 << 20
-
-var errSSELineTooLong = errors.New("client: event stream line longer than 8 MiB")
+// errSSEMessageTooLong is a message longer than the parser's bound.
+var errSSEMessageTooLong = errors.New("client: event stream message longer than EventsOptions.MaxMessageSize")
 
 // sseMessage is one dispatched message of an event stream.
 type sseMessage struct {
@@ -29,8 +25,16 @@ type sseMessage struct {
 // value; data lines accumulate joined by LF; an empty line dispatches,
 // unless no data came, which only resets the event type; an incomplete
 // message at the end of the stream is discarded.
+//
+// One message, all of its lines together (data, but also id, event,
+// comments and unknown fields, until the empty line), may be at most max
+// bytes, terminators not counted: a broken or hostile server cannot make
+// the reader buffer without end.
 type sseParser struct {
-	r *bufio.Reader
+	r   *bufio.Reader
+	max int
+	// size is the bytes of the lines of the message being read.
+	size int
 	// lastID is the stream's "last event ID string": the id buffer as of
 	// the last dispatch. It is what a reconnection sends as Last-Event-ID,
 	// so an id of a message cut off by a disconnect never counts.
@@ -47,8 +51,8 @@ type sseParser struct {
 	line     []byte
 }
 
-func newSSEParser(r io.Reader, lastID string) *sseParser {
-	return &sseParser{r: bufio.NewReaderSize(r, 32<<10), lastID: lastID}
+func newSSEParser(r io.Reader, lastID string, max int) *sseParser {
+	return &sseParser{r: bufio.NewReaderSize(r, 32<<10), lastID: lastID, max: max}
 }
 
 // next returns the next dispatched message. Its error is the reader's
@@ -59,7 +63,9 @@ func (p *sseParser) next() (sseMessage, error) {
 		if err != nil {
 			return sseMessage{}, err
 		}
+		p.size += len(line)
 		if len(line) == 0 {
+			p.size = 0
 			p.lastID = p.idBuf
 			if !p.hasData {
 				p.eventBuf = ""
@@ -151,8 +157,8 @@ func (p *sseParser) readLine() ([]byte, error) {
 		case '\n':
 			return p.line, nil
 		}
-		if len(p.line) >= maxSSELine {
-			return nil, errSSELineTooLong
+		if p.size+len(p.line) >= p.max {
+			return nil, errSSEMessageTooLong
 		}
 		p.line = append(p.line, c)
 	}

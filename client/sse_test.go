@@ -12,7 +12,7 @@ import (
 
 func parseAll(t *testing.T, stream string) ([]sseMessage, *sseParser) {
 	t.Helper()
-	p := newSSEParser(strings.NewReader(stream), "")
+	p := newSSEParser(strings.NewReader(stream), "", DefaultMaxMessageSize)
 	var out []sseMessage
 	for {
 		m, err := p.next()
@@ -108,7 +108,7 @@ func TestSSEParserRetry(t *testing.T) {
 // the same, and a CR at the end of a read does not wait for the next byte.
 func TestSSEParserSplitReads(t *testing.T) {
 	stream := "id: evt_1\r\nevent: AccountSMS\r\ndata: {\"a\":1}\r\n\r\nid: evt_2\rdata: b\r\r"
-	p := newSSEParser(iotest.OneByteReader(strings.NewReader(stream)), "")
+	p := newSSEParser(iotest.OneByteReader(strings.NewReader(stream)), "", DefaultMaxMessageSize)
 	var got []sseMessage
 	for {
 		m, err := p.next()
@@ -123,7 +123,7 @@ func TestSSEParserSplitReads(t *testing.T) {
 	}
 
 	pr, pw := io.Pipe()
-	p = newSSEParser(pr, "")
+	p = newSSEParser(pr, "", DefaultMaxMessageSize)
 	done := make(chan sseMessage)
 	go func() {
 		m, _ := p.next()
@@ -141,9 +141,40 @@ func TestSSEParserSplitReads(t *testing.T) {
 	pw.Close()
 }
 
-func TestSSEParserLineLimit(t *testing.T) {
-	p := newSSEParser(strings.NewReader("data: "+strings.Repeat("x", maxSSELine)+"\n\n"), "")
-	if _, err := p.next(); !errors.Is(err, errSSELineTooLong) {
-		t.Errorf("a line over the limit: %v", err)
+// The bound is on a whole message, every line of it until the empty line,
+// terminators not counted: many short data lines cannot add up past it
+// (they did: 400 MiB of "data:" lines grew the heap past 1 GiB), while
+// messages each within it may follow one another without end.
+func TestSSEParserMessageLimit(t *testing.T) {
+	const max = 64
+	read := func(stream string) ([]sseMessage, error) {
+		p := newSSEParser(strings.NewReader(stream), "", max)
+		var got []sseMessage
+		for {
+			m, err := p.next()
+			if err != nil {
+				return got, err
+			}
+			got = append(got, m)
+		}
+	}
+	exactly := "id: 1\nevent: e\ndata: " + strings.Repeat("x", max-len("id: 1event: edata: ")) + "\n\n"
+	for name, tc := range map[string]struct {
+		stream string
+		n      int
+		want   error
+	}{
+		"a message of exactly the bound":            {strings.Repeat(exactly, 100), 100, io.EOF},
+		"one byte more":                             {"data: " + strings.Repeat("x", max-len("data: ")+1) + "\n\n", 0, errSSEMessageTooLong},
+		"data lines adding up past it":              {strings.Repeat("data: xxxxx\n", max/len("data: xxxxx")+1) + "\n", 0, errSSEMessageTooLong},
+		"comments without an empty line":            {strings.Repeat(":\n", max+1), 0, errSSEMessageTooLong},
+		"one line past it, its end never coming":    {strings.Repeat("d", 10*max), 0, errSSEMessageTooLong},
+		"short messages, far more than it together": {strings.Repeat("data: a\n\n: keepalive\n\n", 10*max), 10 * max, io.EOF},
+		"id and event lines count, not only data":   {"id: " + strings.Repeat("i", max/2) + "\nevent: " + strings.Repeat("e", max/2) + "\ndata: x\n\n", 0, errSSEMessageTooLong},
+	} {
+		got, err := read(tc.stream)
+		if len(got) != tc.n || !errors.Is(err, tc.want) {
+			t.Errorf("%s: %d messages, %v; want %d, %v", name, len(got), err, tc.n, tc.want)
+		}
 	}
 }
