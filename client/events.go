@@ -123,48 +123,14 @@ func (a *API) Events(ctx context.Context, opts EventsOptions) iter.Seq2[Event, e
 		opts.MaxMessageSize = DefaultMaxMessageSize
 	}
 	return func(yield func(Event, error) bool) {
-		last := opts.After
-		retry := MinReconnectWait // until the server says (its first line is retry: 1000)
-		failures := 0             // attempts since the last connection that worked
+		st := streamState{last: opts.After, retry: MinReconnectWait}
 		for {
-			var cause error
-			var notBefore time.Duration
-			opened := a.now()
-			resp, err := a.openEvents(ctx, opts, last)
-			switch {
-			case ctx.Err() != nil:
-				closeBody(resp)
-				return
-			case err != nil:
-				cause = err
-			case isEventStream(resp):
-				c := a.readEvents(resp, opts, last, yield)
-				last = c.lastID
-				if c.retry > 0 {
-					retry = max(c.retry, MinReconnectWait)
-				}
-				if c.stop || ctx.Err() != nil {
-					return
-				}
-				if errors.Is(c.err, errSSEMessageTooLong) {
-					yield(Event{}, c.err) // the server would send it again
-					return
-				}
-				if c.events > 0 || a.now().Sub(opened) >= healthyConnection {
-					failures = 0
-				}
-				cause = c.err
-			case retryable(resp.StatusCode):
-				if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s > 0 {
-					notBefore = time.Duration(s) * time.Second
-				}
-				cause = answerError(resp, "200 text/event-stream")
-			default:
-				yield(Event{}, answerError(resp, "200 text/event-stream"))
+			cause, notBefore, end := a.connect(ctx, opts, &st, yield)
+			if end {
 				return
 			}
-			failures++
-			wait := max(backoff(retry, failures, opts.MaxBackoff), notBefore)
+			st.failures++
+			wait := max(backoff(st.retry, st.failures, opts.MaxBackoff), notBefore)
 			if opts.OnReconnect != nil {
 				opts.OnReconnect(cause, wait)
 			}
@@ -173,6 +139,57 @@ func (a *API) Events(ctx context.Context, opts EventsOptions) iter.Seq2[Event, e
 			}
 		}
 	}
+}
+
+// streamState is what the stream carries from one connection to the next.
+type streamState struct {
+	last     string        // the id to resume after
+	retry    time.Duration // the server's retry time, at least MinReconnectWait
+	failures int           // attempts since the last connection that worked
+}
+
+// wantStream is the answer Events asks for, as errors name it.
+const wantStream = "200 text/event-stream"
+
+// connect makes one connection of the stream and yields its events until
+// it ends. end says the sequence is over: ctx ended, the consumer stopped,
+// or an error retrying cannot cure was yielded. Otherwise cause is why the
+// connection ended or could not be made, and notBefore the least wait the
+// server asked for (Retry-After).
+func (a *API) connect(ctx context.Context, opts EventsOptions, st *streamState, yield func(Event, error) bool) (cause error, notBefore time.Duration, end bool) {
+	opened := a.now()
+	resp, err := a.openEvents(ctx, opts, st.last)
+	switch {
+	case ctx.Err() != nil:
+		closeBody(resp)
+		return nil, 0, true
+	case err != nil:
+		return err, 0, false
+	case retryable(resp.StatusCode):
+		if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s > 0 {
+			notBefore = time.Duration(s) * time.Second
+		}
+		return answerError(resp, wantStream), notBefore, false
+	case !isEventStream(resp):
+		yield(Event{}, answerError(resp, wantStream))
+		return nil, 0, true
+	}
+	c := a.readEvents(resp, opts, st.last, yield)
+	st.last = c.lastID
+	if c.retry > 0 {
+		st.retry = max(c.retry, MinReconnectWait)
+	}
+	switch {
+	case c.stop || ctx.Err() != nil:
+		return nil, 0, true
+	case errors.Is(c.err, errSSEMessageTooLong):
+		yield(Event{}, c.err) // resuming, the server would send it again
+		return nil, 0, true
+	}
+	if c.events > 0 || a.now().Sub(opened) >= healthyConnection {
+		st.failures = 0
+	}
+	return c.err, 0, false
 }
 
 // isEventStream says whether resp is the stream itself: anything else
