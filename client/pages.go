@@ -45,11 +45,7 @@ func (a *API) Conversations(ctx context.Context, params ListConversationsParams)
 		for {
 			p := params
 			p.Limit, p.Offset = Ptr(strconv.Itoa(limit)), Ptr(strconv.Itoa(offset))
-			var r *ListConversationsResponse
-			resp, err := checkPage(a.raw.ListConversations(ctx, &p))
-			if err == nil {
-				r, err = ParseListConversationsResponse(resp)
-			}
+			r, err := decodePage(ParseListConversationsResponse)(a.raw.ListConversations(ctx, &p))
 			if err != nil {
 				yield(ConversationListItem{}, err)
 				return
@@ -81,11 +77,7 @@ func (a *API) ThreadMessages(ctx context.Context, line, number string, params Re
 		for {
 			p := params
 			p.Limit, p.Offset = Ptr(strconv.Itoa(limit)), Ptr(strconv.Itoa(offset))
-			var r *ReadThreadResponse
-			resp, err := checkPage(a.raw.ReadThread(ctx, line, number, &p))
-			if err == nil {
-				r, err = ParseReadThreadResponse(resp)
-			}
+			r, err := decodePage(ParseReadThreadResponse)(a.raw.ReadThread(ctx, line, number, &p))
 			if err != nil {
 				yield(Message{}, err)
 				return
@@ -119,11 +111,7 @@ func (a *API) Deliveries(ctx context.Context, id string, params ListWebhookDeliv
 			seen[*params.Before] = true
 		}
 		for {
-			var r *ListWebhookDeliveriesResponse
-			resp, err := checkPage(a.raw.ListWebhookDeliveries(ctx, id, &params))
-			if err == nil {
-				r, err = ParseListWebhookDeliveriesResponse(resp)
-			}
+			r, err := decodePage(ParseListWebhookDeliveriesResponse)(a.raw.ListWebhookDeliveries(ctx, id, &params))
 			if err != nil {
 				yield(WebhookDelivery{}, err)
 				return
@@ -159,11 +147,7 @@ func (a *API) Calls(ctx context.Context, req CallSearchRequest) iter.Seq2[Call, 
 			req.Offset = Ptr(0)
 		}
 		for {
-			var r *SearchCallsResponse
-			resp, err := checkPage(a.raw.SearchCalls(ctx, req))
-			if err == nil {
-				r, err = ParseSearchCallsResponse(resp)
-			}
+			r, err := decodePage(ParseSearchCallsResponse)(a.raw.SearchCalls(ctx, req))
 			if err != nil {
 				yield(Call{}, err)
 				return
@@ -201,6 +185,18 @@ func pageBounds(limit, offset *string) (int, int, error) {
 		}
 	}
 	return l, o, nil
+}
+
+// decodePage returns parse (a generated Parse...Response) with checkPage
+// before it, to take a raw operation's (*http.Response, error).
+func decodePage[R any](parse func(*http.Response) (R, error)) func(*http.Response, error) (R, error) {
+	return func(resp *http.Response, err error) (R, error) {
+		if resp, err = checkPage(resp, err); err != nil {
+			var none R
+			return none, err
+		}
+		return parse(resp)
+	}
 }
 
 // checkPage takes the answer to a list request before it is decoded: a 200
