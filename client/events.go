@@ -42,8 +42,8 @@ type EventsOptions struct {
 	// sequence with an error: the reader never holds more.
 	MaxMessageSize int
 	// IdleTimeout is how long a connection may send nothing, not even the
-	// server's keepalive (every 15 s), before it is taken for dead and
-	// replaced; default 45 s.
+	// server's keepalive (every 15 s) or, at first, its answer's header,
+	// before it is taken for dead and replaced; default 45 s.
 	IdleTimeout time.Duration
 	// OnReconnect, if set, is called before each wait to reconnect, with
 	// why the connection ended (or could not be made) and the wait.
@@ -158,11 +158,20 @@ const wantStream = "200 text/event-stream"
 // server asked for (Retry-After).
 func (a *API) connect(ctx context.Context, opts EventsOptions, st *streamState, yield func(Event, error) bool) (cause error, notBefore time.Duration, end bool) {
 	opened := a.now()
-	resp, err := a.openEvents(ctx, opts, st.last)
+	// A server that takes the connection and never answers is given up on
+	// like a silent one: the request's context ends after IdleTimeout
+	// unless the header came.
+	connCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	headerTimer := time.AfterFunc(opts.IdleTimeout, cancel)
+	resp, err := a.openEvents(connCtx, opts, st.last)
+	headerInTime := headerTimer.Stop()
 	switch {
 	case ctx.Err() != nil:
 		closeBody(resp)
 		return nil, 0, true
+	case err != nil && !headerInTime:
+		return errIdle, 0, false
 	case err != nil:
 		return err, 0, false
 	case retryable(resp.StatusCode):
@@ -250,7 +259,7 @@ func (a *API) readEvents(resp *http.Response, opts EventsOptions, last string, y
 	}
 }
 
-var errIdle = errors.New("client: event stream idle for longer than IdleTimeout")
+var errIdle = errors.New("client: event stream silent (no answer, no data) for longer than IdleTimeout")
 
 // retryable says whether an answer to GET /events may succeed later.
 func retryable(status int) bool {

@@ -437,3 +437,21 @@ func TestEventsMessageTooLong(t *testing.T) {
 		t.Errorf("the server could write %d bytes", n)
 	}
 }
+
+// A server that takes the connection and never answers is given up on
+// after IdleTimeout, like one that goes silent, and the stream goes on
+// with the next connection.
+func TestEventsNoAnswer(t *testing.T) {
+	var causes []error
+	_, api := newFake(t,
+		func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }, // no header, ever
+		func(w http.ResponseWriter, r *http.Request) { sse(w, frame("evt_1")) })
+	got, err := collect(t, api, EventsOptions{IdleTimeout: 300 * time.Millisecond,
+		OnReconnect: func(err error, _ time.Duration) { causes = append(causes, err) }}, 1)
+	if err != nil || len(got) != 1 {
+		t.Fatalf("events %v, error %v", ids(got), err)
+	}
+	if len(causes) != 1 || !errors.Is(causes[0], errIdle) {
+		t.Errorf("reconnect causes %v, want the idle timeout", causes)
+	}
+}
