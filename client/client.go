@@ -4,9 +4,10 @@
 // Most of it is generated from api/openapi.yaml by oapi-codegen
 // (client.gen.go: one method per operation, a type per schema); the
 // server's module regenerates it (`go generate ./api/`). Written by hand
-// beside it are what a generator does not give: New (a client that sends the credential), the
-// event stream reader with resume (Events), iterators over the paged lists
-// (Conversations, ThreadMessages, Deliveries, Calls) and APIError. The
+// beside it are what a generator does not give: New (a client that sends
+// the credential), the event stream reader with resume (Events), iterators
+// over the paged lists (Conversations, ThreadMessages, Deliveries, Calls)
+// and APIError. The
 // Standard Webhooks verifier for incoming deliveries is package
 // github.com/switchboard-server/switchboard/client/webhook.
 //
@@ -105,7 +106,9 @@ func (e *APIError) Error() string {
 }
 
 // ResponseError returns nil for a 2xx response and an *APIError otherwise,
-// decoded from body (the generated responses keep it as Body):
+// decoded from body (the generated responses keep it as Body). A 2xx may
+// still not be the documented answer (a proxy's HTML page has no JSON201):
+// check the field you read is not nil.
 //
 //	r, err := api.GetMeWithResponse(ctx)
 //	if err == nil {
