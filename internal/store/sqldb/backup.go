@@ -62,10 +62,12 @@ func (db *DB) SizeBytes(ctx context.Context) (int64, error) {
 
 // OpenReadOnly opens the SQLite database file at path for reading only,
 // writing nothing in its directory: for checking a copy, which nothing else
-// should have open. The file is opened immutable (no locks, no -wal or -shm
-// file), unless a -wal file beside it holds commits (the file was served
-// after it was copied): then it is opened mode=ro so that those commits are
-// read, and SQLite may need the -shm file. The DB has no committer, no
+// should have open, or the database a server holds (migrate --status).
+// The file is opened immutable (no locks, no -wal or -shm file), unless it
+// is served: a -wal file beside it holds commits (the file was served after
+// it was copied), or a -wal and a -shm are there (a server holds them).
+// Then it is opened mode=ro so that those commits are read, under locks,
+// and SQLite may need the -shm file. The DB has no committer, no
 // cache and no write path: reads (Query, QueryRow, Readers, Writer) only.
 func OpenReadOnly(ctx context.Context, path string) (*DB, error) {
 	fi, err := os.Stat(path)
@@ -85,7 +87,7 @@ func OpenReadOnly(ctx context.Context, path string) (*DB, error) {
 	}
 	f.Close()
 	mode := "mode=ro&immutable=1"
-	if wal, err := os.Stat(path + "-wal"); err == nil && wal.Size() > 0 {
+	if served(path) {
 		mode = "mode=ro"
 	}
 	r, err := sql.Open("sqlite", fileURI(path)+"?"+mode+"&_pragma=busy_timeout(10000)")
@@ -101,6 +103,23 @@ func OpenReadOnly(ctx context.Context, path string) (*DB, error) {
 		return nil, fmt.Errorf("store: %s: %w", path, err)
 	}
 	return db, nil
+}
+
+// served reports whether the SQLite database at path may be written
+// while it is read, or has commits beyond its file: its -wal holds
+// commits, or a -wal and -shm sit beside it (a server holds them, its WAL
+// perhaps empty since the last checkpoint). Then it must be read with
+// locks, not as immutable; neither file needs creating.
+func served(path string) bool {
+	wal, err := os.Stat(path + "-wal")
+	if err != nil {
+		return false
+	}
+	if wal.Size() > 0 {
+		return true
+	}
+	_, err = os.Stat(path + "-shm")
+	return err == nil
 }
 
 // Integrity runs SQLite's integrity_check and foreign_key_check and returns
