@@ -3,6 +3,7 @@ package sqldb
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -125,47 +126,47 @@ func served(path string) bool {
 // Integrity runs SQLite's integrity_check and foreign_key_check and returns
 // what they found: nil and nil for a sound database. Each finding is one
 // line as SQLite reports it (a foreign key's as "TABLE row ROWID: no PARENT
-// row").
+// row"). Each check's findings come back as one JSON array in one row, so
+// that the whole check runs within its statement's first step, the one a
+// cancelled ctx interrupts (the driver does not interrupt later steps, and
+// a damaged file can take long between two findings).
 func (db *DB) Integrity(ctx context.Context) (integrity, foreignKeys []string, err error) {
 	if db.engine != SQLite {
 		return nil, nil, ErrNotSQLite
 	}
-	rows, err := db.r.QueryContext(ctx, `PRAGMA integrity_check`)
-	if err != nil {
+	var lines []string
+	if err := db.jsonRow(ctx, `SELECT json_group_array(integrity_check) FROM pragma_integrity_check`, &lines); err != nil {
 		return nil, nil, fmt.Errorf("store: integrity_check: %w", err)
 	}
-	for rows.Next() {
-		var line string
-		if err := rows.Scan(&line); err != nil {
-			rows.Close()
-			return nil, nil, fmt.Errorf("store: integrity_check: %w", err)
-		}
-		if line != "ok" {
-			integrity = append(integrity, line)
+	for _, l := range lines {
+		if l != "ok" {
+			integrity = append(integrity, l)
 		}
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, nil, fmt.Errorf("store: integrity_check: %w", err)
+	var violations []struct {
+		Table, Parent string
+		RowID         *int64
 	}
-	rows, err = db.r.QueryContext(ctx, `PRAGMA foreign_key_check`)
-	if err != nil {
+	if err := db.jsonRow(ctx, `SELECT json_group_array(json_object('table', "table", 'rowid', rowid, 'parent', parent)) FROM pragma_foreign_key_check`, &violations); err != nil {
 		return nil, nil, fmt.Errorf("store: foreign_key_check: %w", err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var table, parent string
-		var rowid sql.NullInt64
-		var fkid int64
-		if err := rows.Scan(&table, &rowid, &parent, &fkid); err != nil {
-			return nil, nil, fmt.Errorf("store: foreign_key_check: %w", err)
+	for _, v := range violations {
+		var rowid int64
+		if v.RowID != nil {
+			rowid = *v.RowID
 		}
-		foreignKeys = append(foreignKeys, fmt.Sprintf("%s row %d: no %s row", table, rowid.Int64, parent))
-	}
-	if err := rows.Err(); err != nil {
-		return nil, nil, fmt.Errorf("store: foreign_key_check: %w", err)
+		foreignKeys = append(foreignKeys, fmt.Sprintf("%s row %d: no %s row", v.Table, rowid, v.Parent))
 	}
 	return integrity, foreignKeys, nil
+}
+
+// jsonRow decodes the JSON text query returns in its one row into v.
+func (db *DB) jsonRow(ctx context.Context, query string, v any) error {
+	var text string
+	if err := db.r.QueryRowContext(ctx, query).Scan(&text); err != nil {
+		return err
+	}
+	return json.Unmarshal([]byte(text), v)
 }
 
 // fileURI is path as the path of a file: URI, escaped so that a '?', '#'
