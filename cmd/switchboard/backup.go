@@ -102,7 +102,7 @@ func backupTo(ctx context.Context, c *cli, target string, force bool) error {
 	if err := existingDatabase(src); err != nil {
 		return err
 	}
-	// Opened without migrating (as migrate --status): a backup changes
+	// Opened without migrating: a backup changes
 	// nothing in the database it copies, whichever binary takes it.
 	st, err := c.openAsIs(ctx)
 	if err != nil {
