@@ -489,6 +489,115 @@ func TestBackupRefusals(t *testing.T) {
 	}
 }
 
+// TestBackupRefusesLiveFiles: backup --to is refused, with --force too,
+// whenever the target is a file of the database it copies (the database,
+// its -wal, -shm, -journal, or the lock a server holds), however the path
+// spells it: directly, through "..", a symlink, a hard link, a symlinked
+// directory, a dangling symlink to a file not there yet, or --db spelled
+// another way. Renamed over the live -wal, a copy loses every write the
+// server goes on acknowledging. Each refusal names the target and the live
+// file, and leaves the live files as they were: the same files (inodes),
+// the database, -wal and lock byte for byte (the -shm only by identity: the
+// idle server's reads may move its read marks).
+func TestBackupRefusesLiveFiles(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	src := filepath.Join(dir, "live.db")
+	createAccount(t, src, "Live Files")
+	base := startServer(t, src)
+	if r := request(t, http.MethodGet, base+"/readyz", ""); r.status != http.StatusOK {
+		t.Fatalf("GET /readyz: %d", r.status)
+	}
+	type snapshot struct {
+		fi   os.FileInfo
+		body []byte
+	}
+	live := []string{src, src + "-wal", src + "-shm", src + ".lock"}
+	take := func() map[string]snapshot {
+		m := map[string]snapshot{}
+		for _, f := range live {
+			fi, err := os.Stat(f)
+			if err != nil {
+				t.Fatalf("%s while serving: %v", f, err)
+			}
+			var body []byte
+			if !strings.HasSuffix(f, "-shm") {
+				body, _ = os.ReadFile(f)
+			}
+			m[f] = snapshot{fi, body}
+		}
+		return m
+	}
+	before := take()
+	if _, err := os.Stat(src + "-journal"); err == nil {
+		t.Fatalf("%s-journal exists while serving in WAL mode", src)
+	}
+
+	other := filepath.Join(t.TempDir(), "elsewhere")
+	if err := os.Mkdir(other, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	link := func(kind, old, name string) string {
+		t.Helper()
+		p := filepath.Join(other, name)
+		f := os.Symlink
+		if kind == "hard" {
+			f = os.Link
+		}
+		if err := f(old, p); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	dirLink := link("sym", dir, "dir-link")
+	for _, tc := range []struct {
+		db, to string
+		force  bool
+		live   string // the live file the refusal names
+		what   string
+	}{
+		{src, src + "-wal", true, src + "-wal", "write-ahead log"},
+		{src, src + "-wal", false, src + "-wal", "write-ahead log"},
+		{src, src, true, src, "the database itself"},
+		{src, src + "-shm", true, src + "-shm", "shared-memory index"},
+		{src, src + ".lock", true, src + ".lock", "lock a serving switchboard holds"},
+		{src, src + "-journal", true, src + "-journal", "rollback journal"},
+		{src, filepath.Join(dir, "sub", "..", "live.db-wal"), true, src + "-wal", "write-ahead log"},
+		{src, link("sym", src+"-wal", "wal-symlink"), true, src + "-wal", "write-ahead log"},
+		{src, link("hard", src+"-wal", "wal-hardlink"), true, src + "-wal", "write-ahead log"},
+		{src, link("hard", src+".lock", "lock-hardlink"), true, src + ".lock", "lock"},
+		{src, filepath.Join(dirLink, "live.db-wal"), true, src + "-wal", "write-ahead log"},
+		{src, filepath.Join(dirLink, "live.db-journal"), true, src + "-journal", "rollback journal"},
+		{src, link("sym", src+"-journal", "dangling-journal"), true, src + "-journal", "rollback journal"},
+		{filepath.Join(dirLink, "live.db"), src + "-wal", true, "live.db-wal", "write-ahead log"},
+		{"sqlite://" + filepath.Join(dirLink, "live.db"), src + "-shm", true, "live.db-shm", "shared-memory index"},
+	} {
+		stdout, stderr, exit := run(t, "backup", "--db", tc.db, "--to", tc.to, "--force="+strconv.FormatBool(tc.force))
+		if exit != 1 || stdout != "" || !strings.Contains(stderr, "cannot write the backup "+tc.to+": it is ") ||
+			!strings.Contains(stderr, tc.live+", ") || !strings.Contains(stderr, tc.what) {
+			t.Errorf("backup --db %s --to %s (--force=%t): exit %d, stdout %q, stderr %q; want exit 1 naming the target, %s and %q",
+				tc.db, tc.to, tc.force, exit, stdout, stderr, tc.live, tc.what)
+		}
+		after := take()
+		for _, f := range live {
+			if !os.SameFile(before[f].fi, after[f].fi) || !bytes.Equal(before[f].body, after[f].body) {
+				t.Fatalf("backup --to %s changed %s", tc.to, f)
+			}
+		}
+		if _, err := os.Stat(src + "-journal"); err == nil {
+			t.Fatalf("backup --to %s created %s-journal", tc.to, src)
+		}
+		backupLeftovers(t, dir, "live.db", "live.db-shm", "live.db-wal", "live.db.lock")
+	}
+
+	// A target of its own is written and checked.
+	var check backupCheckOut
+	cliJSON(t, src, &check, "backup", "--to", filepath.Join(other, "good.db"))
+	if !check.OK || check.Schema.State != "current" {
+		t.Errorf("backup --to a file of its own after the refusals: %+v", check)
+	}
+}
+
 // --sqlite-wal-autocheckpoint takes a page count, from its variable too; a
 // value that does not parse is refused naming it, not replaced by the default.
 func TestSQLiteWALAutocheckpointSetting(t *testing.T) {

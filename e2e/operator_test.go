@@ -1,12 +1,17 @@
 package e2e
 
 import (
+	"bytes"
 	"database/sql"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"switchboard/internal/store"
+	"switchboard/internal/store/storetest"
 )
 
 // ---- the operator's first hour: refusals that say what is wrong ----
@@ -221,22 +226,38 @@ func TestAccountMediaQuota(t *testing.T) {
 	})
 }
 
+// migrateStatusOut is `migrate --status --json`.
+type migrateStatusOut struct {
+	Applied, Pending, Unknown int
+	Migrations                []struct {
+		Version, State string
+		AppliedAt      *time.Time
+	}
+}
+
 // TestMigrateStatusAndNewerDatabase: `migrate --status` lists pending then
 // applied migrations and changes nothing; after a newer binary's migration
 // the server refuses to start, saying why, and the status shows it.
 func TestMigrateStatusAndNewerDatabase(t *testing.T) {
 	t.Parallel()
-	path := t.TempDir() + "/up.db"
+	dir := t.TempDir()
+	path := dir + "/up.db"
 	db := "sqlite://" + path
-	type status struct {
-		Applied, Pending, Unknown int
-		Migrations                []struct {
-			Version, State string
-			AppliedAt      *time.Time
-		}
+	type status = migrateStatusOut
+
+	// No database: said, and none created.
+	if stdout, stderr, exit := run(t, "migrate", "--status", "--db", db); exit != 1 || stdout != "" || !strings.Contains(stderr, "no database at "+path) {
+		t.Errorf("migrate --status without a database: exit %d, stdout %q, stderr %q; want exit 1, \"no database at %s\"", exit, stdout, stderr, path)
+	}
+	backupLeftovers(t, dir)
+
+	// An empty file is an empty SQLite database: every migration pending.
+	if err := os.WriteFile(path, nil, 0o600); err != nil {
+		t.Fatal(err)
 	}
 	var before status
 	cliJSON(t, db, &before, "migrate", "--status")
+	backupLeftovers(t, dir, "up.db")
 	if before.Applied != 0 || before.Pending == 0 || before.Pending != len(before.Migrations) || before.Migrations[0].State != "pending" {
 		t.Fatalf("status of a new database: %+v; want every migration pending", before)
 	}
@@ -269,5 +290,86 @@ func TestMigrateStatusAndNewerDatabase(t *testing.T) {
 	cliJSON(t, db, &newer, "migrate", "--status")
 	if newer.Unknown != 1 || newer.Migrations[len(newer.Migrations)-1].State != "unknown" {
 		t.Fatalf("status of a newer database: %+v; want the unknown migration listed", newer)
+	}
+}
+
+// TestMigrateStatusReadsOnly: `migrate --status` on a backup copy (a file in
+// rollback-journal mode, as VACUUM INTO writes it) leaves it byte for byte
+// as it was, journal mode included, and creates nothing beside it; on a
+// database a server holds, it reads what the server committed.
+func TestMigrateStatusReadsOnly(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	src := filepath.Join(dir, "live.db")
+	createAccount(t, src, "Status Co")
+	base := startServer(t, src)
+
+	copies := filepath.Join(dir, "copies")
+	if err := os.Mkdir(copies, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	copyPath := filepath.Join(copies, "copy.db")
+	cliJSON(t, src, &backupCheckOut{}, "backup", "--to", copyPath)
+	before, err := os.ReadFile(copyPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The header's read and write versions: 1 is rollback journal, 2 WAL.
+	if before[18] != 1 || before[19] != 1 {
+		t.Fatalf("the copy's header says versions %d/%d; want 1/1 (rollback journal)", before[18], before[19])
+	}
+	var st migrateStatusOut
+	cliJSON(t, copyPath, &st, "migrate", "--status")
+	if st.Applied == 0 || st.Pending != 0 || st.Unknown != 0 {
+		t.Errorf("migrate --status of the copy: %+v; want every migration applied", st)
+	}
+	after, err := os.ReadFile(copyPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(before, after) {
+		t.Errorf("migrate --status changed the copy (header versions now %d/%d)", after[18], after[19])
+	}
+	backupLeftovers(t, copies, "copy.db")
+
+	// On the served database: the status of what the server committed.
+	var live migrateStatusOut
+	cliJSON(t, src, &live, "migrate", "--status")
+	if live.Applied != st.Applied || live.Pending != 0 {
+		t.Errorf("migrate --status of the served database: %+v; want %d applied", live, st.Applied)
+	}
+	if r := request(t, http.MethodGet, base+"/readyz", ""); r.status != http.StatusOK {
+		t.Errorf("GET /readyz after migrate --status: %d", r.status)
+	}
+}
+
+// TestMigrateStatusPostgres: on PostgreSQL `migrate --status` (its reads in
+// a read-only transaction) lists every migration pending on an empty
+// schema, creating nothing there, and applied after `migrate`.
+func TestMigrateStatusPostgres(t *testing.T) {
+	t.Parallel()
+	if storetest.PostgresURL(t) == "" {
+		t.Skip("PostgreSQL only")
+	}
+	db := storetest.DSN(t, store.Postgres)
+	var before migrateStatusOut
+	cliJSON(t, db, &before, "migrate", "--status")
+	if before.Applied != 0 || before.Pending == 0 || before.Pending != len(before.Migrations) {
+		t.Fatalf("migrate --status of an empty schema: %+v; want every migration pending", before)
+	}
+	raw, err := sql.Open("pgx", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	var tables int
+	if err := raw.QueryRow(`SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = current_schema()`).Scan(&tables); err != nil || tables != 0 {
+		t.Errorf("after migrate --status the schema holds %d tables (%v); want none", tables, err)
+	}
+	cliJSON(t, db, &struct{}{}, "migrate")
+	var after migrateStatusOut
+	cliJSON(t, db, &after, "migrate", "--status")
+	if after.Applied != before.Pending || after.Pending != 0 || after.Unknown != 0 {
+		t.Errorf("migrate --status after migrate: %+v; want %d applied", after, before.Pending)
 	}
 }

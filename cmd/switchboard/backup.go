@@ -60,6 +60,9 @@ func backupTo(ctx context.Context, c *cli, target string, force bool) error {
 	target = abs
 
 	// The target first, before any work: refusals name the path and why.
+	if err := refuseLive(src, target, target); err != nil {
+		return err
+	}
 	dir := filepath.Dir(target)
 	if fi, err := os.Stat(dir); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -74,11 +77,7 @@ func backupTo(ctx context.Context, c *cli, target string, force bool) error {
 		return fmt.Errorf("cannot write the backup %s: it is a directory", target)
 	case err == nil && !force:
 		return fmt.Errorf("%s already exists: pass --force to replace it", target)
-	case err == nil:
-		if sfi, serr := os.Stat(src); serr == nil && os.SameFile(fi, sfi) {
-			return fmt.Errorf("%s is the database itself: back it up to another file", target)
-		}
-	case !errors.Is(err, fs.ErrNotExist):
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("cannot write the backup %s: %w", target, pathReason(err))
 	}
 	// VACUUM INTO writes into an empty file; 0600 since the copy holds
@@ -95,17 +94,15 @@ func backupTo(ctx context.Context, c *cli, target string, force bool) error {
 			os.Remove(tmpName)
 		}
 	}()
+	if err := refuseLive(src, target, tmpName); err != nil {
+		return err
+	}
 
 	// The source must exist: opening would otherwise create an empty one.
-	if fi, err := os.Stat(src); err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("no database at %s (--db)", src)
-		}
-		return fmt.Errorf("database %s: %w", src, pathReason(err))
-	} else if !fi.Mode().IsRegular() {
-		return fmt.Errorf("database %s is not a regular file", src)
+	if err := existingDatabase(src); err != nil {
+		return err
 	}
-	// Opened without migrating (as migrate --status): a backup changes
+	// Opened without migrating: a backup changes
 	// nothing in the database it copies, whichever binary takes it.
 	st, err := c.openAsIs(ctx)
 	if err != nil {
@@ -131,6 +128,11 @@ func backupTo(ctx context.Context, c *cli, target string, force bool) error {
 	if err := syncFile(tmpName); err != nil {
 		return fmt.Errorf("sync %s: %w", tmpName, err)
 	}
+	// Again: a file of the database may have appeared meanwhile (its -wal,
+	// when a server started on it).
+	if err := refuseLive(src, target, target); err != nil {
+		return err
+	}
 	if err := os.Rename(tmpName, target); err != nil {
 		return fmt.Errorf("cannot write the backup %s: %w", target, pathReason(err))
 	}
@@ -147,6 +149,80 @@ func backupTo(ctx context.Context, c *cli, target string, force bool) error {
 	st.Close()
 	c.st = nil
 	return backupCheck(ctx, c, target, &backupWritten{File: target, Bytes: fi.Size(), Seconds: took.Seconds(), took: took})
+}
+
+// existingDatabase refuses a SQLite path where no database file is:
+// opening it would create one.
+func existingDatabase(path string) error {
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("no database at %s (--db)", path)
+	case err != nil:
+		return fmt.Errorf("database %s: %w", path, pathReason(err))
+	case !fi.Mode().IsRegular():
+		return fmt.Errorf("database %s is not a regular file", path)
+	}
+	return nil
+}
+
+// refuseLive refuses to write the backup target through the file path
+// (target itself, or its temporary file) when path is a file of the
+// database at src: the database, its -wal, -shm or -journal, or the lock a
+// server holds. Renaming the copy over one loses the server's writes: over
+// the -wal, every commit since the last checkpoint, while the server goes
+// on acknowledging sends into the file it still holds open. A file that
+// exists is compared by identity (a hard link, another spelling); one that
+// may not exist yet (the -wal of a database no server holds open) by path,
+// with every symlink resolved.
+func refuseLive(src, target, path string) error {
+	resolved := resolvePath(path)
+	fi, statErr := os.Stat(path)
+	// SQLite names its files after the database's real path; the server
+	// its lock after --db as written.
+	for _, db := range []string{src, resolvePath(src)} {
+		for _, f := range store.SQLiteFiles(db) {
+			same := resolvePath(f.Path) == resolved
+			if lfi, err := os.Stat(f.Path); !same && statErr == nil && err == nil {
+				same = os.SameFile(fi, lfi)
+			}
+			if !same {
+				continue
+			}
+			live, _ := filepath.Abs(f.Path)
+			if path != target {
+				return fmt.Errorf("cannot write the backup %s: its temporary file %s is %s, %s: back it up to another file", target, path, live, f.What)
+			}
+			return fmt.Errorf("cannot write the backup %s: it is %s, %s: back it up to another file", target, live, f.What)
+		}
+	}
+	return nil
+}
+
+// resolvePath is path made absolute with every symlink in it resolved, as
+// far as it exists: a missing last element is followed if it is a symlink
+// (dangling, it names the file that writing through it creates), else
+// appended to its resolved directory.
+func resolvePath(path string) string { return resolveDepth(path, 0) }
+
+func resolveDepth(path string, depth int) string {
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		return real
+	}
+	if depth > 40 { // a loop of symlinks
+		return path
+	}
+	dir := resolveDepth(filepath.Dir(path), depth+1)
+	if link, err := os.Readlink(path); err == nil {
+		if !filepath.IsAbs(link) {
+			link = filepath.Join(dir, link)
+		}
+		return resolveDepth(link, depth+1)
+	}
+	return filepath.Join(dir, filepath.Base(path))
 }
 
 // backupWritten is what backup --to reports before the check of the copy.
@@ -225,6 +301,7 @@ type checkReport struct {
 	Failed      []string       `json:"failed"`
 	Integrity   []string       `json:"integrityCheck"`
 	ForeignKeys []string       `json:"foreignKeyCheck"`
+	NotTables   []string       `json:"notTables"` // the tables the check reads that are something else, or missing
 	Schema      schemaReport   `json:"schema"`
 	Ledger      *ledgerReport  `json:"ledger,omitempty"`
 }
@@ -259,21 +336,65 @@ type ledgerRule struct {
 	Examples []int64 `json:"examples"`
 }
 
+// checkTime bounds backup --check: a check still running past it is
+// stopped (SQLite interrupted) and reported, not waited on, since a hostile
+// or damaged file can keep SQLite busy for ever. integrity_check reads
+// every page, so the bound grows with the file: base, plus a second for
+// every perSecond bytes of the file and its -wal (a sound copy checks at
+// ten times that pace or more). Tests shorten it.
+var checkTime = struct {
+	base      time.Duration
+	perSecond int64
+}{30 * time.Second, 4 << 20}
+
+// checkBound is checkTime's bound for the copy at file.
+func checkBound(file string) time.Duration {
+	var size int64
+	for _, f := range []string{file, file + "-wal"} {
+		if fi, err := os.Stat(f); err == nil {
+			size += fi.Size()
+		}
+	}
+	return checkTime.base + time.Duration(size/checkTime.perSecond)*time.Second
+}
+
 // backupCheck opens the copy read-only, without migrating it, and reports
 // its integrity, its schema version and its ledger. Any failed check is an
-// error naming it (exit status 1), after the report.
+// error naming it (exit status 1), after the report. A check that does not
+// finish within checkBound is an error, without a report.
 func backupCheck(ctx context.Context, c *cli, file string, written *backupWritten) error {
 	if abs, err := filepath.Abs(file); err == nil {
 		file = abs
 	}
-	st, err := store.OpenCopy(ctx, file)
+	bound := checkBound(file)
+	bounded, cancel := context.WithTimeout(ctx, bound)
+	defer cancel()
+	r, err := checkCopy(bounded, c, file)
+	if err != nil && ctx.Err() == nil && errors.Is(bounded.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("check of %s did not finish within %s (%s plus 1s per %s of the file): a sound copy checks well within that; this file is damaged or built to stall the check",
+			file, bound, checkTime.base, bytesize.Format(checkTime.perSecond))
+	}
 	if err != nil {
 		return err
 	}
+	r.Backup = written
+	c.print(r, r.text())
+	if !r.OK {
+		return fmt.Errorf("check of %s failed: %s", file, strings.Join(r.Failed, "; "))
+	}
+	return nil
+}
+
+// checkCopy runs backupCheck's checks on the copy at file.
+func checkCopy(ctx context.Context, c *cli, file string) (checkReport, error) {
+	r := checkReport{File: file, Failed: []string{}, NotTables: []string{}}
+	st, err := store.OpenCopy(ctx, file)
+	if err != nil {
+		return r, err
+	}
 	c.st = st
-	r := checkReport{Backup: written, File: file, Failed: []string{}}
 	if r.Integrity, r.ForeignKeys, err = st.Integrity(ctx); err != nil {
-		return err
+		return r, err
 	}
 	if len(r.Integrity) > 0 {
 		r.Failed = append(r.Failed, "integrity_check")
@@ -283,6 +404,40 @@ func backupCheck(ctx context.Context, c *cli, file string, written *backupWritte
 	}
 	r.Integrity, r.ForeignKeys = nonNil(r.Integrity), nonNil(r.ForeignKeys)
 
+	// Only tables are read: a view of a table's name would run in its
+	// place (a recursive one for ever), and a trigger or index of that
+	// name means the table is not there.
+	kinds, err := st.SchemaKinds(ctx, store.CheckedTables...)
+	if err != nil {
+		return r, err
+	}
+	for _, name := range store.CheckedTables {
+		switch kind := kinds[name]; {
+		case kind == "table":
+		case kind != "":
+			r.NotTables = append(r.NotTables, fmt.Sprintf("%s is a %s, not a table", name, kind))
+		case name != "schema_migrations": // its absence is the schema's finding
+			r.NotTables = append(r.NotTables, name+" is missing")
+		}
+	}
+	for _, p := range r.NotTables {
+		r.Failed = append(r.Failed, "tables: "+p)
+	}
+
+	if err := r.checkSchema(ctx, st); err != nil {
+		return r, err
+	}
+	if r.Schema.Applied > 0 && len(r.NotTables) == 0 {
+		if r.Ledger, err = checkLedger(ctx, st, &r.Failed); err != nil {
+			return r, err
+		}
+	}
+	r.OK = len(r.Failed) == 0
+	return r, nil
+}
+
+// checkSchema fills r.Schema from the copy's migrations.
+func (r *checkReport) checkSchema(ctx context.Context, st *store.Store) error {
 	migrations, err := st.Migrations(ctx)
 	if err != nil {
 		return err
@@ -310,35 +465,32 @@ func backupCheck(ctx context.Context, c *cli, file string, written *backupWritte
 	default:
 		r.Schema.State = "current"
 	}
-
-	if r.Schema.Applied > 0 {
-		l := &ledgerReport{Accounts: []accountLedger{}}
-		byAccount, err := st.ChargesByAccount(ctx)
-		if err != nil {
-			return err
-		}
-		for _, a := range byAccount {
-			l.Charges += a.Charges
-			l.Accounts = append(l.Accounts, accountLedger{a.AccountID, a.Name, a.Currency, a.Charges, a.Total})
-		}
-		checks, err := st.LedgerAgreement(ctx)
-		if err != nil {
-			return err
-		}
-		for _, ch := range checks {
-			l.Checks = append(l.Checks, ledgerRule{ch.Name, ch.Count == 0, ch.Count, ch.Kind, ch.Examples})
-			if ch.Count > 0 {
-				r.Failed = append(r.Failed, "ledger: "+ch.Name)
-			}
-		}
-		r.Ledger = l
-	}
-	r.OK = len(r.Failed) == 0
-	c.print(r, r.text())
-	if !r.OK {
-		return fmt.Errorf("check of %s failed: %s", file, strings.Join(r.Failed, "; "))
-	}
 	return nil
+}
+
+// checkLedger sums the copy's ledger and checks its agreement with the
+// messages, adding each broken rule to failed.
+func checkLedger(ctx context.Context, st *store.Store, failed *[]string) (*ledgerReport, error) {
+	l := &ledgerReport{Accounts: []accountLedger{}}
+	byAccount, err := st.ChargesByAccount(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range byAccount {
+		l.Charges += a.Charges
+		l.Accounts = append(l.Accounts, accountLedger{a.AccountID, a.Name, a.Currency, a.Charges, a.Total})
+	}
+	checks, err := st.LedgerAgreement(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, ch := range checks {
+		l.Checks = append(l.Checks, ledgerRule{ch.Name, ch.Count == 0, ch.Count, ch.Kind, ch.Examples})
+		if ch.Count > 0 {
+			*failed = append(*failed, "ledger: "+ch.Name)
+		}
+	}
+	return l, nil
 }
 
 func nonNil(s []string) []string {
@@ -367,6 +519,7 @@ func (r checkReport) text() string {
 	}
 	problems("integrity_check", r.Integrity)
 	problems("foreign_key_check", r.ForeignKeys)
+	problems("tables", r.NotTables)
 	s := r.Schema
 	switch s.State {
 	case "empty":

@@ -229,11 +229,31 @@ func (c *cli) open(ctx context.Context) (*store.Store, error) {
 }
 
 // openAsIs opens the configured database without migrating it: for the
-// commands that must change nothing (migrate --status, backup).
+// commands that must change nothing (backup; migrate --status on PostgreSQL).
 func (c *cli) openAsIs(ctx context.Context) (*store.Store, error) {
 	o := c.storeOptions()
 	o.Log = c.log
 	st, err := store.OpenWith(ctx, c.db, o)
+	if err != nil {
+		return nil, err
+	}
+	c.st = st
+	return st, nil
+}
+
+// openReadOnly opens the configured database to read only (migrate
+// --status): a SQLite file as backup --check opens a copy, so that nothing
+// is created or changed, not even the journal mode; PostgreSQL as it is,
+// the reads then run in read-only transactions (store.Migrations).
+func (c *cli) openReadOnly(ctx context.Context) (*store.Store, error) {
+	path, ok := store.SQLitePath(c.db)
+	if !ok {
+		return c.openAsIs(ctx)
+	}
+	if err := existingDatabase(path); err != nil {
+		return nil, err
+	}
+	st, err := store.OpenCopy(ctx, path)
 	if err != nil {
 		return nil, err
 	}

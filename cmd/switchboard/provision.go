@@ -38,7 +38,7 @@ func cmdMigrate(ctx context.Context, c *cli, args []string) error {
 // will apply; after a downgrade, what the database has that the binary
 // does not know.
 func migrateStatus(ctx context.Context, c *cli) error {
-	st, err := c.openAsIs(ctx)
+	st, err := c.openReadOnly(ctx)
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,14 @@ func EngineOf(dsn string) Engine { return sqldb.EngineOf(dsn) }
 // SQLitePath is the file a SQLite dsn names; false for PostgreSQL.
 func SQLitePath(dsn string) (string, bool) { return sqldb.SQLitePath(dsn) }
 
+// SQLiteFile is one file of a SQLite database and what it is.
+type SQLiteFile = sqldb.SQLiteFile
+
+// SQLiteFiles are the files of the SQLite database at path: the database,
+// its -wal, -shm and -journal, and the lock a server holds. Some may not
+// exist yet.
+func SQLiteFiles(path string) []SQLiteFile { return sqldb.SQLiteFiles(path) }
+
 // OpenCopy opens the SQLite database file at path read-only and without
 // migrating it or writing anything beside it (sqldb.OpenReadOnly): for
 // checking a backup. Only reads work on it.
@@ -39,6 +47,46 @@ func (s *Store) SizeBytes(ctx context.Context) (int64, error) { return s.db.Size
 // each found (nil when sound).
 func (s *Store) Integrity(ctx context.Context) (integrity, foreignKeys []string, err error) {
 	return s.db.Integrity(ctx)
+}
+
+// CheckedTables are the tables a copy's check reads (Migrations,
+// ChargesByAccount, LedgerAgreement), schema_migrations first.
+var CheckedTables = []string{"schema_migrations", "accounts", "messages", "ledger"}
+
+// SchemaKinds says what the SQLite file holds under each of names: "table"
+// for a table with rows in the file, else "view", "trigger", "index",
+// "virtual table", or "" when nothing has the name. A query names a view
+// as it names a table, and a view (a recursive one) may run for ever: a
+// copy's check reads only what is a table.
+func (s *Store) SchemaKinds(ctx context.Context, names ...string) (map[string]string, error) {
+	kinds := make(map[string]string, len(names))
+	for _, name := range names {
+		// Names are case-insensitive in SQL, so LEDGER is ledger.
+		rows, err := s.db.Query(ctx, `SELECT type, sql LIKE 'CREATE VIRTUAL TABLE%' FROM sqlite_schema WHERE name = ? COLLATE NOCASE`, name)
+		if err != nil {
+			return nil, fmt.Errorf("store: schema of %s: %w", name, err)
+		}
+		for rows.Next() {
+			var kind string
+			var virtual bool
+			if err := rows.Scan(&kind, &virtual); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("store: schema of %s: %w", name, err)
+			}
+			if kind == "table" && virtual {
+				kind = "virtual table"
+			}
+			if kinds[name] != "table" {
+				kinds[name] = kind
+			}
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, fmt.Errorf("store: schema of %s: %w", name, err)
+		}
+	}
+	return kinds, nil
 }
 
 // AccountCharges is one account's ledger in one currency: how many charges
@@ -91,16 +139,16 @@ type LedgerCheck struct {
 // returns the ids of the rows that break its rule.
 var ledgerRules = []struct{ name, kind, query string }{
 	{"every charge's message exists", "ledger",
-		`SELECT l.id FROM ledger l WHERE NOT EXISTS (SELECT 1 FROM messages m WHERE m.id = l.message_id) ORDER BY l.id`},
+		`SELECT l.id FROM ledger l WHERE NOT EXISTS (SELECT 1 FROM messages m WHERE m.id = l.message_id)`},
 	{"every charged message is an outbound text the carrier accepted (status sent)", "ledger",
-		`SELECT l.id FROM ledger l JOIN messages m ON m.id = l.message_id WHERE m.direction <> 'out' OR m.status <> '` + domain.StatusSent + `' ORDER BY l.id`},
+		`SELECT l.id FROM ledger l JOIN messages m ON m.id = l.message_id WHERE m.direction <> 'out' OR m.status <> '` + domain.StatusSent + `'`},
 	{"every charge is in its message's account", "ledger",
-		`SELECT l.id FROM ledger l JOIN messages m ON m.id = l.message_id WHERE l.account_id <> m.account_id ORDER BY l.id`},
+		`SELECT l.id FROM ledger l JOIN messages m ON m.id = l.message_id WHERE l.account_id <> m.account_id`},
 	{"every charge is its message's price", "ledger",
-		`SELECT l.id FROM ledger l JOIN messages m ON m.id = l.message_id WHERE l.amount <> m.price ORDER BY l.id`},
+		`SELECT l.id FROM ledger l JOIN messages m ON m.id = l.message_id WHERE l.amount <> m.price`},
 	{"every message the carrier accepted is charged", "message",
 		`SELECT m.id FROM messages m WHERE m.direction = 'out' AND m.status = '` + domain.StatusSent + `'
-			AND NOT EXISTS (SELECT 1 FROM ledger l WHERE l.message_id = m.id) ORDER BY m.id`},
+			AND NOT EXISTS (SELECT 1 FROM ledger l WHERE l.message_id = m.id)`},
 }
 
 // LedgerAgreement checks every rule of ledgerRules and returns each with
@@ -110,20 +158,21 @@ func (s *Store) LedgerAgreement(ctx context.Context) ([]LedgerCheck, error) {
 	out := make([]LedgerCheck, 0, len(ledgerRules))
 	for _, r := range ledgerRules {
 		c := LedgerCheck{Name: r.name, Kind: r.kind, Examples: []int64{}}
-		rows, err := s.db.Query(ctx, r.query)
+		// The count is a window over every row: SQLite finds them all
+		// before the first row comes back, within the statement's first
+		// step, which is the one a cancelled ctx interrupts (the driver
+		// does not interrupt later steps).
+		rows, err := s.db.Query(ctx, `SELECT id, COUNT(*) OVER () FROM (`+r.query+`) ORDER BY id LIMIT `+fmt.Sprint(examples))
 		if err != nil {
 			return nil, fmt.Errorf("store: ledger check %q: %w", r.name, err)
 		}
 		for rows.Next() {
 			var id int64
-			if err := rows.Scan(&id); err != nil {
+			if err := rows.Scan(&id, &c.Count); err != nil {
 				rows.Close()
 				return nil, fmt.Errorf("store: ledger check %q: %w", r.name, err)
 			}
-			if c.Count < examples {
-				c.Examples = append(c.Examples, id)
-			}
-			c.Count++
+			c.Examples = append(c.Examples, id)
 		}
 		err = rows.Err()
 		rows.Close()

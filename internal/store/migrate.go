@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"embed"
 	"fmt"
 	"io/fs"
@@ -53,7 +54,9 @@ func (s *Store) embeddedMigrations() ([]string, error) {
 }
 
 // Migrations lists every migration this binary has or the database has
-// applied, in version order, without changing anything.
+// applied, in version order, without changing anything: its reads run in
+// a read-only transaction, which PostgreSQL holds to that (migrate
+// --status on a database nodes serve).
 func (s *Store) Migrations(ctx context.Context) ([]Migration, error) {
 	names, err := s.embeddedMigrations()
 	if err != nil {
@@ -63,37 +66,13 @@ func (s *Store) Migrations(ctx context.Context) ([]Migration, error) {
 	for _, n := range names {
 		byVersion[n] = &Migration{Version: n, Known: true}
 	}
-	var exists bool
-	if s.db.Engine() == Postgres {
-		err = s.db.Writer().QueryRowContext(ctx, `SELECT to_regclass('schema_migrations') IS NOT NULL`).Scan(&exists)
-	} else {
-		err = s.db.Writer().QueryRowContext(ctx, `SELECT COUNT(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'`).Scan(&exists)
-	}
+	tx, err := s.db.Writer().BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, fmt.Errorf("store: migrations: %w", err)
 	}
-	if exists {
-		rows, err := s.db.Writer().QueryContext(ctx, `SELECT version, applied_at FROM schema_migrations`)
-		if err != nil {
-			return nil, fmt.Errorf("store: migrations: %w", err)
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var v string
-			var at int64
-			if err := rows.Scan(&v, &at); err != nil {
-				return nil, fmt.Errorf("store: migrations: %w", err)
-			}
-			m := byVersion[v]
-			if m == nil {
-				m = &Migration{Version: v}
-				byVersion[v] = m
-			}
-			m.AppliedAt = time.UnixMicro(at).UTC()
-		}
-		if err := rows.Err(); err != nil {
-			return nil, fmt.Errorf("store: migrations: %w", err)
-		}
+	defer tx.Rollback()
+	if err := appliedMigrations(ctx, tx, s.db.Engine(), byVersion); err != nil {
+		return nil, fmt.Errorf("store: migrations: %w", err)
 	}
 	out := make([]Migration, 0, len(byVersion))
 	for _, m := range byVersion {
@@ -101,6 +80,40 @@ func (s *Store) Migrations(ctx context.Context) ([]Migration, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Version < out[j].Version })
 	return out, nil
+}
+
+// appliedMigrations sets the applied time of each migration in
+// schema_migrations, adding those byVersion does not have (unknown).
+func appliedMigrations(ctx context.Context, tx *sql.Tx, engine Engine, byVersion map[string]*Migration) error {
+	var exists bool
+	var err error
+	if engine == Postgres {
+		err = tx.QueryRowContext(ctx, `SELECT to_regclass('schema_migrations') IS NOT NULL`).Scan(&exists)
+	} else {
+		err = tx.QueryRowContext(ctx, `SELECT COUNT(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'`).Scan(&exists)
+	}
+	if err != nil || !exists {
+		return err
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT version, applied_at FROM schema_migrations`)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var v string
+		var at int64
+		if err := rows.Scan(&v, &at); err != nil {
+			return err
+		}
+		m := byVersion[v]
+		if m == nil {
+			m = &Migration{Version: v}
+			byVersion[v] = m
+		}
+		m.AppliedAt = time.UnixMicro(at).UTC()
+	}
+	return rows.Err()
 }
 
 // Migrate applies the embedded migrations that have not run yet, each in its own

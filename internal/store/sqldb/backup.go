@@ -3,6 +3,7 @@ package sqldb
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -62,10 +63,12 @@ func (db *DB) SizeBytes(ctx context.Context) (int64, error) {
 
 // OpenReadOnly opens the SQLite database file at path for reading only,
 // writing nothing in its directory: for checking a copy, which nothing else
-// should have open. The file is opened immutable (no locks, no -wal or -shm
-// file), unless a -wal file beside it holds commits (the file was served
-// after it was copied): then it is opened mode=ro so that those commits are
-// read, and SQLite may need the -shm file. The DB has no committer, no
+// should have open, or the database a server holds (migrate --status).
+// The file is opened immutable (no locks, no -wal or -shm file), unless it
+// is served: a -wal file beside it holds commits (the file was served after
+// it was copied), or a -wal and a -shm are there (a server holds them).
+// Then it is opened mode=ro so that those commits are read, under locks,
+// and SQLite may need the -shm file. The DB has no committer, no
 // cache and no write path: reads (Query, QueryRow, Readers, Writer) only.
 func OpenReadOnly(ctx context.Context, path string) (*DB, error) {
 	fi, err := os.Stat(path)
@@ -85,7 +88,7 @@ func OpenReadOnly(ctx context.Context, path string) (*DB, error) {
 	}
 	f.Close()
 	mode := "mode=ro&immutable=1"
-	if wal, err := os.Stat(path + "-wal"); err == nil && wal.Size() > 0 {
+	if served(path) {
 		mode = "mode=ro"
 	}
 	r, err := sql.Open("sqlite", fileURI(path)+"?"+mode+"&_pragma=busy_timeout(10000)")
@@ -103,50 +106,67 @@ func OpenReadOnly(ctx context.Context, path string) (*DB, error) {
 	return db, nil
 }
 
+// served reports whether the SQLite database at path may be written
+// while it is read, or has commits beyond its file: its -wal holds
+// commits, or a -wal and -shm sit beside it (a server holds them, its WAL
+// perhaps empty since the last checkpoint). Then it must be read with
+// locks, not as immutable; neither file needs creating.
+func served(path string) bool {
+	wal, err := os.Stat(path + "-wal")
+	if err != nil {
+		return false
+	}
+	if wal.Size() > 0 {
+		return true
+	}
+	_, err = os.Stat(path + "-shm")
+	return err == nil
+}
+
 // Integrity runs SQLite's integrity_check and foreign_key_check and returns
 // what they found: nil and nil for a sound database. Each finding is one
 // line as SQLite reports it (a foreign key's as "TABLE row ROWID: no PARENT
-// row").
+// row"). Each check's findings come back as one JSON array in one row, so
+// that the whole check runs within its statement's first step, the one a
+// cancelled ctx interrupts (the driver does not interrupt later steps, and
+// a damaged file can take long between two findings).
 func (db *DB) Integrity(ctx context.Context) (integrity, foreignKeys []string, err error) {
 	if db.engine != SQLite {
 		return nil, nil, ErrNotSQLite
 	}
-	rows, err := db.r.QueryContext(ctx, `PRAGMA integrity_check`)
-	if err != nil {
+	var lines []string
+	if err := db.jsonRow(ctx, `SELECT json_group_array(integrity_check) FROM pragma_integrity_check`, &lines); err != nil {
 		return nil, nil, fmt.Errorf("store: integrity_check: %w", err)
 	}
-	for rows.Next() {
-		var line string
-		if err := rows.Scan(&line); err != nil {
-			rows.Close()
-			return nil, nil, fmt.Errorf("store: integrity_check: %w", err)
-		}
-		if line != "ok" {
-			integrity = append(integrity, line)
+	for _, l := range lines {
+		if l != "ok" {
+			integrity = append(integrity, l)
 		}
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, nil, fmt.Errorf("store: integrity_check: %w", err)
+	var violations []struct {
+		Table, Parent string
+		RowID         *int64
 	}
-	rows, err = db.r.QueryContext(ctx, `PRAGMA foreign_key_check`)
-	if err != nil {
+	if err := db.jsonRow(ctx, `SELECT json_group_array(json_object('table', "table", 'rowid', rowid, 'parent', parent)) FROM pragma_foreign_key_check`, &violations); err != nil {
 		return nil, nil, fmt.Errorf("store: foreign_key_check: %w", err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var table, parent string
-		var rowid sql.NullInt64
-		var fkid int64
-		if err := rows.Scan(&table, &rowid, &parent, &fkid); err != nil {
-			return nil, nil, fmt.Errorf("store: foreign_key_check: %w", err)
+	for _, v := range violations {
+		var rowid int64
+		if v.RowID != nil {
+			rowid = *v.RowID
 		}
-		foreignKeys = append(foreignKeys, fmt.Sprintf("%s row %d: no %s row", table, rowid.Int64, parent))
-	}
-	if err := rows.Err(); err != nil {
-		return nil, nil, fmt.Errorf("store: foreign_key_check: %w", err)
+		foreignKeys = append(foreignKeys, fmt.Sprintf("%s row %d: no %s row", v.Table, rowid, v.Parent))
 	}
 	return integrity, foreignKeys, nil
+}
+
+// jsonRow decodes the JSON text query returns in its one row into v.
+func (db *DB) jsonRow(ctx context.Context, query string, v any) error {
+	var text string
+	if err := db.r.QueryRowContext(ctx, query).Scan(&text); err != nil {
+		return err
+	}
+	return json.Unmarshal([]byte(text), v)
 }
 
 // fileURI is path as the path of a file: URI, escaped so that a '?', '#'

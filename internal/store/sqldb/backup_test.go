@@ -105,3 +105,48 @@ func TestOpenReadOnlyOddName(t *testing.T) {
 		t.Errorf("copy %q: %d rows, %v", dst, n, err)
 	}
 }
+
+// A served database whose WAL was just checkpointed (empty, beside its
+// -shm) is read under locks, not as immutable: a commit the server makes
+// and checkpoints while the reader is open is seen by the reader's next
+// read, where an immutable open would go on reading its stale pages.
+func TestOpenReadOnlyServed(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "served.db")
+	db := openSQLiteAt(t, path)
+	defer db.Close()
+	createTestSchema(t, db)
+	checkpoint := func() {
+		t.Helper()
+		if _, err := db.Writer().ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
+			t.Fatal(err)
+		}
+		if wal, err := os.Stat(path + "-wal"); err != nil || wal.Size() != 0 {
+			t.Fatalf("after the checkpoint the -wal: %v, %v; want it empty", wal, err)
+		}
+	}
+	checkpoint()
+	ro, err := OpenReadOnly(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	count := func() int {
+		t.Helper()
+		var n int
+		if err := ro.QueryRow(ctx, `SELECT COUNT(*) FROM items`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := count(); n != 0 {
+		t.Fatalf("%d items, want 0", n)
+	}
+	if _, err := db.Writer().ExecContext(ctx, `INSERT INTO items (name) VALUES ('one')`); err != nil {
+		t.Fatal(err)
+	}
+	checkpoint()
+	if n := count(); n != 1 {
+		t.Errorf("after a commit, checkpointed: the read-only open reads %d items, want 1", n)
+	}
+}

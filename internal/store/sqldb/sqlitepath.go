@@ -42,6 +42,29 @@ func checkSQLitePath(path string) error {
 	return nil
 }
 
+// SQLiteFile is one file of a SQLite database: its path and what it is.
+type SQLiteFile struct {
+	Path string
+	What string // e.g. "the database's write-ahead log"
+}
+
+// SQLiteFiles are the files of the SQLite database at path that SQLite and
+// a serving process read and write: the database, its -wal, -shm and
+// -journal files, and the lock a server holds (ClaimServing). Some may not
+// exist at the moment; each is the database's as soon as it does.
+func SQLiteFiles(path string) []SQLiteFile {
+	return []SQLiteFile{
+		{path, "the database itself"},
+		{path + "-wal", "the database's write-ahead log (its latest commits)"},
+		{path + "-shm", "the database's shared-memory index"},
+		{path + "-journal", "the database's rollback journal"},
+		{lockPath(path), "the lock a serving switchboard holds"},
+	}
+}
+
+// lockPath is the file a serving process locks (ClaimServing).
+func lockPath(path string) string { return path + ".lock" }
+
 // unwrapPath drops a *fs.PathError's operation and path, which the caller's
 // message already names, keeping the reason ("permission denied").
 func unwrapPath(err error) error {
