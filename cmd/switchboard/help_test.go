@@ -125,6 +125,8 @@ func TestHelpExitStatus(t *testing.T) {
 		{[]string{"--help"}, 0, true, "usage: switchboard <command>"},
 		{[]string{"-h"}, 0, true, "usage: switchboard <command>"},
 		{[]string{"help", "user", "create"}, 0, true, "usage: switchboard user create --account N"},
+		{[]string{"--db", "x.db", "--help"}, 0, true, "usage: switchboard <command>"},
+		{[]string{"--json"}, 2, false, "usage: switchboard <command>"},
 		{[]string{"user", "--help"}, 0, true, "switchboard user: one of"},
 		{[]string{"user"}, 2, false, "switchboard user: one of"},
 		{[]string{"user", "frobnicate"}, 2, false, `switchboard: unknown command "user frobnicate"`},

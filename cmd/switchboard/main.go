@@ -95,17 +95,25 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		usage(stderr)
 		return 2
 	}
-	switch args[0] {
-	case "help", "-h", "-help", "--help":
+	switch {
+	case args[0] == "help" || isHelp(args[0]):
 		if len(args) == 1 {
 			usage(stdout)
 			return 0
 		}
 		args = append(args[1:], "--help") // "help user create" is "user create --help"
-	case "-version", "--version":
+	case args[0] == "-version" || args[0] == "--version":
 		args = append([]string{"version"}, args[1:]...)
 	}
 	global, args := leadingFlags(args)
+	if len(args) == 0 { // flags only, as in "switchboard --db x.db --help"
+		if slices.ContainsFunc(global, isHelp) {
+			usage(stdout)
+			return 0
+		}
+		usage(stderr)
+		return 2
+	}
 	cmd, rest := find(args)
 	if cmd == nil {
 		return unknownCommand(args, stdout, stderr)
@@ -149,7 +157,7 @@ func unknownCommand(args []string, stdout, stderr io.Writer) int {
 	}
 	list := fmt.Sprintf("switchboard %s: one of\n%s\nRun \"switchboard %s <command> --help\" for its flags.\n",
 		termSafe(word), strings.Join(names, "\n"), termSafe(word))
-	if len(args) > 1 && slices.Contains([]string{"-h", "-help", "--help"}, args[1]) {
+	if len(args) > 1 && isHelp(args[1]) {
 		fmt.Fprint(stdout, list)
 		return 0
 	}
@@ -159,6 +167,9 @@ func unknownCommand(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprint(stderr, list)
 	return 2
 }
+
+// isHelp reports whether arg asks for help, as the flag package takes it.
+func isHelp(arg string) bool { return arg == "-h" || arg == "-help" || arg == "--help" || arg == "--h" }
 
 // leadingFlags splits off common flags written before the command name
 // ("switchboard --db x.db account list"), so they can go after it.
