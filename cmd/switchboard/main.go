@@ -21,7 +21,6 @@ import (
 	"os"
 	"os/signal"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	_ "time/tzdata" // time zones validate on machines without tzdata
@@ -58,7 +57,7 @@ var commands = []command{
 	{"user edit", "change a user's details (only those given)", cmdUserEdit},
 	{"user disable", "stop a user signing in and revoke their OAuth grants and tokens", cmdUserDisable},
 	{"user enable", "let a disabled user sign in again", cmdUserEnable},
-	{"user password-reset", "set a user's password: read from stdin, or generated and printed once", cmdUserPasswordReset},
+	{"user password-reset", "set a user's password (prompted, read from a file or stdin, or generated and printed once) and sign them out everywhere", cmdUserPasswordReset},
 	{"user delete", "delete a user: unassigns their conversations, keeps their comments, revokes their grants", cmdUserDelete},
 	{"line create", "create a line", cmdLineCreate},
 	{"line list", "list an account's lines", cmdLineList},
@@ -152,7 +151,7 @@ func unknownCommand(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if len(names) == 0 || word == "" {
-		fmt.Fprintf(stderr, "switchboard: unknown command %s (run \"switchboard help\")\n", strconv.Quote(joinArgs(args)))
+		fmt.Fprintf(stderr, "switchboard: unknown command %q (run \"switchboard help\")\n", joinArgs(args))
 		return 2
 	}
 	list := fmt.Sprintf("switchboard %s: one of\n%s\nRun \"switchboard %s <command> --help\" for its flags.\n",
@@ -162,7 +161,7 @@ func unknownCommand(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	if len(args) > 1 {
-		fmt.Fprintf(stderr, "switchboard: unknown command %s\n", strconv.Quote(joinArgs(args[:2])))
+		fmt.Fprintf(stderr, "switchboard: unknown command %q\n", joinArgs(args[:2]))
 	}
 	fmt.Fprint(stderr, list)
 	return 2
