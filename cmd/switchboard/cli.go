@@ -319,7 +319,12 @@ func (c *cli) close() {
 // logger returns the configured logger on stderr and a function that
 // flushes it; call that before exiting.
 func (c *cli) logger() (*slog.Logger, func(), error) {
+	// A command that logs without defining the logging flags logs at info,
+	// as text.
 	var level slog.Level
+	if c.logLevel == "" {
+		c.logLevel, c.logFormat = "info", "text"
+	}
 	if err := level.UnmarshalText([]byte(c.logLevel)); err != nil {
 		return nil, nil, usageError{fmt.Sprintf("invalid --log-level %q", c.logLevel)}
 	}
