@@ -162,19 +162,24 @@ func TestVersion(t *testing.T) {
 	}
 }
 
-// TestServePortInUse: a taken --listen address is refused with how to
-// choose another.
-func TestServePortInUse(t *testing.T) {
+// TestPortInUse: a taken --listen address is refused by serve and demo with
+// how to choose another.
+func TestPortInUse(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ln.Close()
 	addr := ln.Addr().String()
-	_, stderr, code := runArgs(t, "serve", "--listen", addr, "--db", t.TempDir()+"/sb.db", "--media", "file://"+t.TempDir())
-	for _, want := range []string{addr + " is in use by another program", "--listen HOST:PORT", "SWITCHBOARD_LISTEN", "--listen 127.0.0.1:0 picks a free port"} {
-		if code != 1 || !strings.Contains(stderr, want) {
-			t.Errorf("serve on a taken port: exit %d, stderr %q; want exit 1 saying %q", code, stderr, want)
+	for _, args := range [][]string{
+		{"serve", "--listen", addr, "--db", t.TempDir() + "/sb.db", "--media", "file://" + t.TempDir()},
+		{"demo", "--listen", addr},
+	} {
+		_, stderr, code := runArgs(t, args...)
+		for _, want := range []string{addr + " is in use by another program", "--listen HOST:PORT", "SWITCHBOARD_LISTEN", "--listen 127.0.0.1:0 picks a free port"} {
+			if code != 1 || !strings.Contains(stderr, want) {
+				t.Errorf("%s on a taken port: exit %d, stderr %q; want exit 1 saying %q", args[0], code, stderr, want)
+			}
 		}
 	}
 }
