@@ -425,7 +425,7 @@ func (c *crashSetup) launch(t *testing.T, graceful bool) *process {
 			c.launched = true
 			return p
 		}
-		if c.launched || attempt == 3 || !strings.Contains(err.Error(), "address already in use") {
+		if c.launched || attempt == 3 || !strings.Contains(err.Error(), "is in use by another program") {
 			t.Fatalf("%v", err)
 		}
 		t.Logf("port %d was taken: retrying on another", c.port)

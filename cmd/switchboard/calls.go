@@ -42,12 +42,13 @@ func cmdCallsImport(ctx context.Context, c *cli, args []string) error {
 	var account int64
 	var format, zone string
 	var extDigits int
-	pos, err := c.parsePositional("calls import", args, 1, func(fs *flag.FlagSet) {
+	pos, err := c.parsePositional("calls import", args, []string{"FILE"}, func(fs *flag.FlagSet) {
 		fs.Int64Var(&account, "account", 0, "account id (required)")
 		fs.StringVar(&format, "format", "jsonl", "input format: jsonl (the ingest format, one call per line) or asterisk-csv (cdr_csv's Master.csv)")
 		fs.StringVar(&zone, "timezone", "UTC", "asterisk-csv: IANA zone of the CSV's times (UTC when cdr.conf has usegmtime=yes)")
 		fs.IntVar(&extDigits, "extension-digits", 6, "asterisk-csv: numbers this long or shorter are extensions, not outside numbers")
 		c.mediaFlag(fs)
+		c.logFlags(fs)
 	})
 	if err != nil {
 		return err

@@ -26,6 +26,14 @@ import (
 type cli struct {
 	stdout, stderr io.Writer
 	st             *store.Store // opened by open, closed by run
+	// summary is the command's line in the command table, for its --help.
+	summary string
+	// positional names the command's positional arguments (parsePositional).
+	positional []string
+	// describe, when set, receives the command's flags and positional
+	// arguments instead of a parse, and the command returns errDescribed: the
+	// help is built from the flags the commands really define.
+	describe func(fs *flag.FlagSet, positional []string)
 
 	db        string
 	dbOptions store.Options // PostgreSQL's pool and timeouts (--db-* flags)
@@ -77,19 +85,36 @@ func env(name, def string) string {
 	return def
 }
 
-func (c *cli) commonFlags(fs *flag.FlagSet) {
+// The flags several commands share, in groups the help shows apart (see
+// flagGroups). Every command reads the output flags; every command with a
+// database the database flags; those that log, the logging flags.
+
+func (c *cli) databaseFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.db, "db", env("DB", "./switchboard.db"), "database: a file path or sqlite://PATH for SQLite, postgres://… for PostgreSQL (SWITCHBOARD_DB)")
 	fs.BoolVar(&c.dbOptions.PgBouncer, "db-pgbouncer", false, "the PostgreSQL URL points at PgBouncer in transaction pooling mode: no named prepared statements, no statement_timeout at connection start (see docs/operations.md) (SWITCHBOARD_DB_PGBOUNCER)")
 	fs.IntVar(&c.walAutocheckpoint, "sqlite-wal-autocheckpoint", 1000, "SQLite: a commit that leaves the WAL this many pages long copies it into the database (a passive checkpoint); 0 never, when Litestream owns checkpoints (see docs/operations.md) (SWITCHBOARD_SQLITE_WAL_AUTOCHECKPOINT)")
+}
+
+func (c *cli) outputFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.json, "json", false, "print one JSON object instead of text (SWITCHBOARD_JSON)")
-	fs.StringVar(&c.listen, "listen", env("LISTEN", "127.0.0.1:8080"), "address to serve on (SWITCHBOARD_LISTEN)")
-	fs.StringVar(&c.publicURL, "public-url", env("PUBLIC_URL", ""), "public base URL of this server, e.g. https://sb.example.com; default http://LISTEN (SWITCHBOARD_PUBLIC_URL)")
+}
+
+func (c *cli) logFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.logLevel, "log-level", env("LOG_LEVEL", "info"), "log level: debug, info, warn, error (SWITCHBOARD_LOG_LEVEL)")
 	fs.StringVar(&c.logFormat, "log-format", env("LOG_FORMAT", "text"), "log format: text or json (SWITCHBOARD_LOG_FORMAT)")
 }
 
-// serveFlags are the flags of the commands that run the server.
+// serveFlags are the flags of the commands that run the server: the
+// logging flags and the server flags.
 func (c *cli) serveFlags(fs *flag.FlagSet) {
+	c.logFlags(fs)
+	c.serverFlags(fs)
+}
+
+// serverFlags are the flags only the server reads.
+func (c *cli) serverFlags(fs *flag.FlagSet) {
+	fs.StringVar(&c.listen, "listen", env("LISTEN", "127.0.0.1:8080"), "address to serve on; port 0 picks a free one (SWITCHBOARD_LISTEN)")
+	fs.StringVar(&c.publicURL, "public-url", env("PUBLIC_URL", ""), "public base URL of this server, e.g. https://sb.example.com; default http://LISTEN (SWITCHBOARD_PUBLIC_URL)")
 	fs.StringVar(&c.media, "media", env("MEDIA", ""), "blob store for attachments: file:///abs/dir or s3://bucket?region=…; default file://<cwd>/switchboard-media (SWITCHBOARD_MEDIA)")
 	fs.StringVar(&c.carrier, "carrier", env("CARRIER", "sim"), "carrier gateway: sim or kannel (SWITCHBOARD_CARRIER)")
 	fs.StringVar(&c.sim, "sim", env("SIM", ""), "sim carrier script, e.g. receipt-delay=2s,latency=0,down=false,fail=1999,undeliverable=1555 (SWITCHBOARD_SIM)")
@@ -111,14 +136,31 @@ func (c *cli) serveFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.metricsAddr, "metrics-addr", env("METRICS_ADDR", ""), "serve Prometheus /metrics and Go's /debug/pprof/ on this private address, e.g. 127.0.0.1:9090; off by default, never on --listen (SWITCHBOARD_METRICS_ADDR)")
 }
 
-// parse parses args with the common flags plus the command's own (added by
-// define), and rejects stray positional arguments.
+// parse parses args with the database and output flags plus the command's
+// own (added by define), and rejects stray positional arguments.
 func (c *cli) parse(name string, args []string, define func(fs *flag.FlagSet)) error {
+	return c.parseFlags(name, args, func(fs *flag.FlagSet) {
+		c.databaseFlags(fs)
+		if define != nil {
+			define(fs)
+		}
+	})
+}
+
+// errDescribed ends a command run only to describe its flags (cli.describe).
+var errDescribed = errors.New("described")
+
+// parseFlags is parse without the database flags, for a command that opens
+// no database. With --help it prints the command's help on stdout and
+// returns flag.ErrHelp.
+func (c *cli) parseFlags(name string, args []string, define func(fs *flag.FlagSet)) error {
 	fs := flag.NewFlagSet("switchboard "+name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	c.commonFlags(fs)
-	if define != nil {
-		define(fs)
+	c.outputFlags(fs)
+	define(fs)
+	if c.describe != nil {
+		c.describe(fs, c.positional)
+		return errDescribed
 	}
 	// Typed flags take their variable through the flag itself, so that a bad
 	// value is refused like a bad flag instead of silently replaced.
@@ -135,9 +177,7 @@ func (c *cli) parse(name string, args []string, define func(fs *flag.FlagSet)) e
 	}
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
-			fs.SetOutput(c.stdout)
-			fmt.Fprintf(c.stdout, "usage: switchboard %s [flags]\n", name)
-			fs.PrintDefaults()
+			commandHelp(c.stdout, name, c.summary, fs, c.positional)
 			return err
 		}
 		return usageError{err.Error()}
@@ -151,9 +191,10 @@ func (c *cli) parse(name string, args []string, define func(fs *flag.FlagSet)) e
 // boolFlags are the common flags that take no value.
 var boolFlags = map[string]bool{"json": true, "db-pgbouncer": true}
 
-// parsePositional is parse for commands that take exactly n positional
-// arguments (flags may come before or after them).
-func (c *cli) parsePositional(name string, args []string, n int, define func(fs *flag.FlagSet)) ([]string, error) {
+// parsePositional is parse for commands that take one positional argument
+// per name in names (flags may come before or after them).
+func (c *cli) parsePositional(name string, args []string, names []string, define func(fs *flag.FlagSet)) ([]string, error) {
+	c.positional = names
 	var pos, rest []string
 	for i := 0; i < len(args); i++ {
 		a := args[i]
@@ -171,8 +212,8 @@ func (c *cli) parsePositional(name string, args []string, n int, define func(fs 
 	if err := c.parse(name, rest, define); err != nil {
 		return nil, err
 	}
-	if len(pos) != n {
-		return nil, usageError{fmt.Sprintf("want %d argument(s), got %d", n, len(pos))}
+	if len(pos) != len(names) {
+		return nil, usageError{fmt.Sprintf("want %d argument(s) (%s), got %d", len(names), strings.Join(names, " "), len(pos))}
 	}
 	return pos, nil
 }
@@ -298,7 +339,12 @@ func (c *cli) close() {
 // logger returns the configured logger on stderr and a function that
 // flushes it; call that before exiting.
 func (c *cli) logger() (*slog.Logger, func(), error) {
+	// A command that logs without defining the logging flags logs at info,
+	// as text.
 	var level slog.Level
+	if c.logLevel == "" {
+		c.logLevel, c.logFormat = "info", "text"
+	}
 	if err := level.UnmarshalText([]byte(c.logLevel)); err != nil {
 		return nil, nil, usageError{fmt.Sprintf("invalid --log-level %q", c.logLevel)}
 	}
@@ -316,7 +362,8 @@ func (c *cli) table(v any, header string, lines []string) {
 	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, header)
 	for _, l := range lines {
-		fmt.Fprint(tw, l)
+		// Escaped before the columns are measured, so they stay aligned.
+		fmt.Fprint(tw, termSafe(l))
 	}
 	tw.Flush()
 	c.print(v, b.String())
@@ -361,15 +408,18 @@ func revokeByID(ctx context.Context, c *cli, name, what string, args []string, r
 	return nil
 }
 
-// print writes v as one JSON object with --json, else the text.
+// print writes v as one JSON object with --json, else the text; either way
+// with the characters a terminal would obey escaped (see termSafe).
 func (c *cli) print(v any, text string) {
 	if c.json {
-		enc := json.NewEncoder(c.stdout)
+		var b strings.Builder
+		enc := json.NewEncoder(&b)
 		enc.SetEscapeHTML(false)
 		enc.Encode(v)
+		fmt.Fprint(c.stdout, jsonSafe(b.String()))
 		return
 	}
-	fmt.Fprint(c.stdout, text)
+	fmt.Fprint(c.stdout, termSafe(text))
 	if !strings.HasSuffix(text, "\n") {
 		fmt.Fprintln(c.stdout)
 	}

@@ -73,3 +73,24 @@ func validTimeZone(name string) bool {
 	_, err := time.LoadLocation(name)
 	return err == nil
 }
+
+// optionalString is a string flag that remembers whether it was given, so
+// an edit changes only the fields named on the command line (and "" can
+// clear one).
+type optionalString struct {
+	set   bool
+	value string
+}
+
+func (f *optionalString) String() string { return f.value }
+
+func (f *optionalString) Set(s string) error {
+	f.set, f.value = true, s
+	return nil
+}
+
+func (f *optionalString) apply(dst *string) {
+	if f.set {
+		*dst = f.value
+	}
+}

@@ -5,9 +5,11 @@
 //	switchboard migrate [--status]    apply database migrations (or list them)
 //	switchboard backup --to F | --check F   copy a serving SQLite database; check a copy
 //	switchboard account|role|user|line|key …   provision accounts
+//	switchboard version               version, commit and Go version
 //
-// Every subcommand reads the common flags (--db, --json, …) and their
-// SWITCHBOARD_* environment variables; run "switchboard help" for the list.
+// The commands read shared flags (--db, --json, …) and their SWITCHBOARD_*
+// environment variables; "switchboard help" lists every command and flag,
+// "switchboard CMD --help" one command's.
 package main
 
 import (
@@ -18,6 +20,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	_ "time/tzdata" // time zones validate on machines without tzdata
@@ -42,34 +45,43 @@ var commands = []command{
 	{"serve", "apply migrations and serve the API", cmdServe},
 	{"demo", "create a fresh demo database, print a key and curl examples, and serve", cmdDemo},
 	{"migrate", "apply database migrations; --status lists applied and pending ones", cmdMigrate},
-	{"backup", "copy the SQLite database while it serves: --to FILE [--force]; check a copy: --check FILE", cmdBackup},
-	{"account create", "create an account: --name NAME", cmdAccountCreate},
+	{"backup", "copy the SQLite database while it serves (--to FILE), or check a copy (--check FILE)", cmdBackup},
+	{"version", "print the version, commit and Go version", cmdVersion},
+	{"account create", "create an account", cmdAccountCreate},
 	{"account list", "list accounts", cmdAccountList},
-	{"account set", "change account settings: --account ID [--restrict-sms-delete=BOOL] [--sensitive-reverify=BOOL]", cmdAccountSet},
-	{"role create", "create a role: --account ID --name NAME --permissions LIST", cmdRoleCreate},
-	{"user create", "create a user: --account ID --first F --last L [--username U --password P] [--role NAME] …", cmdUserCreate},
-	{"user list", "list an account's users: --account ID", cmdUserList},
-	{"line create", "create a line: --account ID --number N [--name NAME] [--users 1,2] [--bulk] [--no-sms]", cmdLineCreate},
-	{"line list", "list an account's lines: --account ID", cmdLineList},
-	{"key create", "create an API key (printed once): --account ID --name NAME --scopes a,b,c", cmdKeyCreate},
-	{"key list", "list an account's API keys: --account ID", cmdKeyList},
-	{"key revoke", "revoke an API key: --account ID --id KEYID", cmdKeyRevoke},
-	{"rate set", "set a rate: --account ID --prefix P --sms X --mms Y (USD)", cmdRateSet},
-	{"rate list", "list an account's rate card: --account ID", cmdRateList},
-	{"rate delete", "delete a rate: --account ID --prefix P", cmdRateDelete},
-	{"oauth allow-host", "allow a redirect host for client registration: HOST", cmdOAuthAllowHost},
-	{"oauth disallow-host", "stop allowing a redirect host: HOST", cmdOAuthDisallowHost},
+	{"account set", "change an account's settings (only those given)", cmdAccountSet},
+	{"role create", "create a role", cmdRoleCreate},
+	{"role list", "list an account's roles", cmdRoleList},
+	{"user create", "create a user", cmdUserCreate},
+	{"user list", "list an account's users", cmdUserList},
+	{"user edit", "change a user's details (only those given)", cmdUserEdit},
+	{"user disable", "stop a user signing in and revoke their OAuth grants and tokens", cmdUserDisable},
+	{"user enable", "let a disabled user sign in again", cmdUserEnable},
+	{"user password-reset", "set a user's password (prompted, read from a file or stdin, or generated and printed once) and sign them out everywhere", cmdUserPasswordReset},
+	{"user delete", "delete a user: unassigns their conversations, keeps their comments, revokes their grants", cmdUserDelete},
+	{"line create", "create a line", cmdLineCreate},
+	{"line list", "list an account's lines", cmdLineList},
+	{"line edit", "change a line's name, users, bulk or SMS setting (only those given)", cmdLineEdit},
+	{"line delete", "delete a line that was never used (no conversations, messages or scheduled texts)", cmdLineDelete},
+	{"key create", "create an API key (printed once)", cmdKeyCreate},
+	{"key list", "list an account's API keys", cmdKeyList},
+	{"key revoke", "revoke an API key", cmdKeyRevoke},
+	{"rate set", "set a rate (USD)", cmdRateSet},
+	{"rate list", "list an account's rate card", cmdRateList},
+	{"rate delete", "delete a rate", cmdRateDelete},
+	{"oauth allow-host", "allow a redirect host for client registration", cmdOAuthAllowHost},
+	{"oauth disallow-host", "stop allowing a redirect host", cmdOAuthDisallowHost},
 	{"oauth hosts", "list allowed redirect hosts", cmdOAuthHosts},
 	{"oauth clients", "list registered OAuth clients", cmdOAuthClients},
-	{"oauth grants", "list an account's OAuth grants: --account ID [--user ID]", cmdOAuthGrants},
-	{"oauth revoke-grant", "revoke a grant and all its tokens: --account ID --id GRANTID", cmdOAuthRevokeGrant},
-	{"calls import", "import calls from a file: --account ID [--format jsonl] FILE", cmdCallsImport},
-	{"ingest-token create", "create a token a phone system pushes calls with (printed once): --account ID [--name NAME]", cmdIngestTokenCreate},
-	{"ingest-token list", "list an account's ingest tokens: --account ID", cmdIngestTokenList},
-	{"ingest-token revoke", "revoke an ingest token: --account ID --id TOKENID", cmdIngestTokenRevoke},
-	{"recordings revoke", "revoke a call's signed recording links: --account ID --call CALLID", cmdRecordingsRevoke},
+	{"oauth grants", "list an account's OAuth grants", cmdOAuthGrants},
+	{"oauth revoke-grant", "revoke a grant and all its tokens", cmdOAuthRevokeGrant},
+	{"calls import", "import calls from a file", cmdCallsImport},
+	{"ingest-token create", "create a token a phone system pushes calls with (printed once)", cmdIngestTokenCreate},
+	{"ingest-token list", "list an account's ingest tokens", cmdIngestTokenList},
+	{"ingest-token revoke", "revoke an ingest token", cmdIngestTokenRevoke},
+	{"recordings revoke", "revoke a call's signed recording links", cmdRecordingsRevoke},
 	{"recordings rotate-key", "replace the recording link key: every link handed out stops working", cmdRecordingsRotateKey},
-	{"ledger list", "list an account's charges, newest first: --account ID [--limit N]", cmdLedgerList},
+	{"ledger list", "list an account's charges, newest first", cmdLedgerList},
 }
 
 // usageError is a bad invocation: exit status 2.
@@ -78,17 +90,34 @@ type usageError struct{ msg string }
 func (e usageError) Error() string { return e.msg }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
-		usage(stdout)
-		return 0
-	}
-	global, args := leadingFlags(args)
-	cmd, rest := find(args)
-	if cmd == nil {
-		fmt.Fprintf(stderr, "switchboard: unknown command %q (run \"switchboard help\")\n", joinArgs(args))
+	if len(args) == 0 {
+		usage(stderr)
 		return 2
 	}
-	env := &cli{stdout: stdout, stderr: stderr}
+	switch {
+	case args[0] == "help" || isHelp(args[0]):
+		if len(args) == 1 {
+			usage(stdout)
+			return 0
+		}
+		args = append(args[1:], "--help") // "help user create" is "user create --help"
+	case args[0] == "-version" || args[0] == "--version":
+		args = append([]string{"version"}, args[1:]...)
+	}
+	global, args := leadingFlags(args)
+	if len(args) == 0 { // flags only, as in "switchboard --db x.db --help"
+		if slices.ContainsFunc(global, isHelp) {
+			usage(stdout)
+			return 0
+		}
+		usage(stderr)
+		return 2
+	}
+	cmd, rest := find(args)
+	if cmd == nil {
+		return unknownCommand(args, stdout, stderr)
+	}
+	env := &cli{stdout: stdout, stderr: stderr, summary: cmd.summary}
 	err := cmd.run(ctx, env, append(global, rest...))
 	env.close()
 	var ue usageError
@@ -98,13 +127,48 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case errors.Is(err, flag.ErrHelp):
 		return 0
 	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "switchboard %s: %s\n", cmd.name, ue.msg)
+		fmt.Fprintf(stderr, "switchboard %s: %s\n", cmd.name, termSafe(ue.msg))
 		return 2
 	default:
-		fmt.Fprintf(stderr, "switchboard %s: %s\n", cmd.name, oneLine(err))
+		// An error may quote a name from the database: escaped like output.
+		fmt.Fprintf(stderr, "switchboard %s: %s\n", cmd.name, termSafe(oneLine(err)))
 		return 1
 	}
 }
+
+// unknownCommand answers args that name no command. A first word that
+// begins commands ("user") lists them: on stdout, exit 0, when help was asked
+// for ("switchboard user --help").
+func unknownCommand(args []string, stdout, stderr io.Writer) int {
+	var word string
+	if len(args) > 0 {
+		word = args[0]
+	}
+	var names []string
+	for _, c := range commands {
+		if strings.HasPrefix(c.name, word+" ") {
+			names = append(names, fmt.Sprintf("  %-22s %s", c.name, c.summary))
+		}
+	}
+	if len(names) == 0 || word == "" {
+		fmt.Fprintf(stderr, "switchboard: unknown command %q (run \"switchboard help\")\n", joinArgs(args))
+		return 2
+	}
+	list := fmt.Sprintf("switchboard %s: one of\n%s\nRun \"switchboard %s <command> --help\" for its flags.\n",
+		termSafe(word), strings.Join(names, "\n"), termSafe(word))
+	if len(args) > 1 && isHelp(args[1]) {
+		fmt.Fprint(stdout, list)
+		return 0
+	}
+	if len(args) > 1 {
+		fmt.Fprintf(stderr, "switchboard: unknown command %q\n", joinArgs(args[:2]))
+	}
+	fmt.Fprint(stderr, list)
+	return 2
+}
+
+// isHelp reports whether arg asks for help, as the flag package takes it.
+func isHelp(arg string) bool { return arg == "-h" || arg == "-help" || arg == "--help" || arg == "--h" }
 
 // leadingFlags splits off common flags written before the command name
 // ("switchboard --db x.db account list"), so they can go after it.
@@ -131,18 +195,4 @@ func find(args []string) (*command, []string) {
 		}
 	}
 	return nil, nil
-}
-
-func usage(w io.Writer) {
-	fmt.Fprintln(w, "usage: switchboard <command> [flags]")
-	fmt.Fprintln(w)
-	for _, c := range commands {
-		fmt.Fprintf(w, "  %-20s %s\n", c.name, c.summary)
-	}
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Common flags (each also read from its environment variable):")
-	fs := flag.NewFlagSet("", flag.ContinueOnError)
-	fs.SetOutput(w)
-	(&cli{}).commonFlags(fs)
-	fs.PrintDefaults()
 }

@@ -11,7 +11,7 @@ import (
 )
 
 func cmdOAuthAllowHost(ctx context.Context, c *cli, args []string) error {
-	pos, err := c.parsePositional("oauth allow-host", args, 1, nil)
+	pos, err := c.parsePositional("oauth allow-host", args, []string{"HOST"}, nil)
 	if err != nil {
 		return err
 	}
@@ -31,7 +31,7 @@ func cmdOAuthAllowHost(ctx context.Context, c *cli, args []string) error {
 }
 
 func cmdOAuthDisallowHost(ctx context.Context, c *cli, args []string) error {
-	pos, err := c.parsePositional("oauth disallow-host", args, 1, nil)
+	pos, err := c.parsePositional("oauth disallow-host", args, []string{"HOST"}, nil)
 	if err != nil {
 		return err
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -208,16 +207,37 @@ func cmdRoleCreate(ctx context.Context, c *cli, args []string) error {
 	return nil
 }
 
+func cmdRoleList(ctx context.Context, c *cli, args []string) error {
+	account, st, err := c.openAccount(ctx, "role list", args, nil)
+	if err != nil {
+		return err
+	}
+	roles, err := st.Roles(ctx, account)
+	if err != nil {
+		return err
+	}
+	type row struct {
+		ID          int64  `json:"id"`
+		Name        string `json:"name"`
+		Permissions string `json:"permissions"`
+	}
+	printList(c, "roles", "ID\tNAME\tPERMISSIONS", roles, func(r domain.Role) (row, string) {
+		return row{r.ID, r.Name, r.Permissions.String()}, fmt.Sprintf("%d\t%s\t%s", r.ID, r.Name, r.Permissions)
+	})
+	return nil
+}
+
 func cmdUserCreate(ctx context.Context, c *cli, args []string) error {
 	var account int64
 	var u domain.User
-	var password, role, exts, lines, numbers, voicemails string
+	var password, passwordFile, role, exts, lines, numbers, voicemails string
 	if err := c.parse("user create", args, func(fs *flag.FlagSet) {
 		fs.Int64Var(&account, "account", 0, "account id (required)")
 		fs.StringVar(&u.FirstName, "first", "", "first name (required)")
 		fs.StringVar(&u.LastName, "last", "", "last name (required)")
 		fs.StringVar(&u.Username, "username", "", "portal username (sign-in); unique across accounts")
-		fs.StringVar(&password, "password", "", "portal password (needs --username)")
+		fs.StringVar(&password, "password", "", "portal password (needs --username); --password-file keeps it out of the shell history")
+		fs.StringVar(&passwordFile, "password-file", "", "read the portal password from the first line of this `file`; - reads stdin (needs --username)")
 		fs.StringVar(&role, "role", "", "role name")
 		fs.StringVar(&u.Title, "title", "", "job title")
 		fs.StringVar(&u.Email, "email", "", "email address")
@@ -235,7 +255,7 @@ func cmdUserCreate(ctx context.Context, c *cli, args []string) error {
 	if account <= 0 || strings.TrimSpace(u.FirstName) == "" || strings.TrimSpace(u.LastName) == "" {
 		return usageError{"--account, --first and --last are required"}
 	}
-	if password != "" && u.Username == "" {
+	if (password != "" || passwordFile != "") && u.Username == "" {
 		return usageError{"--password needs --username"}
 	}
 	if u.TimeZone != "" && !validTimeZone(u.TimeZone) {
@@ -243,26 +263,24 @@ func cmdUserCreate(ctx context.Context, c *cli, args []string) error {
 	}
 	u.AccountID = account
 	u.Extensions, u.Lines, u.Voicemails = splitList(exts), splitList(lines), splitList(voicemails)
-	for _, n := range splitList(numbers) {
-		norm, err := phone.Parse(n)
-		if err != nil {
-			return usageError{fmt.Sprintf("--numbers %q: %v", n, err)}
+	var err error
+	if u.Numbers, err = parseNumbers(splitList(numbers)); err != nil {
+		return err
+	}
+	if passwordFile != "" {
+		if password != "" {
+			return usageError{"give --password or --password-file, not both"}
 		}
-		u.Numbers = append(u.Numbers, norm)
+		if password, err = newPassword(c, passwordFile, false); err != nil {
+			return err
+		}
 	}
 	st, err := c.open(ctx)
 	if err != nil {
 		return err
 	}
-	if role != "" {
-		r, err := st.RoleByName(ctx, account, role)
-		if domain.IsNotFound(err) {
-			return fmt.Errorf("role %q not found in account %d", role, account)
-		}
-		if err != nil {
-			return err
-		}
-		u.RoleID = r.ID
+	if u.RoleID, err = roleID(ctx, st, account, role); err != nil {
+		return err
 	}
 	if password != "" {
 		if u.PasswordHash, err = auth.HashPassword(password); err != nil {
@@ -292,10 +310,11 @@ func cmdUserList(ctx context.Context, c *cli, args []string) error {
 		FirstName string `json:"firstName"`
 		LastName  string `json:"lastName"`
 		RoleID    int64  `json:"roleId,omitempty"`
+		Disabled  bool   `json:"disabled"`
 	}
-	printList(c, "users", "ID\tUSERNAME\tNAME\tROLE", all, func(u domain.User) (row, string) {
-		return row{u.ID, u.Username, u.FirstName, u.LastName, u.RoleID},
-			fmt.Sprintf("%d\t%s\t%s %s\t%d", u.ID, u.Username, u.FirstName, u.LastName, u.RoleID)
+	printList(c, "users", "ID\tUSERNAME\tNAME\tROLE\tDISABLED", all, func(u domain.User) (row, string) {
+		return row{u.ID, u.Username, u.FirstName, u.LastName, u.RoleID, u.Disabled},
+			fmt.Sprintf("%d\t%s\t%s %s\t%d\t%t", u.ID, u.Username, u.FirstName, u.LastName, u.RoleID, u.Disabled)
 	})
 	return nil
 }
@@ -322,12 +341,8 @@ func cmdLineCreate(ctx context.Context, c *cli, args []string) error {
 		return usageError{fmt.Sprintf("--number %q: %v", number, err)}
 	}
 	l := domain.Line{AccountID: account, Number: norm, Name: name, BulkEnabled: bulk, SMSEnabled: !noSMS}
-	for _, s := range splitList(users) {
-		id, err := strconv.ParseInt(s, 10, 64)
-		if err != nil || id <= 0 {
-			return usageError{fmt.Sprintf("--users: %q is not a user id", s)}
-		}
-		l.UserIDs = append(l.UserIDs, id)
+	if l.UserIDs, err = parseUserIDs(users); err != nil {
+		return err
 	}
 	st, err := c.open(ctx)
 	if err != nil {
@@ -336,8 +351,7 @@ func cmdLineCreate(ctx context.Context, c *cli, args []string) error {
 	if err := st.CreateLine(ctx, &l); err != nil {
 		return err
 	}
-	c.print(map[string]any{"id": l.ID, "account": account, "number": l.Number, "name": l.Name, "userIds": nonNilIDs(l.UserIDs), "bulkEnabled": bulk, "smsEnabled": !noSMS},
-		fmt.Sprintf("line %d created: %s", l.ID, l.Number))
+	c.print(lineJSON(l), fmt.Sprintf("line %d created: %s", l.ID, l.Number))
 	return nil
 }
 

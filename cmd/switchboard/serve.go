@@ -15,6 +15,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -134,13 +135,23 @@ func (c *cli) checkServeFlags() error {
 	return nil
 }
 
+// listenError is the error of listening on addr, set by flag (or its
+// environment variable): one already taken says how to choose another.
+func listenError(flag, variable, addr string, err error) error {
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return fmt.Errorf("%s is in use by another program: choose another with %s HOST:PORT or %s (%s 127.0.0.1:0 picks a free port)",
+			addr, flag, variable, flag)
+	}
+	return fmt.Errorf("listen on %s %s: %w", flag, addr, err)
+}
+
 // serve listens on c.listen and serves until ctx ends, then drains in-flight
 // requests. ready, when set, is called with the running app once listening.
 func serve(ctx context.Context, c *cli, st *store.Store, log *slog.Logger, ready func(a *app)) error {
 	tuneRuntime()
 	ln, err := net.Listen("tcp", c.listen)
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w", c.listen, err)
+		return listenError("--listen", "SWITCHBOARD_LISTEN", c.listen, err)
 	}
 	publicURL := strings.TrimRight(c.publicURL, "/")
 	if publicURL == "" {
@@ -185,7 +196,7 @@ func serve(ctx context.Context, c *cli, st *store.Store, log *slog.Logger, ready
 		mln, err := net.Listen("tcp", c.metricsAddr)
 		if err != nil {
 			srv.Close()
-			return fmt.Errorf("listen on --metrics-addr %s: %w", c.metricsAddr, err)
+			return listenError("--metrics-addr", "SWITCHBOARD_METRICS_ADDR", c.metricsAddr, err)
 		}
 		metricsAddr = mln.Addr().String()
 		msrv := &http.Server{Handler: privateHandler(a.registry), ReadHeaderTimeout: 10 * time.Second}

@@ -71,7 +71,8 @@ func (a *Authenticator) accessToken(ctx context.Context, secret string) (Princip
 	// The person's role is read on every request, so a role change applies
 	// at once, without re-authorizing.
 	u, err := a.Store.User(ctx, t.AccountID, t.UserID)
-	if domain.IsNotFound(err) {
+	if domain.IsNotFound(err) || err == nil && u.Disabled {
+		// Disabling revokes the person's tokens; this holds even so.
 		return Principal{}, errInvalid()
 	}
 	if err != nil {

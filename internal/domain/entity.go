@@ -122,6 +122,9 @@ type User struct {
 	Lines        []string
 	Numbers      []string
 	Voicemails   []string
+	// Disabled users cannot sign in, and their OAuth tokens stop working
+	// (switchboard user disable); they still show in lists and history.
+	Disabled bool
 }
 
 // Line is one of the account's phone numbers.

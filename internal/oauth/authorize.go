@@ -144,7 +144,9 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	}
 	// CheckPassword costs one bcrypt comparison even for an unknown user or
 	// one without a password, so timing does not tell whether a name exists.
-	if !auth.CheckPassword(user.PasswordHash, password) || user.ID == 0 {
+	// A disabled user is refused like a wrong password, after the same
+	// comparison, so the page tells no one who is disabled.
+	if !auth.CheckPassword(user.PasswordHash, password) || user.ID == 0 || user.Disabled {
 		// Already counted by begin.
 		s.log.InfoContext(ctx, "oauth sign-in failed", "ip", ip, "client_id", client.ClientID)
 		s.page(w, r, http.StatusUnauthorized, "login", s.loginData(client, sealed, csrf, username, "Wrong username or password."), p.RedirectURI)

@@ -446,8 +446,13 @@ func TestFullFlow(t *testing.T) {
 		}
 		form := hidden(t, page)
 
-		// Wrong password, then unknown user: the same 401 page.
-		for _, creds := range [][2]string{{"amy", "wrong"}, {"nobody", password}} {
+		// Wrong password, unknown user, then a disabled user with the right
+		// password: the same 401 page.
+		dora := storetest.User(t, st, e.user.AccountID, &storetest.UserOpts{FirstName: "Dora", Username: "dora", Password: password})
+		if err := st.SetUserDisabled(ctx, dora.AccountID, dora.ID, true); err != nil {
+			t.Fatal(err)
+		}
+		for _, creds := range [][2]string{{"amy", "wrong"}, {"nobody", password}, {"dora", password}} {
 			form.Set("username", creds[0])
 			form.Set("password", creds[1])
 			resp, body := e.postForm(t, b, "/oauth/login", form)

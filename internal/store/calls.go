@@ -192,7 +192,7 @@ func (s *Store) KnownUsers(ctx context.Context, accountID int64, ids []string) (
 	}
 	// The IN list's length varies, so the statement is not kept prepared
 	// (as searchQuery does for search's lists).
-	rows, err := s.db.Readers().QueryContext(ctx, s.db.Rebind(`SELECT id FROM users WHERE account_id = ? AND id IN (`+placeholders(len(args)-1)+`)`), args...)
+	rows, err := s.db.Readers().QueryContext(ctx, s.db.Rebind(`SELECT id FROM users WHERE account_id = ? AND deleted_at IS NULL AND id IN (`+placeholders(len(args)-1)+`)`), args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: known users: %w", err)
 	}

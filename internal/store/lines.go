@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"switchboard/internal/domain"
 	"switchboard/internal/store/sqldb"
@@ -26,21 +27,96 @@ func (s *Store) CreateLine(ctx context.Context, l *domain.Line) error {
 		if err != nil {
 			return fmt.Errorf("store: create line: %w", err)
 		}
-		for _, uid := range l.UserIDs {
-			var n int
-			if err := tx.QueryRow(ctx, `SELECT COUNT(*) FROM users WHERE id = ? AND account_id = ?`, uid, l.AccountID).Scan(&n); err != nil {
-				return fmt.Errorf("store: find user: %w", err)
-			}
-			if n == 0 {
-				return domain.Errorf(domain.NotFound, "user %d not found in account %d", uid, l.AccountID)
-			}
-			if _, err := tx.Exec(ctx, `INSERT INTO line_users (line_id, user_id) VALUES (?, ?) ON CONFLICT DO NOTHING`, id, uid); err != nil {
-				return fmt.Errorf("store: assign line: %w", err)
-			}
+		if err := assignLine(ctx, tx, l.AccountID, id, l.UserIDs); err != nil {
+			return err
 		}
 		l.ID = id
 		return nil
 	})
+}
+
+// assignLine assigns the line to users, each of which must be the account's.
+func assignLine(ctx context.Context, tx *Tx, accountID, lineID int64, users []int64) error {
+	for _, uid := range users {
+		var n int
+		if err := tx.QueryRow(ctx, `SELECT COUNT(*) FROM users WHERE id = ? AND account_id = ? AND deleted_at IS NULL`, uid, accountID).Scan(&n); err != nil {
+			return fmt.Errorf("store: find user: %w", err)
+		}
+		if n == 0 {
+			return domain.Errorf(domain.NotFound, "user %d not found in account %d", uid, accountID)
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO line_users (line_id, user_id) VALUES (?, ?) ON CONFLICT DO NOTHING`, lineID, uid); err != nil {
+			return fmt.Errorf("store: assign line: %w", err)
+		}
+	}
+	return nil
+}
+
+// UpdateLine saves l's name, users, bulk and SMS settings. The number is a
+// line's identity (its threads and charges are with it) and is not changed.
+func (s *Store) UpdateLine(ctx context.Context, l domain.Line) error {
+	return s.db.Write(ctx, sqldb.DropCache, func(tx *Tx) error {
+		res, err := tx.Exec(ctx, `UPDATE lines SET name = ?, bulk_enabled = ?, sms_enabled = ? WHERE id = ? AND account_id = ?`,
+			l.Name, l.BulkEnabled, l.SMSEnabled, l.ID, l.AccountID)
+		if err != nil {
+			return fmt.Errorf("store: update line: %w", err)
+		}
+		if err := oneRow(res, "line"); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM line_users WHERE line_id = ?`, l.ID); err != nil {
+			return fmt.Errorf("store: unassign line: %w", err)
+		}
+		return assignLine(ctx, tx, l.AccountID, l.ID, l.UserIDs)
+	})
+}
+
+// DeleteLine deletes the account's line, with its users, blocked senders
+// and opt-outs. It is refused (conflict, saying with what) while the line is
+// in use: while any conversation, message or pending scheduled message is on
+// it, because deleting the line would delete the account's history with it
+// (threads, comments, the texts the ledger's charges point at).
+func (s *Store) DeleteLine(ctx context.Context, accountID, id int64) error {
+	return s.db.Write(ctx, sqldb.DropCache, func(tx *Tx) error {
+		var number string
+		// The row lock makes a text arriving meanwhile wait, then fail on
+		// the missing line (its conversation's foreign key).
+		err := tx.QueryRow(ctx, `SELECT number FROM lines WHERE id = ? AND account_id = ?`+tx.ForUpdate(), id, accountID).Scan(&number)
+		if err != nil {
+			return fmt.Errorf("store: delete line: %w", notFound(err, "line"))
+		}
+		var convs, msgs, scheduled int64
+		err = tx.QueryRow(ctx, `SELECT (SELECT COUNT(*) FROM conversations WHERE line_id = ?), (SELECT COUNT(*) FROM messages WHERE line_id = ?),
+			(SELECT COUNT(*) FROM scheduled_messages WHERE line_id = ? AND state IN ('queued', 'sending'))`, id, id, id).Scan(&convs, &msgs, &scheduled)
+		if err != nil {
+			return fmt.Errorf("store: line use: %w", err)
+		}
+		if use := lineUse(convs, msgs, scheduled); use != "" {
+			return domain.Errorf(domain.Conflict, "line %d (%s) is in use: %s; a line with history cannot be deleted (line edit --no-sms=true stops its texts)", id, number, use)
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM lines WHERE id = ?`, id); err != nil {
+			return fmt.Errorf("store: delete line: %w", err)
+		}
+		return nil
+	})
+}
+
+// lineUse says what a line holds, e.g. "3 conversations, 12 messages"; ""
+// when nothing.
+func lineUse(convs, msgs, scheduled int64) string {
+	var parts []string
+	for _, c := range []struct {
+		n         int64
+		one, many string
+	}{{convs, "conversation", "conversations"}, {msgs, "message", "messages"}, {scheduled, "scheduled message pending", "scheduled messages pending"}} {
+		switch {
+		case c.n == 1:
+			parts = append(parts, "1 "+c.one)
+		case c.n > 1:
+			parts = append(parts, fmt.Sprintf("%d %s", c.n, c.many))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 const lineColumns = `id, account_id, number, name, bulk_enabled, sms_enabled`

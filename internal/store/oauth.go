@@ -397,7 +397,8 @@ func (s *Store) ApproveOAuthRequest(ctx context.Context, hash, codeHash []byte) 
 			return err
 		}
 		var accountID int64
-		if err := tx.QueryRow(ctx, `SELECT account_id FROM users WHERE id = ?`, r.UserID).Scan(&accountID); err != nil {
+		// A user disabled or deleted since signing in gets no grant.
+		if err := tx.QueryRow(ctx, `SELECT account_id FROM users WHERE id = ? AND disabled_at IS NULL AND deleted_at IS NULL`, r.UserID).Scan(&accountID); err != nil {
 			return fmt.Errorf("store: grant user: %w", notFound(err, "user"))
 		}
 		id, err := tx.Insert(ctx, `INSERT INTO oauth_grants (account_id, user_id, client_id, scopes, created_at) VALUES (?, ?, ?, ?, ?)`,

@@ -140,6 +140,28 @@ func notFound(err error, what string) error {
 	return err
 }
 
+// oneRow is nil when res changed a row, else not_found naming what.
+func oneRow(res sql.Result, what string) error {
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if n == 0 {
+		return domain.Errorf(domain.NotFound, "%s not found", what)
+	}
+	return nil
+}
+
+// queryIDs runs q, which selects one id column, and returns the ids.
+func queryIDs(ctx context.Context, tx *Tx, q string, args ...any) ([]int64, error) {
+	var ids []int64
+	err := tx.Query(ctx, q, args, func(r row) error {
+		var id int64
+		err := r.Scan(&id)
+		ids = append(ids, id)
+		return err
+	})
+	return ids, err
+}
+
 func micros(t time.Time) int64 { return t.UnixMicro() }
 
 func fromMicros(us int64) time.Time { return time.UnixMicro(us).UTC() }
