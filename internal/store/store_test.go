@@ -58,7 +58,7 @@ func TestAccountsAndRoles(t *testing.T) {
 			t.Fatalf("settings = %+v, want restrict delete only", got)
 		}
 
-		perms, _ := domain.ParsePermissions("users:self,numbers:assigned,reports")
+		perms, _ := domain.ParsePermissions("users:self,numbers:assigned,reports,webhooks")
 		r := domain.Role{AccountID: a.ID, Name: "agent", Permissions: perms}
 		if err := s.CreateRole(ctx, &r); err != nil {
 			t.Fatal(err)
