@@ -184,7 +184,7 @@ func cmdRoleCreate(ctx context.Context, c *cli, args []string) error {
 	if err := c.parse("role create", args, func(fs *flag.FlagSet) {
 		fs.Int64Var(&account, "account", 0, "account id (required)")
 		fs.StringVar(&name, "name", "", "role name (required)")
-		fs.StringVar(&perms, "permissions", "", "comma-separated: users:all|users:self, numbers:all|numbers:assigned, reports, recordings, or all")
+		fs.StringVar(&perms, "permissions", "", "comma-separated: users:all|users:self, numbers:all|numbers:assigned, reports, recordings, webhooks, or all")
 	}); err != nil {
 		return err
 	}
