@@ -309,6 +309,17 @@ func TestAppCallsAndWebhooksInBrowser(t *testing.T) {
 				t.Errorf("front desk: subscriptions are listed at /app/webhooks%s", b.where())
 			}
 			b.shots("webhooks-not-offered")
+
+			// The operator gives the role the permission (role set): the
+			// screen is offered on the next load, without signing in again.
+			var set struct{ Permissions string }
+			cliJSON(t, db, &set, "role", "set", "--account", fmt.Sprint(acct), "--name", "front-desk", "--permissions", "users:self,numbers:assigned,webhooks")
+			if set.Permissions != "users:self,numbers:assigned,webhooks" {
+				t.Fatalf("role set: permissions %q, want users:self,numbers:assigned,webhooks", set.Permissions)
+			}
+			b.goTo("the webhooks address again", "/app/webhooks")
+			b.waitJS("the Webhooks link in the header", `!!document.querySelector('#topbar a[href="/app/webhooks"]')`)
+			b.waitJS("the subscription list", `!!document.querySelector('.webhook-list')`)
 		}
 	}
 }

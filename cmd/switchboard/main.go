@@ -47,6 +47,7 @@ var commands = []command{
 	{"account list", "list accounts", cmdAccountList},
 	{"account set", "change account settings: --account ID [--restrict-sms-delete=BOOL] [--sensitive-reverify=BOOL]", cmdAccountSet},
 	{"role create", "create a role: --account ID --name NAME --permissions LIST", cmdRoleCreate},
+	{"role set", "replace a role's permissions: --account ID --name NAME --permissions LIST", cmdRoleSet},
 	{"user create", "create a user: --account ID --first F --last L [--username U --password P] [--role NAME] …", cmdUserCreate},
 	{"user list", "list an account's users: --account ID", cmdUserList},
 	{"line create", "create a line: --account ID --number N [--name NAME] [--users 1,2] [--bulk] [--no-sms]", cmdLineCreate},
