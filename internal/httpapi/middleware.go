@@ -153,9 +153,9 @@ func (s *Server) route(pattern string, h handlerFunc) {
 // api registers an authenticated public API endpoint that needs scope and
 // takes the query parameters named by query (none when empty). The scope
 // check happens before the handler runs; role permissions, which depend on
-// the object addressed, are checked by the domain code (a permission a
-// whole family needs whatever it addresses is the table's: apiRole). So does the query
-// check: a parameter the endpoint does not take, or one given twice, is 400
+// the object addressed, are checked by the domain code (one that a whole
+// family needs whatever it addresses is the table's: apiRole). So does the
+// query check: a parameter the endpoint does not take, or one given twice, is 400
 // before anything else about the request is looked at (its body, an
 // Idempotency-Key's stored answer), and the handler reads the parsed query
 // with queryOf.
