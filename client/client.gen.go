@@ -1561,6 +1561,9 @@ type RolePermissions struct {
 
 	// Users Which users `GET /users` shows the person.
 	Users RolePermissionsUsers `json:"users"`
+
+	// Webhooks Managing the account's webhook subscriptions (every `/webhooks` operation): a subscription receives the whole account's events, so this is the administrators'.
+	Webhooks bool `json:"webhooks"`
 }
 
 // RolePermissionsNumbers Which lines the person may use: `assigned` means lines assigned to them and unassigned lines (`SMSLine.userIds` empty).
@@ -2759,7 +2762,8 @@ type ClientInterface interface {
 	//   scopes (`x-role-permission`): `users` (`none`, `self`, `all`: which users
 	//   `GET /users` shows), `numbers` (`none`, `assigned`, `all`: which lines the
 	//   person may use), `callReports` (call history), `allowRecordings` (recordings
-	//   and transcripts, with `callReports`). A person with no role has every one
+	//   and transcripts, with `callReports`), `webhooks` (managing the account's
+	//   webhook subscriptions). A person with no role has every one
 	//   `none` or false. An API key has no `permissions`: no role applies to it.
 	//
 	// It shows nothing the credential could not read elsewhere. `user` is the
@@ -3992,7 +3996,8 @@ func (c *Client) StreamEvents(ctx context.Context, params *StreamEventsParams, r
 //     scopes (`x-role-permission`): `users` (`none`, `self`, `all`: which users
 //     `GET /users` shows), `numbers` (`none`, `assigned`, `all`: which lines the
 //     person may use), `callReports` (call history), `allowRecordings` (recordings
-//     and transcripts, with `callReports`). A person with no role has every one
+//     and transcripts, with `callReports`), `webhooks` (managing the account's
+//     webhook subscriptions). A person with no role has every one
 //     `none` or false. An API key has no `permissions`: no role applies to it.
 //
 // It shows nothing the credential could not read elsewhere. `user` is the
@@ -8762,7 +8767,8 @@ type ClientWithResponsesInterface interface {
 	//   scopes (`x-role-permission`): `users` (`none`, `self`, `all`: which users
 	//   `GET /users` shows), `numbers` (`none`, `assigned`, `all`: which lines the
 	//   person may use), `callReports` (call history), `allowRecordings` (recordings
-	//   and transcripts, with `callReports`). A person with no role has every one
+	//   and transcripts, with `callReports`), `webhooks` (managing the account's
+	//   webhook subscriptions). A person with no role has every one
 	//   `none` or false. An API key has no `permissions`: no role applies to it.
 	//
 	// It shows nothing the credential could not read elsewhere. `user` is the
@@ -17987,7 +17993,8 @@ func (c *ClientWithResponses) StreamEventsWithResponse(ctx context.Context, para
 //     scopes (`x-role-permission`): `users` (`none`, `self`, `all`: which users
 //     `GET /users` shows), `numbers` (`none`, `assigned`, `all`: which lines the
 //     person may use), `callReports` (call history), `allowRecordings` (recordings
-//     and transcripts, with `callReports`). A person with no role has every one
+//     and transcripts, with `callReports`), `webhooks` (managing the account's
+//     webhook subscriptions). A person with no role has every one
 //     `none` or false. An API key has no `permissions`: no role applies to it.
 //
 // It shows nothing the credential could not read elsewhere. `user` is the

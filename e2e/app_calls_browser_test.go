@@ -37,7 +37,8 @@ import (
 //     disables and deletes it;
 //   - a manager (reports without recordings) sees the calls but no player
 //     and no transcript, and the app never asks for them;
-//   - a front-desk agent (no call reports) is offered no Calls screen.
+//   - a front-desk agent (no call reports, no webhooks) is offered no Calls
+//     and no Webhooks screen.
 //
 // Every screen is photographed at 1280 and 375 px and checked with axe-core.
 func TestAppCallsAndWebhooksInBrowser(t *testing.T) {
@@ -295,6 +296,31 @@ func TestAppCallsAndWebhooksInBrowser(t *testing.T) {
 			}
 		}
 		b.shots("calls-not-offered")
+
+		// Nor webhooks (issue 32): a subscription would show every line's
+		// texts and every call.
+		if hasMe {
+			if b.exists(`#topbar a[href="/app/webhooks"]`) {
+				t.Errorf("front desk: a Webhooks link is offered to a role without the webhooks permission%s", b.where())
+			}
+			b.goTo("the webhooks address", "/app/webhooks")
+			b.waitJS("the screen's explanation", `document.querySelector('main').innerText.includes('Your role does not include webhooks')`)
+			if b.exists(".webhooks-table") || b.exists(".webhook-list") {
+				t.Errorf("front desk: subscriptions are listed at /app/webhooks%s", b.where())
+			}
+			b.shots("webhooks-not-offered")
+
+			// The operator gives the role the permission (role set): the
+			// screen is offered on the next load, without signing in again.
+			var set struct{ Permissions string }
+			cliJSON(t, db, &set, "role", "set", "--account", fmt.Sprint(acct), "--name", "front-desk", "--permissions", "users:self,numbers:assigned,webhooks")
+			if set.Permissions != "users:self,numbers:assigned,webhooks" {
+				t.Fatalf("role set: permissions %q, want users:self,numbers:assigned,webhooks", set.Permissions)
+			}
+			b.goTo("the webhooks address again", "/app/webhooks")
+			b.waitJS("the Webhooks link in the header", `!!document.querySelector('#topbar a[href="/app/webhooks"]')`)
+			b.waitJS("the subscription list", `!!document.querySelector('.webhook-list')`)
+		}
 	}
 }
 

@@ -596,6 +596,8 @@ func TestCLIErrors(t *testing.T) {
 		{"not a phone number", []string{"line", "create", "--account", acme, "--number", "call me"}, 2},
 		{"unknown scope", []string{"key", "create", "--account", acme, "--name", "k", "--scopes", "users:read,users:write"}, 2},
 		{"unknown permission", []string{"role", "create", "--account", acme, "--name", "r", "--permissions", "users:all,sudo"}, 2},
+		{"role set: unknown permission", []string{"role", "set", "--account", acme, "--name", "r", "--permissions", "sudo"}, 2},
+		{"role set: nonexistent role", []string{"role", "set", "--account", acme, "--name", "ghost", "--permissions", "webhooks"}, 1},
 		{"unknown time zone", []string{"user", "create", "--account", acme, "--first", "A", "--last", "B", "--timezone", "Mars/Olympus"}, 2},
 		{"nonexistent account: user", []string{"user", "create", "--account", "999", "--first", "A", "--last", "B"}, 1},
 		{"nonexistent account: key", []string{"key", "create", "--account", "999", "--name", "k", "--scopes", "all"}, 1},

@@ -115,7 +115,7 @@ func cmdDemo(ctx context.Context, c *cli, args []string) (err error) {
 		fmt.Fprintf(&b, "The app (the shared inbox, call history and webhooks in a browser):\n\n")
 		fmt.Fprintf(&b, "  %s%s\n\n", a.publicURL, oauth.AppPath)
 		fmt.Fprintf(&b, "  Sign in as maria / demo-password (admin: every line, call history with recordings, webhooks)\n")
-		fmt.Fprintf(&b, "  or james / demo-password (front desk: the lines open to him, no call history); open both in two\n")
+		fmt.Fprintf(&b, "  or james / demo-password (front desk: the lines open to him, no call history, no webhooks); open both in two\n")
 		fmt.Fprintf(&b, "  windows (one private) to see one's replies, resolves and assignments appear in the other.\n\n")
 		fmt.Fprintf(&b, "Try:\n\n")
 		fmt.Fprintf(&b, "  curl -s -H 'Authorization: Bearer %s' %s/users\n\n", seed.Key, base)

@@ -51,6 +51,7 @@ var commands = []command{
 	{"account list", "list accounts", cmdAccountList},
 	{"account set", "change an account's settings (only those given)", cmdAccountSet},
 	{"role create", "create a role", cmdRoleCreate},
+	{"role set", "replace a role's permissions (applies at once)", cmdRoleSet},
 	{"role list", "list an account's roles", cmdRoleList},
 	{"user create", "create a user", cmdUserCreate},
 	{"user list", "list an account's users", cmdUserList},

@@ -178,21 +178,9 @@ func cmdAccountSet(ctx context.Context, c *cli, args []string) error {
 }
 
 func cmdRoleCreate(ctx context.Context, c *cli, args []string) error {
-	var account int64
-	var name, perms string
-	if err := c.parse("role create", args, func(fs *flag.FlagSet) {
-		fs.Int64Var(&account, "account", 0, "account id (required)")
-		fs.StringVar(&name, "name", "", "role name (required)")
-		fs.StringVar(&perms, "permissions", "", "comma-separated: users:all|users:self, numbers:all|numbers:assigned, reports, recordings, or all")
-	}); err != nil {
-		return err
-	}
-	if account <= 0 || strings.TrimSpace(name) == "" {
-		return usageError{"--account and --name are required"}
-	}
-	p, err := domain.ParsePermissions(perms)
+	account, name, p, err := roleArgs(c, "role create", args)
 	if err != nil {
-		return usageError{err.Error()}
+		return err
 	}
 	st, err := c.open(ctx)
 	if err != nil {
@@ -225,6 +213,45 @@ func cmdRoleList(ctx context.Context, c *cli, args []string) error {
 		return row{r.ID, r.Name, r.Permissions.String()}, fmt.Sprintf("%d\t%s\t%s", r.ID, r.Name, r.Permissions)
 	})
 	return nil
+}
+
+// cmdRoleSet replaces a role's permissions (how an existing role is given,
+// or loses, a permission such as webhooks).
+func cmdRoleSet(ctx context.Context, c *cli, args []string) error {
+	account, name, p, err := roleArgs(c, "role set", args)
+	if err != nil {
+		return err
+	}
+	st, err := c.open(ctx)
+	if err != nil {
+		return err
+	}
+	r, err := st.SetRolePermissions(ctx, account, name, p)
+	if err != nil {
+		return err
+	}
+	c.print(map[string]any{"id": r.ID, "account": account, "name": r.Name, "permissions": r.Permissions.String()},
+		fmt.Sprintf("role %d set: %s (%s)", r.ID, r.Name, r.Permissions))
+	return nil
+}
+
+// roleArgs reads the flags role create and role set share.
+func roleArgs(c *cli, cmd string, args []string) (account int64, name string, p domain.Permissions, err error) {
+	var perms string
+	if err := c.parse(cmd, args, func(fs *flag.FlagSet) {
+		fs.Int64Var(&account, "account", 0, "account id (required)")
+		fs.StringVar(&name, "name", "", "role name (required)")
+		fs.StringVar(&perms, "permissions", "", "comma-separated: users:all|users:self, numbers:all|numbers:assigned, reports, recordings, webhooks, or all")
+	}); err != nil {
+		return 0, "", p, err
+	}
+	if account <= 0 || strings.TrimSpace(name) == "" {
+		return 0, "", p, usageError{"--account and --name are required"}
+	}
+	if p, err = domain.ParsePermissions(perms); err != nil {
+		return 0, "", p, usageError{err.Error()}
+	}
+	return account, name, p, nil
 }
 
 func cmdUserCreate(ctx context.Context, c *cli, args []string) error {

@@ -44,6 +44,8 @@ func Seed(ctx context.Context, st *store.Store) (Result, error) {
 	}
 	res.AccountID = acct.ID
 
+	// Only the administrators manage webhooks ("all" includes it): a
+	// subscription receives every line's texts and every call.
 	roles := map[string]string{
 		"admin":      "all",
 		"front-desk": "users:self,numbers:assigned",

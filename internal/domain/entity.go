@@ -42,18 +42,22 @@ type Permissions struct {
 	Numbers         NumberAccess
 	CallReports     bool
 	AllowRecordings bool
+	// Webhooks is managing the account's webhook subscriptions: each is a
+	// standing read of every event of the account, whatever the other
+	// permissions hide, so it is the administrators'.
+	Webhooks bool
 }
 
 // ParsePermissions reads the operator's comma-separated permission list:
 // users:all, users:self, numbers:all, numbers:assigned, reports, recordings,
-// or "all" for everything. An empty list grants nothing.
+// webhooks, or "all" for everything. An empty list grants nothing.
 func ParsePermissions(list string) (Permissions, error) {
 	var p Permissions
 	for _, tok := range strings.Split(list, ",") {
 		switch strings.TrimSpace(tok) {
 		case "":
 		case "all":
-			p = Permissions{Users: UsersAll, Numbers: NumbersAll, CallReports: true, AllowRecordings: true}
+			p = Permissions{Users: UsersAll, Numbers: NumbersAll, CallReports: true, AllowRecordings: true, Webhooks: true}
 		case "users:all", "users":
 			p.Users = UsersAll
 		case "users:self":
@@ -66,8 +70,10 @@ func ParsePermissions(list string) (Permissions, error) {
 			p.CallReports = true
 		case "recordings":
 			p.AllowRecordings = true
+		case "webhooks":
+			p.Webhooks = true
 		default:
-			return Permissions{}, fmt.Errorf("unknown permission %q (want users:all, users:self, numbers:all, numbers:assigned, reports, recordings or all)", tok)
+			return Permissions{}, fmt.Errorf("unknown permission %q (want users:all, users:self, numbers:all, numbers:assigned, reports, recordings, webhooks or all)", tok)
 		}
 	}
 	if p.AllowRecordings && !p.CallReports {
@@ -90,6 +96,9 @@ func (p Permissions) String() string {
 	}
 	if p.AllowRecordings {
 		out = append(out, "recordings")
+	}
+	if p.Webhooks {
+		out = append(out, "webhooks")
 	}
 	return strings.Join(out, ",")
 }

@@ -40,11 +40,12 @@ type permissionJSON struct {
 	Numbers         string `json:"numbers"`
 	CallReports     bool   `json:"callReports"`
 	AllowRecordings bool   `json:"allowRecordings"`
+	Webhooks        bool   `json:"webhooks"`
 }
 
 func toPermissionJSON(p domain.Permissions) *permissionJSON {
 	return &permissionJSON{Users: orNone(string(p.Users)), Numbers: orNone(string(p.Numbers)),
-		CallReports: p.CallReports, AllowRecordings: p.AllowRecordings}
+		CallReports: p.CallReports, AllowRecordings: p.AllowRecordings, Webhooks: p.Webhooks}
 }
 
 func orNone(s string) string {

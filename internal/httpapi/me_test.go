@@ -112,14 +112,14 @@ func TestMe(t *testing.T) {
 
 		t.Run("person with every permission", func(t *testing.T) {
 			ann := storetest.User(t, f.st, acme, &storetest.UserOpts{FirstName: "Ann", Username: "ann",
-				Permissions: &domain.Permissions{Users: domain.UsersAll, Numbers: domain.NumbersAll, CallReports: true, AllowRecordings: true}})
+				Permissions: &domain.Permissions{Users: domain.UsersAll, Numbers: domain.NumbersAll, CallReports: true, AllowRecordings: true, Webhooks: true}})
 			tok, err := userAccessToken(ctx, f.st, ann.ID, auth.AllScopes...)
 			must(t, err)
 			m := f.me(t, tok)
 			if m.Kind != "user" || m.UserID == nil || *m.UserID != ann.ID || m.Account.ID != acme || !slices.Equal(m.Scopes, auth.Strings(auth.AllScopes)) {
 				t.Errorf("got %+v, want user %d", m, ann.ID)
 			}
-			if want := map[string]any{"users": "all", "numbers": "all", "callReports": true, "allowRecordings": true}; !maps.Equal(m.Permissions, want) {
+			if want := map[string]any{"users": "all", "numbers": "all", "callReports": true, "allowRecordings": true, "webhooks": true}; !maps.Equal(m.Permissions, want) {
 				t.Errorf("permissions = %v, want %v", m.Permissions, want)
 			}
 			if want := f.ownUser(t, tok, ann.ID); string(m.User) != string(want) {
@@ -142,7 +142,7 @@ func TestMe(t *testing.T) {
 			if status != 200 || m.Kind != "user" || *m.UserID != eve.ID || !slices.Equal(m.Scopes, []string{"sms:read", "sms:send"}) {
 				t.Errorf("got %d %s", status, raw)
 			}
-			if want := map[string]any{"users": "self", "numbers": "assigned", "callReports": false, "allowRecordings": false}; !maps.Equal(m.Permissions, want) {
+			if want := map[string]any{"users": "self", "numbers": "assigned", "callReports": false, "allowRecordings": false, "webhooks": false}; !maps.Equal(m.Permissions, want) {
 				t.Errorf("permissions = %v, want %v", m.Permissions, want)
 			}
 			// No users:read: no user record (it is personal data).
@@ -166,7 +166,7 @@ func TestMe(t *testing.T) {
 			if status != 200 || *m.UserID != bob.ID {
 				t.Fatalf("got %d %s", status, raw)
 			}
-			if want := map[string]any{"users": "none", "numbers": "none", "callReports": false, "allowRecordings": false}; !maps.Equal(m.Permissions, want) {
+			if want := map[string]any{"users": "none", "numbers": "none", "callReports": false, "allowRecordings": false, "webhooks": false}; !maps.Equal(m.Permissions, want) {
 				t.Errorf("permissions = %v, want %v", m.Permissions, want)
 			}
 			// GET /users would refuse this person: so does /me's user; and the

@@ -153,8 +153,9 @@ func (s *Server) route(pattern string, h handlerFunc) {
 // api registers an authenticated public API endpoint that needs scope and
 // takes the query parameters named by query (none when empty). The scope
 // check happens before the handler runs; role permissions, which depend on
-// the object addressed, are checked by the domain code. So does the query
-// check: a parameter the endpoint does not take, or one given twice, is 400
+// the object addressed, are checked by the domain code (one that a whole
+// family needs whatever it addresses is the table's: apiRole). So does the
+// query check: a parameter the endpoint does not take, or one given twice, is 400
 // before anything else about the request is looked at (its body, an
 // Idempotency-Key's stored answer), and the handler reads the parsed query
 // with queryOf.
@@ -166,8 +167,36 @@ func (s *Server) api(pattern string, scope auth.Scope, h handlerFunc, query ...s
 // allowed checks the credential's, and scope is the one the document and
 // an unauthenticated answer name (GET /events).
 func (s *Server) apiScoped(pattern string, scope auth.Scope, allowed func(auth.Principal) error, h handlerFunc, query ...string) {
+	s.register(pattern, apiRoute{scope: scope, query: query}, allowed, h)
+}
+
+// rolePermission is a role permission that every route of a family needs,
+// whatever the route addresses, so the route table checks it (after the
+// scope, before the query and the handler); name is how the document's
+// x-role-permission says it.
+type rolePermission struct {
+	name  string
+	check func(auth.Principal) error
+}
+
+// apiRole is api for a route that also needs role.
+func (s *Server) apiRole(pattern string, scope auth.Scope, role rolePermission, h handlerFunc, query ...string) {
+	allowed := func(p auth.Principal) error {
+		if err := p.Require(scope); err != nil {
+			return err
+		}
+		return role.check(p)
+	}
+	s.register(pattern, apiRoute{scope: scope, role: role.name, query: query}, allowed, h)
+}
+
+// register adds the route described by pattern and rt to the table and
+// serves it: authentication, allowed, the query check, then h.
+func (s *Server) register(pattern string, rt apiRoute, allowed func(auth.Principal) error, h handlerFunc) {
 	method, path, _ := strings.Cut(pattern, " ")
-	s.apiRoutes = append(s.apiRoutes, apiRoute{method: method, path: path, scope: scope, query: query})
+	rt.method, rt.path = method, path
+	s.apiRoutes = append(s.apiRoutes, rt)
+	scope, query := rt.scope, rt.query
 	s.route(method+" "+Prefix+path, func(w http.ResponseWriter, r *http.Request) error {
 		// Every answer is one account's data, and some carry a secret or a
 		// signed link (a webhook's secret, recording and media URLs): no

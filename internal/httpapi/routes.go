@@ -56,24 +56,25 @@ func (s *Server) routes() {
 		// The phone system's push endpoint, with its own credential.
 		s.route("POST "+IngestPath, s.ingestCalls)
 	}
-	// Webhook subscriptions.
-	s.api("GET /webhooks", auth.WebhooksRead, s.listWebhooks, "type", "enabled")
-	s.api("POST /webhooks", auth.WebhooksWrite, s.createWebhook)
-	s.api("GET /webhooks/types", auth.WebhooksRead, s.listWebhookTypes)
-	s.api("GET /webhooks/{id}", auth.WebhooksRead, s.getWebhook)
-	s.api("PUT /webhooks/{id}", auth.WebhooksWrite, s.updateWebhook)
-	s.api("PATCH /webhooks/{id}", auth.WebhooksWrite, s.updateWebhook)
-	s.api("DELETE /webhooks/{id}", auth.WebhooksWrite, bodiless(s.deleteWebhook))
-	s.api("POST /webhooks/{id}/enable", auth.WebhooksWrite, bodiless(s.setWebhookEnabled(true)))
-	s.api("POST /webhooks/{id}/disable", auth.WebhooksWrite, bodiless(s.setWebhookEnabled(false)))
-	s.api("GET /webhooks/{id}/secret", auth.WebhooksRead, s.getWebhookSecret)
-	s.api("POST /webhooks/{id}/secret/rotate", auth.WebhooksWrite, bodiless(s.rotateWebhookSecret))
-	s.api("GET /webhooks/{id}/deliveries", auth.WebhooksRead, s.listWebhookDeliveries, "limit", "before")
-	s.api("POST /webhooks/{id}/deliveries/{deliveryId}/redeliver", auth.WebhooksWrite, bodiless(s.redeliverWebhook))
-	s.api("GET /webhooks/{id}/deliveries/{deliveryId}/attempts", auth.WebhooksRead, s.listDeliveryAttempts, "limit", "before")
-	s.api("POST /webhooks/{id}/recover", auth.WebhooksWrite, s.recoverWebhook)
-	s.api("GET /webhooks/{id}/recover/{recoverId}", auth.WebhooksRead, s.getWebhookRecovery)
-	s.api("POST /webhooks/{id}/test", auth.WebhooksWrite, bodiless(s.testWebhook))
+	// Webhook subscriptions: each is a standing read of the whole account,
+	// so every operation needs the Webhooks role permission as well.
+	s.apiRole("GET /webhooks", auth.WebhooksRead, manageWebhooks, s.listWebhooks, "type", "enabled")
+	s.apiRole("POST /webhooks", auth.WebhooksWrite, manageWebhooks, s.createWebhook)
+	s.apiRole("GET /webhooks/types", auth.WebhooksRead, manageWebhooks, s.listWebhookTypes)
+	s.apiRole("GET /webhooks/{id}", auth.WebhooksRead, manageWebhooks, s.getWebhook)
+	s.apiRole("PUT /webhooks/{id}", auth.WebhooksWrite, manageWebhooks, s.updateWebhook)
+	s.apiRole("PATCH /webhooks/{id}", auth.WebhooksWrite, manageWebhooks, s.updateWebhook)
+	s.apiRole("DELETE /webhooks/{id}", auth.WebhooksWrite, manageWebhooks, bodiless(s.deleteWebhook))
+	s.apiRole("POST /webhooks/{id}/enable", auth.WebhooksWrite, manageWebhooks, bodiless(s.setWebhookEnabled(true)))
+	s.apiRole("POST /webhooks/{id}/disable", auth.WebhooksWrite, manageWebhooks, bodiless(s.setWebhookEnabled(false)))
+	s.apiRole("GET /webhooks/{id}/secret", auth.WebhooksRead, manageWebhooks, s.getWebhookSecret)
+	s.apiRole("POST /webhooks/{id}/secret/rotate", auth.WebhooksWrite, manageWebhooks, bodiless(s.rotateWebhookSecret))
+	s.apiRole("GET /webhooks/{id}/deliveries", auth.WebhooksRead, manageWebhooks, s.listWebhookDeliveries, "limit", "before")
+	s.apiRole("POST /webhooks/{id}/deliveries/{deliveryId}/redeliver", auth.WebhooksWrite, manageWebhooks, bodiless(s.redeliverWebhook))
+	s.apiRole("GET /webhooks/{id}/deliveries/{deliveryId}/attempts", auth.WebhooksRead, manageWebhooks, s.listDeliveryAttempts, "limit", "before")
+	s.apiRole("POST /webhooks/{id}/recover", auth.WebhooksWrite, manageWebhooks, s.recoverWebhook)
+	s.apiRole("GET /webhooks/{id}/recover/{recoverId}", auth.WebhooksRead, manageWebhooks, s.getWebhookRecovery)
+	s.apiRole("POST /webhooks/{id}/test", auth.WebhooksWrite, manageWebhooks, bodiless(s.testWebhook))
 	// The live event stream (events.go): any of messages:read, sms:read,
 	// reports:read; each event only where the credential may read it.
 	s.apiScoped("GET /events", auth.MessagesRead, eventsReadable, s.streamEvents, "types", "lines", "after")

@@ -21,6 +21,8 @@ func TestRoutesMatchDocument(t *testing.T) {
 	}
 	s := New(Config{SMS: sms.New(sms.Config{}), Calls: calls.New(calls.Config{})})
 	served := map[string]bool{}
+	// The role permissions the table checks itself, and the routes that do.
+	tableRoles, roleOf := map[string]bool{}, map[string]string{}
 	for _, r := range s.apiRoutes {
 		key := r.method + " " + r.path
 		served[key] = true
@@ -40,6 +42,25 @@ func TestRoutesMatchDocument(t *testing.T) {
 		} else if got := op.Extensions["x-required-scope"]; !anyCredential && got != string(r.scope) {
 			t.Errorf("%s: document says x-required-scope %v, the route enforces %s", key, got, r.scope)
 		}
+		if r.role != "" {
+			tableRoles[r.role], roleOf[key] = true, r.role
+			if got := op.Extensions["x-role-permission"]; got != r.role {
+				t.Errorf("%s: document says x-role-permission %v, the route table enforces %s", key, got, r.role)
+			}
+		}
+	}
+	// And the other way: an operation documented as needing a permission
+	// the table checks is served with the check.
+	for _, path := range doc.Paths.InMatchingOrder() {
+		for method, op := range doc.Paths.Value(path).Operations() {
+			key := method + " " + path
+			if want, _ := op.Extensions["x-role-permission"].(string); tableRoles[want] && roleOf[key] != want {
+				t.Errorf("%s: document says x-role-permission %s, the route table does not check it", key, want)
+			}
+		}
+	}
+	if !tableRoles["Webhooks"] {
+		t.Error("no route checks the Webhooks permission")
 	}
 	for _, path := range doc.Paths.InMatchingOrder() {
 		if path == "/openapi.json" {

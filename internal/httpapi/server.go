@@ -110,6 +110,9 @@ type Server struct {
 type apiRoute struct {
 	method, path string
 	scope        auth.Scope
+	// role is the role permission the table checks (apiRole); empty where
+	// the domain code checks one or none applies.
+	role string
 	// query is the query parameters the route takes.
 	query []string
 }

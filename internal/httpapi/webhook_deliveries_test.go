@@ -104,15 +104,25 @@ func (f *fixture) deliveringServer(t *testing.T, retry time.Duration) *webhooks.
 		Retry: []time.Duration{retry, retry, retry, retry, retry, retry}})
 	must(t, d.Start(ctx))
 	t.Cleanup(d.Stop)
-	srv := httptest.NewServer(httpapi.New(httpapi.Config{
+	f.serveWebhooks(t, hooks)
+	return d
+}
+
+// serveWebhooks points f at a server of its store whose webhooks service is
+// hooks (one that may reach 127.0.0.1, as with serve --webhook-allow-hosts),
+// and returns its route table.
+func (f *fixture) serveWebhooks(t *testing.T, hooks *webhooks.Service) []httpapi.Route {
+	t.Helper()
+	s := httpapi.New(httpapi.Config{
 		Store: f.st, Auth: &auth.Authenticator{Store: f.st},
 		SMS: sms.New(sms.Config{Store: f.st}), Users: users.New(users.Config{Store: f.st}),
 		Webhooks: hooks,
 		Log:      slog.New(slog.DiscardHandler),
-	}))
+	})
+	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)
 	f.url = srv.URL
-	return d
+	return httpapi.APIRoutes(s)
 }
 
 type attemptResp struct {

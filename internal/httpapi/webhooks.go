@@ -10,6 +10,9 @@ import (
 	"switchboard/internal/webhooks"
 )
 
+// manageWebhooks is the Webhooks role permission behind every /webhooks route.
+var manageWebhooks = rolePermission{name: "Webhooks", check: webhooks.CanManage}
+
 // webhookJSON is the public API's Webhook.
 type webhookJSON struct {
 	ID          int64  `json:"id"`

@@ -25,6 +25,7 @@ func TestWebhookURLInternationalHost(t *testing.T) {
 		_, loopback, _ := post("https://127.0.0.1/")
 		_, private, _ := post("https://10.0.0.5/")
 		_, local, _ := post("https://localhost/")
+		_, metadata, _ := post("https://169.254.169.254/")
 		for _, tc := range []struct {
 			spelling string
 			want     errorEnvelope
@@ -36,8 +37,17 @@ func TestWebhookURLInternationalHost(t *testing.T) {
 			{"https://１２７。０。０。１/", loopback},       // both
 			{"https://①②⑦.0.0.1/", loopback},       // circled digits
 			{"https://127。0。0。1:8443/h", loopback}, // with a port and a path
-			{"https://127.0.0.1。/", loopback},      // a final full-width dot
-			{"https://127.0.0.1./", loopback},      // a final dot
+			// The separators IDNA maps to a dot, each with a port (issue 32).
+			{"https://127。0。0。1:9/", loopback},
+			{"https://127．0．0．1:9/", loopback},
+			{"https://127｡0｡0｡1:9/", loopback},
+			{"https://127。0．0｡1:9/", loopback},                         // mixed
+			{"https://127%EF%BC%8E0%EF%BC%8E0%EF%BC%8E1:9/", loopback}, // U+FF0E percent-encoded
+			{"https://127%EF%BD%A10%EF%BD%A10%EF%BD%A11:9/", loopback}, // U+FF61 percent-encoded
+			{"https://169。254。169。254/latest/meta-data/", metadata},
+			{"https://169｡254｡169｡254:80/", metadata},
+			{"https://127.0.0.1。/", loopback}, // a final full-width dot
+			{"https://127.0.0.1./", loopback}, // a final dot
 			{"https://127.0.0.1%E3%80%82/", loopback},
 			{"https://10。0。0。5/", private},
 			{"https://ｌｏｃａｌｈｏｓｔ/", local},
@@ -50,6 +60,9 @@ func TestWebhookURLInternationalHost(t *testing.T) {
 		}
 		if loopback.Error.Type != "invalid_request" || !strings.Contains(loopback.Error.Message, "loopback") {
 			t.Fatalf("https://127.0.0.1/ answered %+v, want a loopback refusal", loopback.Error)
+		}
+		if metadata.Error.Type != "invalid_request" || !strings.Contains(metadata.Error.Message, "link-local") {
+			t.Fatalf("https://169.254.169.254/ answered %+v, want a link-local refusal", metadata.Error)
 		}
 		// Legacy numeric forms and hosts IDNA refuses are refused too.
 		for _, u := range []string{"https://０ｘ７ｆ０００００１/", "https://１２７.１/", "https://exa＿mple.com/", "https://a：b@x.example.com/"} {
@@ -79,8 +92,15 @@ func TestWebhookURLInternationalHost(t *testing.T) {
 		// An update is checked and normalized the same way.
 		w := f.createWebhook(t, f.keys["acme"], `{"url":"https://hooks.example.com/in","type":"AccountSMS"}`)
 		path := "/api/public/v1/webhooks/" + strconv.FormatInt(w.ID, 10)
-		if status, _, b := f.do(t, "PATCH", path, f.keys["acme"], `{"url":"https://127。0。0。1/"}`); status != 400 || decodeInto[errorEnvelope](t, b) != loopback {
-			t.Errorf("PATCH to a full-width loopback: %d %s, want %+v", status, b, loopback.Error)
+		for _, u := range []string{"https://127。0。0。1/", "https://127｡0｡0｡1:9/", "https://127．0．0．1:9/"} {
+			for _, method := range []string{"PATCH", "PUT"} {
+				if status, _, b := f.do(t, method, path, f.keys["acme"], `{"url":"`+u+`"}`); status != 400 || decodeInto[errorEnvelope](t, b) != loopback {
+					t.Errorf("%s to %s: %d %s, want %+v", method, u, status, b, loopback.Error)
+				}
+			}
+		}
+		if got := decodeInto[struct{ Data webhookResp }](t, mustBody(t, f, "GET", "/webhooks/"+strconv.FormatInt(w.ID, 10), f.keys["acme"])).Data.URL; got != "https://hooks.example.com/in" {
+			t.Errorf("after refused updates the URL is %q, want it unchanged", got)
 		}
 		status, _, b := f.do(t, "PATCH", path, f.keys["acme"], `{"url":"https://ｅｘａｍｐｌｅ.com/x"}`)
 		if got := decodeInto[struct{ Data webhookResp }](t, b).Data.URL; status != 200 || got != "https://example.com/x" {

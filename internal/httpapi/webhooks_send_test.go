@@ -3,7 +3,6 @@ package httpapi_test
 import (
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -12,10 +11,7 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"switchboard/internal/auth"
-	"switchboard/internal/httpapi"
-	"switchboard/internal/sms"
 	"switchboard/internal/store/storetest"
-	"switchboard/internal/users"
 	"switchboard/internal/webhooks"
 )
 
@@ -61,15 +57,7 @@ type testDelivery struct {
 // delivery history, and that a test changes nothing about the subscription.
 func TestWebhookSendTest(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, f *fixture) {
-		// This server's webhooks may reach 127.0.0.1, as with serve --webhook-allow-hosts.
-		srv := httptest.NewServer(httpapi.New(httpapi.Config{
-			Store: f.st, Auth: &auth.Authenticator{Store: f.st},
-			SMS: sms.New(sms.Config{Store: f.st}), Users: users.New(users.Config{Store: f.st}),
-			Webhooks: webhooks.New(webhooks.Config{Store: f.st, AllowHosts: webhooks.ParseAllowList("127.0.0.1")}),
-			Log:      slog.New(slog.DiscardHandler),
-		}))
-		t.Cleanup(srv.Close)
-		f.url = srv.URL
+		f.serveWebhooks(t, webhooks.New(webhooks.Config{Store: f.st, AllowHosts: webhooks.ParseAllowList("127.0.0.1")}))
 		send := func(key string, id int64) (int, testDelivery, []byte) {
 			t.Helper()
 			status, _, b := f.do(t, "POST", "/api/public/v1/webhooks/"+strconv.FormatInt(id, 10)+"/test", key, "")

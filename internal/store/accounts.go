@@ -88,8 +88,8 @@ func (s *Store) CreateRole(ctx context.Context, r *domain.Role) error {
 			return err
 		}
 		p := r.Permissions
-		id, err := tx.Insert(ctx, `INSERT INTO roles (account_id, name, users_visibility, numbers_access, call_reports, allow_recordings) VALUES (?, ?, ?, ?, ?, ?)`,
-			r.AccountID, r.Name, string(p.Users), string(p.Numbers), p.CallReports, p.AllowRecordings)
+		id, err := tx.Insert(ctx, `INSERT INTO roles (account_id, name, users_visibility, numbers_access, call_reports, allow_recordings, webhooks) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+			r.AccountID, r.Name, string(p.Users), string(p.Numbers), p.CallReports, p.AllowRecordings, p.Webhooks)
 		if sqldb.IsUniqueViolation(err) {
 			return domain.Errorf(domain.Conflict, "role %q already exists in account %d", r.Name, r.AccountID)
 		}
@@ -101,12 +101,33 @@ func (s *Store) CreateRole(ctx context.Context, r *domain.Role) error {
 	})
 }
 
-const roleColumns = `id, account_id, name, users_visibility, numbers_access, call_reports, allow_recordings`
+// SetRolePermissions replaces the permissions of the account's role called
+// name and returns the role. A person's role is read on every request, so
+// their tokens follow the change at once.
+func (s *Store) SetRolePermissions(ctx context.Context, accountID int64, name string, p domain.Permissions) (domain.Role, error) {
+	err := s.db.Write(ctx, sqldb.DropCache, func(tx *Tx) error {
+		res, err := tx.Exec(ctx, `UPDATE roles SET users_visibility = ?, numbers_access = ?, call_reports = ?, allow_recordings = ?, webhooks = ? WHERE account_id = ? AND name = ?`,
+			string(p.Users), string(p.Numbers), p.CallReports, p.AllowRecordings, p.Webhooks, accountID, name)
+		if err != nil {
+			return fmt.Errorf("store: set role permissions: %w", err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return domain.Errorf(domain.NotFound, "role %q not found in account %d", name, accountID)
+		}
+		return nil
+	})
+	if err != nil {
+		return domain.Role{}, err
+	}
+	return s.RoleByName(ctx, accountID, name)
+}
+
+const roleColumns = `id, account_id, name, users_visibility, numbers_access, call_reports, allow_recordings, webhooks`
 
 func scanRole(sc interface{ Scan(...any) error }) (domain.Role, error) {
 	var r domain.Role
 	var users, numbers string
-	err := sc.Scan(&r.ID, &r.AccountID, &r.Name, &users, &numbers, &r.Permissions.CallReports, &r.Permissions.AllowRecordings)
+	err := sc.Scan(&r.ID, &r.AccountID, &r.Name, &users, &numbers, &r.Permissions.CallReports, &r.Permissions.AllowRecordings, &r.Permissions.Webhooks)
 	r.Permissions.Users, r.Permissions.Numbers = domain.UserVisibility(users), domain.NumberAccess(numbers)
 	return r, err
 }

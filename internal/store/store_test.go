@@ -58,7 +58,7 @@ func TestAccountsAndRoles(t *testing.T) {
 			t.Fatalf("settings = %+v, want restrict delete only", got)
 		}
 
-		perms, _ := domain.ParsePermissions("users:self,numbers:assigned,reports")
+		perms, _ := domain.ParsePermissions("users:self,numbers:assigned,reports,webhooks")
 		r := domain.Role{AccountID: a.ID, Name: "agent", Permissions: perms}
 		if err := s.CreateRole(ctx, &r); err != nil {
 			t.Fatal(err)
@@ -69,7 +69,21 @@ func TestAccountsAndRoles(t *testing.T) {
 		if err != nil || gotRole.Permissions != perms || gotRole.ID != r.ID {
 			t.Fatalf("RoleByName = %+v, %v; want %+v", gotRole, err, perms)
 		}
+		// Replacing its permissions shows at once, through the cache.
+		if got, err := s.Role(ctx, a.ID, r.ID); err != nil || got.Permissions != perms {
+			t.Fatalf("Role = %+v, %v; want %+v", got, err, perms)
+		}
+		narrowed, _ := domain.ParsePermissions("users:self")
+		set, err := s.SetRolePermissions(ctx, a.ID, "agent", narrowed)
+		if err != nil || set.ID != r.ID || set.Permissions != narrowed {
+			t.Fatalf("SetRolePermissions = %+v, %v; want role %d with %+v", set, err, r.ID, narrowed)
+		}
+		if got, err := s.Role(ctx, a.ID, r.ID); err != nil || got.Permissions != narrowed {
+			t.Fatalf("Role after SetRolePermissions = %+v, %v; want %+v", got, err, narrowed)
+		}
 		other := mustAccount(t, s, "Other")
+		_, err = s.SetRolePermissions(ctx, other.ID, "agent", perms)
+		wantCode(t, err, domain.NotFound)
 		_, err = s.Role(ctx, other.ID, r.ID)
 		wantCode(t, err, domain.NotFound)
 		bad := domain.Role{AccountID: 9999, Name: "x"}

@@ -73,6 +73,18 @@ func New(cfg Config) *Service {
 	return s
 }
 
+// CanManage applies the role permission behind every /webhooks operation
+// (docs/decisions.md, "Webhooks need a role permission"): a subscription is
+// a standing read of every event of the account, whatever lines, users and
+// calls the person's role hides, so an OAuth token's person needs the
+// Webhooks permission to see or change one. An API key is the account.
+func CanManage(p auth.Principal) error {
+	if p.IsUser() && !p.Permissions.Webhooks {
+		return domain.Errorf(domain.PermissionDenied, "your role does not include webhooks")
+	}
+	return nil
+}
+
 // ListParams filter GET /webhooks.
 type ListParams struct {
 	Type        string // "" for every type

@@ -59,6 +59,8 @@ function capabilities(scopes, me) {
     // GET /me names it allowRecordings (with callReports); the account may
     // also have recordings switched off for everyone (recordingsAvailable).
     recordings: s.has('recordings:read') && allowed('callReports') && allowed('allowRecordings') && me?.account?.recordingsAvailable !== false,
+    // A person needs the role's Webhooks permission (GET /me's
+    // permissions.webhooks); an API key is the account.
     webhooks: s.has('webhooks:read') && (me?.kind ? me.kind !== 'user' || allowed('webhooks') : true),
     users: s.has('users:read'),
   };

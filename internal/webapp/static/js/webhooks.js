@@ -30,8 +30,13 @@ export async function render(root, params, ctx) {
   put(root, main);
   document.title = 'Webhooks \u00b7 Switchboard';
   if (!ctx.can.webhooks) {
+    // GET /me says whether the role (the Webhooks permission) or the
+    // sign-in's scopes leave the screen out.
+    const byRole = ctx.me?.permissions?.webhooks === false;
     put(main, h('h1', { text: 'Webhooks' }),
-      h('p', { class: 'notice', role: 'alert', text: 'Your sign-in does not include webhook administration.' }));
+      h('p', { class: 'notice', role: 'alert', text: byRole
+        ? 'Your role does not include webhooks, so subscriptions are not available to you.'
+        : 'Your sign-in does not include webhook administration.' }));
     return;
   }
   if (params.id) return renderOne(main, params.id, ctx);
