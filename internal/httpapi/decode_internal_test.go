@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net/http/httptest"
 	"reflect"
 	"slices"
 	"strings"
@@ -130,5 +131,29 @@ func TestExactKeysMatchesTokens(t *testing.T) {
 	}
 	for _, b := range nestedBodies {
 		check(b, &nested{})
+	}
+}
+
+// BenchmarkDecodeSend measures decodeJSON on send bodies: a short text, a
+// text written with \u escapes, and one 5 MB attachment (base64, so 6.7 MB
+// of body).
+func BenchmarkDecodeSend(b *testing.B) {
+	attachment := strings.Repeat("QUJD", 5<<20/3)
+	for _, c := range []struct{ name, body string }{
+		{"short", `{"from":"14155550100","to":["+1 (212) 555-0100"],"message":"Your appointment is tomorrow at 9:00."}`},
+		{"escaped", `{"from":"14155550100","to":["+1 (212) 555-0100"],"message":"R\u00e9sum\u00e9 \ud83d\ude00 \"quoted\"\nnext line"}`},
+		{"attachment", `{"from":"14155550100","to":["+1 (212) 555-0100"],"message":"see","attachments":[{"filename":"a.png","contentType":"image/png","content":"` + attachment + `"}]}`},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			body := []byte(c.body)
+			b.SetBytes(int64(len(body)))
+			for b.Loop() {
+				r := httptest.NewRequest("POST", "/", bytes.NewReader(body))
+				var req sendRequestJSON
+				if err := decodeJSON(httptest.NewRecorder(), r, &req, sendBodyLimit, false); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -168,6 +168,7 @@ func (s *Server) api(pattern string, scope auth.Scope, h handlerFunc, query ...s
 func (s *Server) apiScoped(pattern string, scope auth.Scope, allowed func(auth.Principal) error, h handlerFunc, query ...string) {
 	method, path, _ := strings.Cut(pattern, " ")
 	s.apiRoutes = append(s.apiRoutes, apiRoute{method: method, path: path, scope: scope, query: query})
+	params := pathParams(path)
 	s.route(method+" "+Prefix+path, func(w http.ResponseWriter, r *http.Request) error {
 		// Every answer is one account's data, and some carry a secret or a
 		// signed link (a webhook's secret, recording and media URLs): no
@@ -183,6 +184,9 @@ func (s *Server) apiScoped(pattern string, scope auth.Scope, allowed func(auth.P
 		}
 		q := parseQuery(r, query...)
 		if err := q.err(); err != nil {
+			return err
+		}
+		if err := pathText(r, params); err != nil {
 			return err
 		}
 		return h(w, r.WithContext(withQuery(auth.NewContext(ctx, p), q)))
