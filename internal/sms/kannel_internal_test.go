@@ -85,6 +85,17 @@ func TestCarrierTextWithNULIsStoredReplaced(t *testing.T) {
 		if want := []string{"h\uFFFDi", "caf\uFFFD\uFFFD"}; !slices.Equal(got, want) {
 			t.Errorf("inbound texts stored as %q, want %q", got, want)
 		}
+
+		// The keyword is read as received: a NUL after STOP is a control
+		// character it ignores, where U+FFFD would not be.
+		if code := get("/inbound", url.Values{"from": {testTo}, "to": {testLine}, "text": {"STOP\x00"}}); code != 200 {
+			t.Fatalf("STOP and a NUL: %d, want 200", code)
+		}
+		out, err := e.st.OptedOut(bg, e.line.ID, []string{testTo})
+		check(t, err)
+		if !out[testTo] {
+			t.Errorf("STOP and a NUL did not opt %s out", testTo)
+		}
 	})
 }
 
