@@ -375,7 +375,7 @@ func decodeError(err error) error {
 	return domain.Errorf(domain.Invalid, "request body is not valid JSON")
 }
 
-// escapes reports what raw, a JSON text, holds in \\uXXXX escapes that no
+// escapes reports what raw, a JSON text, holds in \uXXXX escapes that no
 // text may: lone, an escape of a UTF-16 surrogate that is not part of a
 // high-low pair (reported first: the scan stops there); nul, the escape of
 // U+0000. Backslashes only occur inside strings (anywhere else the text is
