@@ -88,3 +88,23 @@ func TestAsteriskMergesGroups(t *testing.T) {
 		}
 	})
 }
+
+// TestAsteriskRowWithNUL: a CDR row holding the NUL character in a column
+// that is stored is skipped naming the field, and the rows around it are
+// imported, the same on both engines (PostgreSQL stores no NUL in text).
+func TestAsteriskRowWithNUL(t *testing.T) {
+	b, err := os.ReadFile("testdata/Master.csv")
+	must(t, err)
+	rows := strings.Split(strings.TrimSpace(string(b)), "\n")
+	rows[1] = strings.Replace(rows[1], "Sam Roe", "Sam\x00Roe", 1)
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		a := storetest.Account(t, st, nil)
+		batch := calls.New(calls.Config{Store: st}).NewBatch(ctx, a.ID, 2, nil)
+		must(t, calls.ReadAsteriskCSV(strings.NewReader(strings.Join(rows[:3], "\n")+"\n"), calls.AsteriskOptions{}, batch))
+		sum := batch.Wait()
+		if sum.Imported != 2 || sum.Skipped != 1 || len(sum.Problems) != 1 || sum.Problems[0].Line != 2 ||
+			sum.Problems[0].Reason != "callerName has a control character" {
+			t.Errorf("got %+v, want rows 1 and 3 imported and row 2 skipped: callerName has a control character", sum)
+		}
+	})
+}

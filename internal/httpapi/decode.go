@@ -35,8 +35,17 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, dst any, limit int64, op
 	if !utf8.Valid(raw) {
 		return domain.Errorf(domain.Invalid, "request body is not valid UTF-8")
 	}
-	if loneSurrogate(raw) {
+	lone, nul := escapes(raw)
+	if lone {
 		return domain.Errorf(domain.Invalid, "request body has a \\u escape of half a surrogate pair, which is not a character")
+	}
+	if nul {
+		// Before json.Unmarshal, whose error for a NUL in a time or a
+		// number would not name the field: the scan does. (A body that is
+		// no JSON goes on to get the decoder's message.)
+		if err := exactKeys(raw, nil); err != nil && err != errNotJSON {
+			return err
+		}
 	}
 	if len(bytes.TrimSpace(raw)) == 0 {
 		if optional {
@@ -154,6 +163,26 @@ func (s *keyScan) pathString() string {
 
 var errNotJSON = domain.Errorf(domain.Invalid, "request body is not valid JSON")
 
+// errNUL is keyScan.str's report of a string holding U+0000; the caller,
+// which knows the field, turns it into nulIn's error.
+var errNUL = errors.New("NUL in a string")
+
+// nulIn is the answer to an input holding the NUL character: PostgreSQL
+// cannot store it in any text, so no engine takes it (docs/decisions.md).
+// input names it as the other errors do: `field "to[0]"`, `query parameter
+// lines`.
+func nulIn(input string) error {
+	return domain.Errorf(domain.Invalid, "%s holds the NUL character (U+0000), which no text may hold", input)
+}
+
+// fieldName names the value at path in a JSON body: `field "to[0]"`.
+func fieldName(path string) string {
+	if path == "" {
+		return "request body"
+	}
+	return fmt.Sprintf("field %q", path)
+}
+
 func (s *keyScan) ws() {
 	for s.i < len(s.b) {
 		switch s.b[s.i] {
@@ -183,6 +212,9 @@ func (s *keyScan) str() (string, error) {
 			if err := json.Unmarshal(s.b[start:s.i], &out); err != nil {
 				return "", errNotJSON
 			}
+			if strings.IndexByte(out, 0) >= 0 {
+				return "", errNUL
+			}
 			return out, nil
 		}
 	}
@@ -201,6 +233,9 @@ func (s *keyScan) value(t reflect.Type) error {
 	switch s.b[s.i] {
 	case '"':
 		_, err := s.str()
+		if err == errNUL {
+			return nulIn(fieldName(strings.TrimSuffix(s.pathString(), ".")))
+		}
 		return err
 	case '{':
 		s.i++
@@ -226,6 +261,9 @@ func (s *keyScan) value(t reflect.Type) error {
 				return errNotJSON
 			}
 			key, err := s.str()
+			if err == errNUL {
+				return nulIn("a key of " + fieldName(strings.TrimSuffix(s.pathString(), ".")))
+			}
 			if err != nil {
 				return err
 			}
@@ -337,39 +375,44 @@ func decodeError(err error) error {
 	return domain.Errorf(domain.Invalid, "request body is not valid JSON")
 }
 
-// loneSurrogate reports whether raw, a JSON text, has a \uXXXX escape of a
-// UTF-16 surrogate that is not part of a high-low pair. Backslashes only
-// occur inside strings (anywhere else the text is not JSON, which the decoder
-// reports), so the scan needs no knowledge of the JSON structure.
-func loneSurrogate(raw []byte) bool {
+// escapes reports what raw, a JSON text, holds in \uXXXX escapes that no
+// text may: lone, an escape of a UTF-16 surrogate that is not part of a
+// high-low pair (reported first: the scan stops there); nul, the escape of
+// U+0000. Backslashes only occur inside strings (anywhere else the text is
+// not JSON, which the decoder reports), so the scan needs no knowledge of
+// the JSON structure.
+func escapes(raw []byte) (lone, nul bool) {
 	for i := bytes.IndexByte(raw, '\\'); i >= 0; {
 		if i+1 >= len(raw) {
-			return false
+			return false, nul
 		}
 		step := 2
 		if raw[i+1] == 'u' {
 			switch u := hex4(raw[i+2:]); {
 			case u >= 0xD800 && u < 0xDC00: // high: a low escape must follow
 				if i+7 >= len(raw) || raw[i+6] != '\\' || raw[i+7] != 'u' {
-					return true
+					return true, nul
 				}
 				if lo := hex4(raw[i+8:]); lo < 0xDC00 || lo > 0xDFFF {
-					return true
+					return true, nul
 				}
 				step = 12
 			case u >= 0xDC00 && u <= 0xDFFF: // low without a high before it
-				return true
+				return true, nul
+			case u == 0:
+				nul = true
+				step = 6
 			default:
 				step = 6
 			}
 		}
 		next := bytes.IndexByte(raw[min(i+step, len(raw)):], '\\')
 		if next < 0 {
-			return false
+			return false, nul
 		}
 		i += step + next
 	}
-	return false
+	return false, nul
 }
 
 // hex4 is the value of the four hex digits at the start of b, or -1.

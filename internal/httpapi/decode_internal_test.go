@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net/http/httptest"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"switchboard/internal/domain"
 )
@@ -130,5 +132,61 @@ func TestExactKeysMatchesTokens(t *testing.T) {
 	}
 	for _, b := range nestedBodies {
 		check(b, &nested{})
+	}
+}
+
+// BenchmarkDecodeSend measures decodeJSON on send bodies: a short text, a
+// text written with \u escapes, and one 5 MB attachment (base64, so 6.7 MB
+// of body).
+func BenchmarkDecodeSend(b *testing.B) {
+	attachment := strings.Repeat("QUJD", 5<<20/3)
+	for _, c := range []struct{ name, body string }{
+		{"short", `{"from":"14155550100","to":["+1 (212) 555-0100"],"message":"Your appointment is tomorrow at 9:00."}`},
+		{"escaped", `{"from":"14155550100","to":["+1 (212) 555-0100"],"message":"R\u00e9sum\u00e9 \ud83d\ude00 \"quoted\"\nnext line"}`},
+		{"attachment", `{"from":"14155550100","to":["+1 (212) 555-0100"],"message":"see","attachments":[{"filename":"a.png","contentType":"image/png","content":"` + attachment + `"}]}`},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			body := []byte(c.body)
+			b.SetBytes(int64(len(body)))
+			for b.Loop() {
+				r := httptest.NewRequest("POST", "/", bytes.NewReader(body))
+				var req sendRequestJSON
+				if err := decodeJSON(httptest.NewRecorder(), r, &req, sendBodyLimit, false); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// TestDecodeNUL: a string holding U+0000 (written \u0000: a 0x00 byte is not
+// JSON) is refused naming its field, wherever it is and whatever the field
+// decodes into (a time, whose own error would name nothing); the text
+// `\u0000` (an escaped backslash before "u0000") is no NUL.
+func TestDecodeNUL(t *testing.T) {
+	type body struct {
+		Message string            `json:"message"`
+		To      []string          `json:"to"`
+		Since   time.Time         `json:"since"`
+		Tags    map[string]string `json:"tags"`
+		Inner   []struct {
+			Name string `json:"name"`
+		} `json:"inner"`
+	}
+	for _, c := range []struct{ body, want string }{
+		{`{"message":"a\u0000b"}`, `field "message" holds the NUL character (U+0000)`},
+		{`{"to":["1","\u0000"]}`, `field "to[1]" holds the NUL character`},
+		{`{"since":"2026-01-01T00:00:00Z\u0000"}`, `field "since" holds the NUL character`},
+		{`{"inner":[{"name":"x"},{"name":"\u00e9\u0000"}]}`, `field "inner[1].name" holds the NUL character`},
+		{`{"tags":{"a\u0000":"x"}}`, `a key of field "tags" holds the NUL character`},
+		{`{"message" "x\u0000"}`, `request body is not valid JSON`},
+		{`{"message":"a\\u0000b"}`, ``},
+		{`{"message":"\\\u0000"}`, `field "message" holds the NUL character`},
+	} {
+		r := httptest.NewRequest("POST", "/", strings.NewReader(c.body))
+		err := decodeJSON(httptest.NewRecorder(), r, &body{}, defaultBodyLimit, false)
+		if got := fmt.Sprint(err); (c.want == "" && err != nil) || !strings.Contains(got, c.want) {
+			t.Errorf("%s: got %v, want %q", c.body, err, c.want)
+		}
 	}
 }

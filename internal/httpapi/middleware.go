@@ -197,6 +197,7 @@ func (s *Server) register(pattern string, rt apiRoute, allowed func(auth.Princip
 	rt.method, rt.path = method, path
 	s.apiRoutes = append(s.apiRoutes, rt)
 	scope, query := rt.scope, rt.query
+	params := pathParams(path)
 	s.route(method+" "+Prefix+path, func(w http.ResponseWriter, r *http.Request) error {
 		// Every answer is one account's data, and some carry a secret or a
 		// signed link (a webhook's secret, recording and media URLs): no
@@ -212,6 +213,9 @@ func (s *Server) register(pattern string, rt apiRoute, allowed func(auth.Princip
 		}
 		q := parseQuery(r, query...)
 		if err := q.err(); err != nil {
+			return err
+		}
+		if err := pathText(r, params); err != nil {
 			return err
 		}
 		return h(w, r.WithContext(withQuery(auth.NewContext(ctx, p), q)))

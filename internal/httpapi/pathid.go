@@ -3,6 +3,7 @@ package httpapi
 import (
 	"net/http"
 	"strconv"
+	"strings"
 
 	"switchboard/internal/domain"
 )
@@ -23,4 +24,28 @@ func pathID(r *http.Request, name, what string) (int64, error) {
 		return 0, domain.Errorf(domain.NotFound, "%s not found: %s ids are positive integers; got %q", what, what, v)
 	}
 	return id, nil
+}
+
+// pathParams names the parameters of a route's path, in order:
+// "/sms/lines/{line}/blocked/{number}" has line and number.
+func pathParams(path string) []string {
+	var names []string
+	for seg := range strings.SplitSeq(path, "/") {
+		if name, ok := strings.CutPrefix(seg, "{"); ok {
+			names = append(names, strings.TrimSuffix(strings.TrimSuffix(name, "}"), "..."))
+		}
+	}
+	return names
+}
+
+// pathText checks r's path parameters, named by names, before any handler
+// reads one: a NUL character in any of them is 400 naming it, an id's as
+// much as a phone number's or a draft's name (nulIn).
+func pathText(r *http.Request, names []string) error {
+	for _, name := range names {
+		if strings.IndexByte(r.PathValue(name), 0) >= 0 {
+			return nulIn("path parameter " + name)
+		}
+	}
+	return nil
 }

@@ -72,14 +72,21 @@ func parseQuery(r *http.Request, allowed ...string) *queryParams {
 			}
 		case len(vs) > 1:
 			q.fail("query parameter %s is given %d times; give it once (a list is comma-separated)", name, len(vs))
+		case strings.IndexByte(vs[0], 0) >= 0:
+			q.keep(nulIn("query parameter " + name))
 		}
 	}
 	return q
 }
 
 func (q *queryParams) fail(format string, args ...any) {
+	q.keep(domain.Errorf(domain.Invalid, format, args...))
+}
+
+// keep keeps err unless a problem was found before it.
+func (q *queryParams) keep(err error) {
 	if q.first == nil {
-		q.first = domain.Errorf(domain.Invalid, format, args...)
+		q.first = err
 	}
 }
 

@@ -2,7 +2,11 @@ package oauth
 
 import (
 	"encoding/json"
+	"maps"
 	"net/http"
+	"net/url"
+	"slices"
+	"strings"
 )
 
 // Error codes of RFC 6749 §4.1.2.1 and §5.2, RFC 7591 §3.2.2 and RFC 7009.
@@ -50,4 +54,25 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)
 	w.Write(append(body, '\n'))
+}
+
+// nulParam names the first parameter of v (by name) whose value holds the
+// NUL character. PostgreSQL stores no NUL in text: a client_id or a
+// username holding one would be a server error there and a mere miss on
+// SQLite, so every form and query is refused with it, alike on both
+// (docs/decisions.md).
+func nulParam(v url.Values) (string, bool) {
+	for _, name := range slices.Sorted(maps.Keys(v)) {
+		for _, s := range v[name] {
+			if strings.IndexByte(s, 0) >= 0 {
+				return name, true
+			}
+		}
+	}
+	return "", false
+}
+
+// nulMessage says that the parameter name holds the NUL character.
+func nulMessage(name string) string {
+	return name + " holds the NUL character (U+0000), which no text may hold"
 }

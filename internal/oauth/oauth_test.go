@@ -763,3 +763,57 @@ func TestSignInThrottled(t *testing.T) {
 		t.Fatalf("right password from a clean address: %d, want it let through\n%s", resp.StatusCode, body)
 	}
 }
+
+// TestNULRefused: a NUL character in any parameter of the authorization
+// server is 400 naming it, on both engines: the machine endpoints answer
+// invalid_request, the pages their error page. Before, PostgreSQL answered
+// 500 for a client_id (authorize, token, revoke), a username, and a state
+// (stored at sign-in), while SQLite took them as unknown or stored them.
+func TestNULRefused(t *testing.T) {
+	const nul = "a\x00b"
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		e := setup(t, st)
+		wantPage := func(what string, resp *http.Response, body []byte, name string) {
+			t.Helper()
+			if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), name+" holds the NUL character") {
+				t.Errorf("%s: %d, want 400 naming %s:\n%.600s", what, resp.StatusCode, name, body)
+			}
+		}
+		for _, name := range []string{"client_id", "redirect_uri", "state", "scope", "code_challenge"} {
+			resp, body := e.get(t, browser(t), e.authorizePath(map[string]string{name: nul}))
+			wantPage("authorize with a NUL in "+name, resp, body, name)
+		}
+		for _, name := range []string{"username", "password", "csrf_token"} {
+			b := browser(t)
+			resp, page := e.get(t, b, e.authorizePath(nil))
+			wantStatus(t, resp, page, http.StatusOK)
+			form := hidden(t, page)
+			form.Set("username", "amy")
+			form.Set("password", password)
+			form.Set(name, nul)
+			resp, body := e.postForm(t, b, "/oauth/login", form)
+			wantPage("sign-in with a NUL in "+name, resp, body, name)
+		}
+		b := browser(t)
+		form := e.signIn(t, b, nil)
+		form.Set("decision", nul)
+		resp, body := e.postForm(t, b, "/oauth/consent", form)
+		wantPage("consent with a NUL in decision", resp, body, "decision")
+
+		for _, c := range []struct {
+			path string
+			form url.Values
+		}{
+			{"/api/v1/oauth/token", url.Values{"grant_type": {"authorization_code"}, "code": {"sbc_x"}, "code_verifier": {verifier}, "client_id": {nul}, "redirect_uri": {redirect}}},
+			{"/api/v1/oauth/token", url.Values{"grant_type": {"refresh_token"}, "refresh_token": {"sbr_x"}, "client_id": {nul}}},
+			{"/api/v1/oauth/revoke", url.Values{"token": {"x"}, "client_id": {nul}}},
+		} {
+			resp, body := e.postForm(t, nil, c.path, c.form)
+			var got tokens
+			json.Unmarshal(body, &got)
+			if resp.StatusCode != http.StatusBadRequest || got.Error != "invalid_request" || !strings.Contains(got.Description, "client_id holds the NUL character") {
+				t.Errorf("%s with a NUL in client_id: %d %s, want 400 invalid_request naming client_id", c.path, resp.StatusCode, body)
+			}
+		}
+	})
+}

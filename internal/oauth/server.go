@@ -148,11 +148,32 @@ func (s *Server) Handler() http.Handler {
 	}
 
 	// Pages for people.
-	mux.HandleFunc("GET /oauth/authorize", s.authorize)
-	mux.HandleFunc("POST /oauth/login", s.login)
-	mux.HandleFunc("GET /oauth/consent", s.consentPage)
-	mux.HandleFunc("POST /oauth/consent", s.consent)
+	mux.HandleFunc("GET /oauth/authorize", s.textOnly(s.authorize))
+	mux.HandleFunc("POST /oauth/login", s.textOnly(s.login))
+	mux.HandleFunc("GET /oauth/consent", s.textOnly(s.consentPage))
+	mux.HandleFunc("POST /oauth/consent", s.textOnly(s.consent))
 	return mux
+}
+
+// textOnly answers a page's request whose query, or form, holds the NUL
+// character with the error page (400) before h reads any of it (nulParam).
+func (s *Server) textOnly(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		values := r.URL.Query()
+		if r.Method == http.MethodPost {
+			r.Body = http.MaxBytesReader(w, r.Body, formBodyLimit)
+			if err := r.ParseForm(); err != nil {
+				s.errorPage(w, r, http.StatusBadRequest, "Something is wrong", "The form could not be read.")
+				return
+			}
+			values = r.Form
+		}
+		if name, found := nulParam(values); found {
+			s.errorPage(w, r, http.StatusBadRequest, "Something is wrong", "The request could not be read: "+nulMessage(name)+".")
+			return
+		}
+		h(w, r)
+	}
 }
 
 func cors(h http.Handler) http.Handler {

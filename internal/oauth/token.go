@@ -38,6 +38,10 @@ func readForm(w http.ResponseWriter, r *http.Request) (map[string]string, bool) 
 		writeError(w, http.StatusBadRequest, errInvalidRequest, "the form body could not be read")
 		return nil, false
 	}
+	if name, found := nulParam(r.PostForm); found {
+		writeError(w, http.StatusBadRequest, errInvalidRequest, nulMessage(name))
+		return nil, false
+	}
 	form := make(map[string]string, len(r.PostForm))
 	for k, v := range r.PostForm {
 		if len(v) > 1 {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
 
@@ -42,10 +43,24 @@ func keyword(text string) string {
 	return strings.ToUpper(strings.TrimFunc(text, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsPunct(r) }))
 }
 
+// storable is a carrier's text as it is stored: valid UTF-8 without the NUL
+// character, which PostgreSQL holds in no text (SQLite would). What a
+// carrier reports is never refused for its content, or a customer's text
+// would be lost: each NUL, and each byte that is not UTF-8, becomes U+FFFD,
+// the replacement character (docs/decisions.md). The API refuses a NUL
+// instead (400): its caller can send again.
+func storable(text string) string {
+	if utf8.ValidString(text) && strings.IndexByte(text, 0) < 0 {
+		return text
+	}
+	return strings.ReplaceAll(strings.ToValidUTF8(text, "\uFFFD"), "\x00", "\uFFFD")
+}
+
 // Receipt implements carrier.Sink: it stores a delivery report. A report for
 // an unknown message is dropped (returning an error would make the carrier
 // retry forever).
 func (s *Service) Receipt(ctx context.Context, r carrier.Receipt) error {
+	r.Status, r.Error = storable(r.Status), storable(r.Error)
 	at := r.At
 	if at.IsZero() {
 		at = time.Now()
@@ -126,12 +141,18 @@ func (s *Service) Inbound(ctx context.Context, in carrier.Inbound) error {
 	if err != nil {
 		return err
 	}
+	// The keyword is read from the text as sent: a NUL is a control
+	// character it ignores ("STOP\x00" opts out), U+FFFD would not be.
 	kw := keyword(in.Text)
+	media := slices.Clone(in.Media)
+	for i, m := range media {
+		media[i] = storable(m)
+	}
 	// The message is dated when Switchboard stores it, not by the carrier's
 	// clock (Kannel's ts has whole seconds and the SMSC's skew), so a
 	// conversation's order by time and by id agree.
 	text := store.Inbound{
-		Line: line, From: from, Participants: participants, Body: in.Text, Media: in.Media,
+		Line: line, From: from, Participants: participants, Body: storable(in.Text), Media: media,
 		OptOut: stopWords[kw], OptIn: startWords[kw], Readers: readers,
 	}
 	if err := smsevent.SetReceived(&text); err != nil {

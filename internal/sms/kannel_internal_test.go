@@ -3,6 +3,8 @@ package sms
 import (
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -17,6 +19,17 @@ const kannelTestSecret = "kannel-test-secret-0123456789"
 // way serve does, and returns a function that delivers one DLR to it.
 func kannelHooks(t *testing.T, e *env, sendURL string, client *http.Client) (*kannel.Driver, func(id int64, typ int) int) {
 	t.Helper()
+	d, get := kannelCallbacks(t, e, sendURL, client)
+	return d, func(id int64, typ int) int {
+		return get("/dlr", url.Values{"id": {strconv.FormatInt(id, 10)}, "type": {strconv.Itoa(typ)}, "ts": {strconv.FormatInt(time.Now().Unix(), 10)}})
+	}
+}
+
+// kannelCallbacks mounts a Kannel driver's callback handler on e's service,
+// the way serve does, and returns a function that calls one callback (path
+// /dlr or /inbound) with the query q and the secret, as Kannel does.
+func kannelCallbacks(t *testing.T, e *env, sendURL string, client *http.Client) (*kannel.Driver, func(path string, q url.Values) int) {
+	t.Helper()
 	srv := httptest.NewUnstartedServer(nil)
 	d, err := kannel.New(kannel.Config{
 		SendURL: sendURL, Username: "sb", Password: "pw", Secret: kannelTestSecret,
@@ -26,13 +39,64 @@ func kannelHooks(t *testing.T, e *env, sendURL string, client *http.Client) (*ka
 	srv.Config.Handler = http.StripPrefix("/carrier/kannel", d.Handler(e.svc))
 	srv.Start()
 	t.Cleanup(srv.Close)
-	return d, func(id int64, typ int) int {
-		resp, err := http.Get(srv.URL + "/carrier/kannel/dlr?id=" + strconv.FormatInt(id, 10) +
-			"&secret=" + kannelTestSecret + "&type=" + strconv.Itoa(typ) + "&ts=" + strconv.FormatInt(time.Now().Unix(), 10))
+	return d, func(path string, q url.Values) int {
+		q.Set("secret", kannelTestSecret)
+		resp, err := http.Get(srv.URL + "/carrier/kannel" + path + "?" + q.Encode())
 		check(t, err)
 		resp.Body.Close()
 		return resp.StatusCode
 	}
+}
+
+// A text or a delivery report holding the NUL character (a UCS-2 text with
+// a zero unit; GSM's '@' is 0x00 too) is stored, through the real callback
+// handler and store, with U+FFFD in its place, on both engines. Before,
+// PostgreSQL refused it: the callback answered 500 "not stored" and the
+// customer's text was lost. So is a text that is not UTF-8 (the sim's
+// inbound goes to the sink unchecked).
+func TestCarrierTextWithNULIsStoredReplaced(t *testing.T) {
+	eachEngine(t, func(t *testing.T, e *env) {
+		_, get := kannelCallbacks(t, e, "http://127.0.0.1:1/cgi-bin/sendsms", nil)
+		res, _, err := e.svc.Send(bg, e.p, e.request(), nil)
+		check(t, err)
+		id := res.Messages[0].ID
+		if code := get("/dlr", url.Values{"id": {strconv.FormatInt(id, 10)}, "type": {"16"}, "reply": {"NACK\x00/0x45"}}); code != 200 {
+			t.Fatalf("a failure report holding a NUL: %d, want 200", code)
+		}
+		if m := e.message(t, id); m.DeliveryStatus != "smsc_reject" || m.DeliveryError != "NACK\uFFFD/0x45" {
+			t.Errorf("report stored as %q %q, want smsc_reject \"NACK\uFFFD/0x45\"", m.DeliveryStatus, m.DeliveryError)
+		}
+
+		// "h", NUL, "i" in UCS-2.
+		if code := get("/inbound", url.Values{"from": {testTo}, "to": {testLine}, "text": {"\x00h\x00\x00\x00i"}, "charset": {"UTF-16BE"}}); code != 200 {
+			t.Fatalf("an inbound text holding a NUL: %d, want 200", code)
+		}
+		check(t, e.svc.Inbound(bg, carrier.Inbound{From: testTo, To: testLine, Text: "caf\xe9\x00", Media: []string{"https://m.test/a\x00b"}}))
+		var got, media []string
+		for _, m := range e.messages(t) {
+			if m.Direction == "in" {
+				got = append(got, m.Body)
+				media = append(media, m.Media...)
+			}
+		}
+		if want := []string{"https://m.test/a\uFFFDb"}; !slices.Equal(media, want) {
+			t.Errorf("inbound media stored as %q, want %q", media, want)
+		}
+		if want := []string{"h\uFFFDi", "caf\uFFFD\uFFFD"}; !slices.Equal(got, want) {
+			t.Errorf("inbound texts stored as %q, want %q", got, want)
+		}
+
+		// The keyword is read as received: a NUL after STOP is a control
+		// character it ignores, where U+FFFD would not be.
+		if code := get("/inbound", url.Values{"from": {testTo}, "to": {testLine}, "text": {"STOP\x00"}}); code != 200 {
+			t.Fatalf("STOP and a NUL: %d, want 200", code)
+		}
+		out, err := e.st.OptedOut(bg, e.line.ID, []string{testTo})
+		check(t, err)
+		if !out[testTo] {
+			t.Errorf("STOP and a NUL did not opt %s out", testTo)
+		}
+	})
 }
 
 // Only a known final delivery status is final: a report type Kannel adds
