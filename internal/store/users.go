@@ -286,7 +286,7 @@ func (s *Store) Users(ctx context.Context, accountID int64) ([]domain.User, erro
 }
 
 func (s *Store) users(ctx context.Context, accountID int64) ([]domain.User, error) {
-	rows, err := s.db.Query(ctx, `SELECT `+userColumns+` FROM users WHERE account_id = ? AND deleted_at IS NULL`, accountID)
+	rows, err := s.db.Query(ctx, `SELECT `+userColumns+` FROM users WHERE account_id = ? AND deleted_at IS NULL ORDER BY id`, accountID)
 	if err != nil {
 		return nil, fmt.Errorf("store: users: %w", err)
 	}
