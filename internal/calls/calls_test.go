@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -195,6 +196,7 @@ func TestAsteriskImport(t *testing.T) {
 				for _, uid := range userIDs(t, st, a.ID, id) {
 					us = append(us, names[uid])
 				}
+				slices.Sort(us) // user ids need not follow creation order
 				got := fmt.Sprintf("%s %s code=%d %s %s→%s legs=%d talk=%d wait=%d transferred=%d abandoned=%t calledBack=%s users=%v",
 					c.Direction, c.Status, c.StatusCode, c.CallerName, c.CallerNumber, c.CalledNumber, len(d.Legs), c.TalkTimeSeconds,
 					waitOf(t, svc, p, id), c.Transferred, c.Abandoned, c.CalledBack, fmtList(us))
