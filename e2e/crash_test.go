@@ -863,7 +863,7 @@ func crashStartLoad(t *testing.T, c *crashSetup, clients int) *crashLoad {
 // crashLoadSends is how many sends the load has answered 201 before a test
 // kills a server, and again after: a load under way at the kill, whatever the
 // machine's pace, and served again after it.
-const crashLoadSends = 100
+const crashLoadSends = 200
 
 // created is how many sends have been answered 201.
 func (l *crashLoad) created() int {
