@@ -85,8 +85,10 @@ func TestBackupUnderLoadRestores(t *testing.T) {
 		stop    = make(chan struct{})
 		wg      sync.WaitGroup
 		refused int
-		// paced slows each sender down around the backup (see below).
-		paced atomic.Bool
+		// paced slows each sender down around the backup (see below);
+		// pacedSenders counts the senders that have slowed down.
+		paced        atomic.Bool
+		pacedSenders atomic.Int32
 	)
 	client := apitest.Client(t)
 	client.Timeout = httpTimeout
@@ -95,6 +97,7 @@ func TestBackupUnderLoadRestores(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			to := fmt.Sprintf("1415555%04d", 2000+g)
+			slowed := false
 			for i := 0; ; i++ {
 				select {
 				case <-stop:
@@ -110,24 +113,31 @@ func TestBackupUnderLoadRestores(t *testing.T) {
 				}
 				mu.Unlock()
 				if paced.Load() {
+					if !slowed {
+						slowed = true
+						pacedSenders.Add(1)
+					}
+					// The load's pace (not a wait): about 7 sends a second
+					// from each sender.
 					time.Sleep(150 * time.Millisecond)
 				}
 			}
 		}()
 	}
-	acked := func() int {
+	stopLoad := sync.OnceFunc(func() { close(stop); wg.Wait() })
+	t.Cleanup(stopLoad) // however the test ends
+	acksAfter := func(at time.Time) int {
 		mu.Lock()
 		defer mu.Unlock()
-		return len(acks)
-	}
-	for deadline := time.Now().Add(30 * time.Second); acked() < 150; {
-		if time.Now().After(deadline) {
-			close(stop)
-			wg.Wait()
-			t.Fatalf("only %d sends acknowledged in 30 s", acked())
+		n := 0
+		for _, a := range acks {
+			if !a.at.Before(at) {
+				n++
+			}
 		}
-		time.Sleep(20 * time.Millisecond)
+		return n
 	}
+	apitest.Eventually(t, "150 sends acknowledged", func() bool { return acksAfter(time.Time{}) >= 150 })
 
 	// Flat out, the server checkpoints its WAL every fifty sends or so, in
 	// less time than the backup command takes to start: then a copy of the
@@ -135,7 +145,7 @@ func TestBackupUnderLoadRestores(t *testing.T) {
 	// acknowledged before the command started, and this test could not
 	// tell it from a real backup. Paced, a few sends land in that time.
 	paced.Store(true)
-	time.Sleep(500 * time.Millisecond)
+	apitest.Eventually(t, "every sender paced", func() bool { return pacedSenders.Load() == senders })
 
 	copyPath := filepath.Join(dir, "backups", "copy.db")
 	if err := os.Mkdir(filepath.Dir(copyPath), 0o700); err != nil {
@@ -144,9 +154,9 @@ func TestBackupUnderLoadRestores(t *testing.T) {
 	backupStarted := time.Now()
 	stdout, stderr, exit := run(t, "backup", "--db", src, "--to", copyPath, "--json")
 	backupEnded := time.Now()
-	time.Sleep(300 * time.Millisecond) // the load goes on after the backup
-	close(stop)
-	wg.Wait()
+	// The load goes on after the backup.
+	apitest.Eventually(t, "sends acknowledged after the backup", func() bool { return acksAfter(backupEnded) >= senders })
+	stopLoad()
 	if exit != 0 {
 		t.Fatalf("backup --to under load: exit %d\nstdout: %s\nstderr: %s", exit, stdout, stderr)
 	}

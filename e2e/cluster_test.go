@@ -215,11 +215,7 @@ func TestThreeNodesKillOneUnderLoad(t *testing.T) {
 // killOneOfThree runs the kill test on the database at db, with the nodes
 // reaching it through the PgBouncer URL bouncer unless that is "".
 func killOneOfThree(t *testing.T, db, bouncer string) {
-	const (
-		clients   = 16
-		loadFor   = 4 * time.Second
-		killAfter = 1500 * time.Millisecond
-	)
+	const clients = 16
 	fake := newCrashKannel(t)
 	// Latency at the carrier keeps requests in flight on every node, the
 	// killed one included.
@@ -242,12 +238,9 @@ func killOneOfThree(t *testing.T, db, bouncer string) {
 	cl := startCluster(t, c, 3, func(node int) bool { return node != 0 })
 	cl.via.db = db // the checker reads PostgreSQL itself
 	load := crashStartLoad(t, cl.via, clients)
-	time.Sleep(killAfter)
-	if load.count() == 0 {
-		t.Fatalf("no request completed in the %v before the kill", killAfter)
-	}
+	load.waitCreated(t, "the load under way before the kill", crashLoadSends)
 	crashKill(t, cl.procs[0])
-	time.Sleep(loadFor - killAfter)
+	load.waitCreated(t, "the load served by the other nodes", load.created()+crashLoadSends)
 	outcomes := load.finish()
 	crashCheckMoney(t, cl.via, outcomes, clients)
 }

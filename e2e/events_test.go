@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -219,7 +220,14 @@ func TestEventStreamAcrossKill(t *testing.T) {
 			}
 		}()
 	}
-	time.Sleep(500 * time.Millisecond)
+	crashWaitFor(t, "sends under way before the kill", func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(committed) < 20 {
+			return fmt.Sprintf("%d sends committed", len(committed))
+		}
+		return ""
+	})
 	crashKill(t, p)
 	wg.Wait()
 	s.close()
@@ -301,6 +309,7 @@ func TestEventStreamKillOneOfThree(t *testing.T) {
 	client := crashClient(t)
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
+	var created atomic.Int64
 	for i := range 8 {
 		wg.Add(1)
 		go func() {
@@ -311,15 +320,27 @@ func TestEventStreamKillOneOfThree(t *testing.T) {
 					return
 				default:
 				}
-				cl.via.send(client, fmt.Sprintf("+1415557%02d%02d", i, j%100), fmt.Sprintf("load %d %d", i, j))
+				if cl.via.send(client, fmt.Sprintf("+1415557%02d%02d", i, j%100), fmt.Sprintf("load %d %d", i, j)).status == http.StatusCreated {
+					created.Add(1)
+				}
 			}
 		}()
 	}
-	time.Sleep(time.Second)
+	stopLoad := sync.OnceFunc(func() { close(stop); wg.Wait() })
+	t.Cleanup(stopLoad) // however the test ends, before the cluster stops
+	sends := func(what string, n int64) {
+		t.Helper()
+		crashWaitFor(t, what, func() string {
+			if k := created.Load(); k < n {
+				return fmt.Sprintf("%d of %d sends answered 201", k, n)
+			}
+			return ""
+		})
+	}
+	sends("sends under way before the kill", 40)
 	crashKill(t, cl.procs[0])
-	time.Sleep(time.Second)
-	close(stop)
-	wg.Wait()
+	sends("sends through the other nodes after the kill", created.Load()+40)
+	stopLoad()
 
 	// What was committed: every message.sent in the outbox.
 	st := crashOpenStore(t, db)

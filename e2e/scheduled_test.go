@@ -167,8 +167,7 @@ func TestScheduledTwoServersOneKilled(t *testing.T) {
 	// The wait for sending is counted from when the messages fall due, not
 	// from when scheduling ended: on a quiet machine scheduling takes under
 	// a second, which left the dispatchers a second to start.
-	time.Sleep(time.Until(sendAt))
-	crashWaitFor(t, "sending is under way", func() string {
+	crashWaitUntil(t, sendAt.Add(crashSettle), "sending is under way", func() string {
 		if k := len(fake.state().accepted); k < 200 {
 			return fmt.Sprintf("%d accepted", k)
 		}
@@ -180,35 +179,33 @@ func TestScheduledTwoServersOneKilled(t *testing.T) {
 	}
 	// The rows the killed server had claimed come back when their 30 s
 	// leases end.
-	deadline := time.Now().Add(90 * time.Second)
-	for {
+	texts := map[string]int{}
+	crashWaitUntil(t, time.Now().Add(90*time.Second), "every message at the carrier after the kill", func() string {
 		s := fake.state()
-		texts := map[string]int{}
+		clear(texts)
 		for _, text := range s.accepted {
 			texts[text]++
 		}
-		if len(texts) == n {
-			for text, k := range texts {
-				if k != 1 {
-					t.Errorf("%s reached the carrier %d times", text, k)
-				}
-			}
-			for id, calls := range s.calls {
-				if calls != 1 {
-					t.Errorf("message %d: %d carrier calls", id, calls)
-				}
-			}
-			if len(s.problems) > 0 {
-				t.Errorf("carrier problems: %v", s.problems[:min(len(s.problems), 5)])
-			}
-			if len(s.accepted) != n {
-				t.Errorf("%d messages accepted for %d texts", len(s.accepted), n)
-			}
-			return
+		if len(texts) < n {
+			return fmt.Sprintf("%d of %d messages reached the carrier (%d dropped)", len(texts), n, len(s.dropped))
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d messages reached the carrier within 90 s of the kill (%d dropped)", len(texts), n, len(s.dropped))
+		return ""
+	})
+	for text, k := range texts {
+		if k != 1 {
+			t.Errorf("%s reached the carrier %d times", text, k)
 		}
-		time.Sleep(200 * time.Millisecond)
+	}
+	s := fake.state()
+	for id, calls := range s.calls {
+		if calls != 1 {
+			t.Errorf("message %d: %d carrier calls", id, calls)
+		}
+	}
+	if len(s.problems) > 0 {
+		t.Errorf("carrier problems: %v", s.problems[:min(len(s.problems), 5)])
+	}
+	if len(s.accepted) != n {
+		t.Errorf("%d messages accepted for %d texts", len(s.accepted), n)
 	}
 }

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"switchboard/internal/apitest"
 )
 
 // fakeServer stands for the switchboard server as the design document
@@ -194,12 +196,7 @@ func TestLiveAgainstFake(t *testing.T) {
 		"webhook event-to-receiver latency, same events, from the POST's start (upper bound): p50",
 		"(30 since the streams opened)")
 	// The streams close when the run ends.
-	for end := time.Now().Add(5 * time.Second); f.open() > 0 && time.Now().Before(end); {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if n := f.open(); n != 0 {
-		t.Errorf("%d streams still open after the run", n)
-	}
+	apitest.Eventually(t, "the streams to close after the run", func() bool { return f.open() == 0 })
 }
 
 // Past the server's limit the failures are reported by status, and the

@@ -1,6 +1,7 @@
 // Package apitest is test support: an HTTP client whose transport validates
 // every response of the public API against the OpenAPI document in package
-// api. Use it only from _test.go files.
+// api, and Eventually, the poll with a deadline that tests wait on
+// conditions with. Use it only from _test.go files.
 //
 //	c := apitest.Client(t)
 //	resp, err := c.Get(srv.URL + "/api/public/v1/users")

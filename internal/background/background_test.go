@@ -110,7 +110,10 @@ func TestPeriodicStop(t *testing.T) {
 	p := background.NewPeriodic(background.PeriodicConfig{Interval: time.Hour, Work: func(ctx context.Context) error {
 		close(started) // the only pass: the interval is an hour
 		<-ctx.Done()
-		time.Sleep(10 * time.Millisecond) // a slow return, which Stop must wait for
+		// A slow return, which Stop must wait for. Not a wait of the test's:
+		// a Stop that waits passes however long this takes; the sleep only
+		// gives a Stop that does not wait the time to return first.
+		time.Sleep(10 * time.Millisecond)
 		returned.Store(true)
 		return ctx.Err()
 	}})

@@ -53,15 +53,7 @@ func TestSendLargeBodiesShareABudget(t *testing.T) {
 	}
 	// Wait until the server has granted it its share (the gauge an operator
 	// watches), so the next request surely finds the budget taken.
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		if largeBodyBytes(t, f.fixture) == int64(len(large)) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the stalled request never held the budget")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	apitest.Eventually(t, "the stalled request to hold the budget", func() bool { return largeBodyBytes(t, f.fixture) == int64(len(large)) })
 
 	count0 := f.sim.Count()
 	status, _, body := f.post(t, f.keys["acme"], "", large)
@@ -206,21 +198,12 @@ func TestSendSmallerBodiesPassWaitingLargeOnes(t *testing.T) {
 			}()
 		}, done
 	}
-	waitFor := func(what string, cond func() bool) {
-		t.Helper()
-		for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("timed out waiting for %s", what)
-			}
-		}
-	}
-
 	finishHolding, holdingDone := slow(holding, len(holding)/2)
-	waitFor("the first body to hold its share", func() bool {
+	apitest.Eventually(t, "the first body to hold its share", func() bool {
 		return metricValue(t, f.fixture, "switchboard_http_large_body_bytes") == float64(len(holding))
 	})
 	finishWaiting, waitingDone := slow(waiting, 0)
-	waitFor("the second body to wait for room", func() bool { return metricValue(t, f.fixture, "switchboard_http_large_body_waiting") == 1 })
+	apitest.Eventually(t, "the second body to wait for room", func() bool { return metricValue(t, f.fixture, "switchboard_http_large_body_waiting") == 1 })
 
 	start := time.Now()
 	status, _, raw := f.post(t, f.keys["acme"], "", passing)
@@ -236,12 +219,12 @@ func TestSendSmallerBodiesPassWaitingLargeOnes(t *testing.T) {
 	if got := <-holdingDone; got != 201 {
 		t.Fatalf("holding send: %d", got)
 	}
-	waitFor("the waiting body to be admitted", func() bool { return metricValue(t, f.fixture, "switchboard_http_large_body_waiting") == 0 })
+	apitest.Eventually(t, "the waiting body to be admitted", func() bool { return metricValue(t, f.fixture, "switchboard_http_large_body_waiting") == 0 })
 	finishWaiting()
 	if got := <-waitingDone; got != 201 {
 		t.Fatalf("waiting send: %d", got)
 	}
-	waitFor("the budget to empty", func() bool { return metricValue(t, f.fixture, "switchboard_http_large_body_bytes") == 0 })
+	apitest.Eventually(t, "the budget to empty", func() bool { return metricValue(t, f.fixture, "switchboard_http_large_body_bytes") == 0 })
 }
 
 // metricValue reads one unlabelled sample from /metrics.

@@ -7,8 +7,8 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"testing"
-	"time"
 
+	"switchboard/internal/apitest"
 	"switchboard/internal/carrier"
 	"switchboard/internal/sms"
 	"switchboard/internal/store"
@@ -41,11 +41,7 @@ func TestFirstPagesExact(t *testing.T) {
 			urlB, smsB := serveInbox(t, stB)
 			ref, _ := serveInbox(t, open(store.Options{PageBytes: -1}))
 			for _, st := range []*store.Store{stA, stB} {
-				for deadline := time.Now().Add(5 * time.Second); !st.CacheServing(); time.Sleep(2 * time.Millisecond) {
-					if time.Now().After(deadline) {
-						t.Fatal("a node's read cache never served")
-					}
-				}
+				apitest.Eventually(t, "a node's read cache to serve", st.CacheServing)
 			}
 			type node struct {
 				url string

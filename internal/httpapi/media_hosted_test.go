@@ -145,7 +145,7 @@ func TestHostedMediaQuotaParallelUploads(t *testing.T) {
 // pending schedule or a sent message uses.
 func TestHostedMediaCleanupOverHTTP(t *testing.T) {
 	t.Parallel()
-	forEachScheduledEngine(t, func(t *testing.T, f *sendFixture) {
+	forEachDispatchEngine(t, func(t *testing.T, f *sendFixture) {
 		png := realImage(t, "image/png")
 		var urls []string
 		for range 2 {
@@ -156,14 +156,15 @@ func TestHostedMediaCleanupOverHTTP(t *testing.T) {
 			urls = append(urls, decodeInto[hostedData](t, raw).Data.URL)
 		}
 		unused, scheduled := urls[0], urls[1]
-		if status, _, raw := f.schedule(t, f.keys["acme"], "", lineMain, scheduleBody{To: []string{usA}, Media: []string{scheduled}, SendAt: rfc(time.Now().Add(time.Hour))}); status != 201 {
+		if status, _, raw := f.schedule(t, f.keys["acme"], "", lineMain, scheduleBody{To: []string{usA}, Media: []string{scheduled}, SendAt: rfc(f.clock.Now().Add(time.Hour))}); status != 201 {
 			t.Fatalf("schedule: %d %s", status, raw)
 		}
 		sent := f.sendMMS(t, f.keys["acme"], lineMain, attach("b.png", "image/png", png))
 
-		time.Sleep(time.Millisecond)
-		// Unused for a millisecond stands in for a day.
-		n, err := f.svc.CleanupMedia(ctx, time.Microsecond, 1)
+		// A day passes on the store's clock (nothing here dispatches the
+		// schedule that falls due meanwhile: it stays pending).
+		f.clock.Advance(25 * time.Hour)
+		n, err := f.svc.CleanupMedia(ctx, 24*time.Hour, 1)
 		if err != nil || n != 1 {
 			t.Fatalf("cleanup: removed %d, %v; want the one unused upload", n, err)
 		}
@@ -179,7 +180,7 @@ func TestHostedMediaCleanupOverHTTP(t *testing.T) {
 			t.Errorf("usage %+v (%v), want the 2 files in use", u, err)
 		}
 		// The removed upload's URL is no longer schedulable.
-		status, _, raw := f.schedule(t, f.keys["acme"], "", lineMain, scheduleBody{To: []string{usA}, Media: []string{unused}, SendAt: rfc(time.Now().Add(time.Hour))})
+		status, _, raw := f.schedule(t, f.keys["acme"], "", lineMain, scheduleBody{To: []string{usA}, Media: []string{unused}, SendAt: rfc(f.clock.Now().Add(time.Hour))})
 		if e := decodeInto[errorEnvelope](t, raw); status != 400 || !strings.Contains(e.Error.Message, "media[0]") {
 			t.Errorf("scheduling a removed upload: %d %s", status, raw)
 		}

@@ -260,18 +260,6 @@ func (f *sendFixture) lastMessage(t *testing.T, account int64) domain.Message {
 	return ms[len(ms)-1]
 }
 
-// waitFor polls cond until it holds or a deadline passes.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 type sendBody struct {
 	From        string           `json:"from,omitempty"`
 	To          []string         `json:"to,omitempty"`
@@ -1282,7 +1270,7 @@ func TestSendIdempotency(t *testing.T) {
 				done <- status
 			}()
 			// Wait until the first request has written its intent (and so holds the key).
-			waitFor(t, "the first request's intent", func() bool { return len(f.messages(t, f.acme)) > before })
+			apitest.Eventually(t, "the first request's intent", func() bool { return len(f.messages(t, f.acme)) > before })
 			status, h, raw := f.post(t, key, "slow", body)
 			if e := decodeInto[errorEnvelope](t, raw); status != 409 || e.Error.Type != "conflict" || h.Get("Idempotent-Replayed") != "" {
 				t.Errorf("concurrent duplicate: %d %s, want 409 conflict", status, raw)
@@ -1418,7 +1406,7 @@ func TestSendInterrupted(t *testing.T) {
 			}
 			m := f.lastMessage(t, f.acme)
 			// The carrier's receipt is the evidence of acceptance: it marks the message sent and charges it.
-			waitFor(t, "the receipt", func() bool {
+			apitest.Eventually(t, "the receipt", func() bool {
 				got, err := f.st.Message(ctx, f.acme, m.ID)
 				return err == nil && got.Status == domain.StatusSent && got.DeliveryStatus != ""
 			})
@@ -1508,7 +1496,7 @@ func TestSendReceiptsAndEvents(t *testing.T) {
 		}
 		for _, s := range all {
 			var m domain.Message
-			waitFor(t, fmt.Sprintf("receipt of message %d", s.id), func() bool {
+			apitest.Eventually(t, fmt.Sprintf("receipt of message %d", s.id), func() bool {
 				var err error
 				m, err = f.st.Message(ctx, f.acme, s.id)
 				must(t, err)
@@ -1637,7 +1625,7 @@ func TestSendLedgerAgrees(t *testing.T) {
 			t.Errorf("statuses = %v, want %v", statuses, want)
 		}
 		// Receipts arrive after the responses; they must not add charges.
-		waitFor(t, "receipts", func() bool { return f.sim.Pending() == 0 })
+		apitest.Eventually(t, "receipts", func() bool { return f.sim.Pending() == 0 })
 		got, n := f.ledger(t, f.acme)
 		if money.Micros(got) != total || n != created {
 			t.Errorf("ledger %s in %d rows, responses %s in %d", money.Micros(got), n, total, created)

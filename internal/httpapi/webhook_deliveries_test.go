@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
+	"switchboard/internal/apitest"
 	"switchboard/internal/auth"
 	"switchboard/internal/domain"
 	"switchboard/internal/httpapi"
@@ -53,22 +55,17 @@ func newScriptedReceiver(t *testing.T) *scriptedReceiver {
 	return r
 }
 
-// request returns request i (from 0) once it has arrived (10 s at most).
+// request returns request i (from 0) once it has arrived.
 func (r *scriptedReceiver) request(t *testing.T, i int) (http.Header, []byte) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	apitest.Eventually(t, fmt.Sprintf("request %d", i), func() bool {
 		r.mu.Lock()
-		if i < len(r.got) {
-			defer r.mu.Unlock()
-			return r.got[i], r.bodies[i]
-		}
-		r.mu.Unlock()
-		if time.Now().After(deadline) {
-			t.Fatalf("request %d never arrived", i)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		defer r.mu.Unlock()
+		return i < len(r.got)
+	})
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.got[i], r.bodies[i]
 }
 
 // answer sets the answers from the next request on.
@@ -153,20 +150,15 @@ func (f *fixture) deliveries(t *testing.T, key string, hook int64) []deliveryRes
 	return decodeInto[struct{ Data []deliveryResp }](t, b).Data
 }
 
-// waitDeliveries polls the deliveries list until cond holds (10 s at most).
+// waitDeliveries polls the deliveries list until cond holds.
 func (f *fixture) waitDeliveries(t *testing.T, key string, hook int64, what string, cond func([]deliveryResp) bool) []deliveryResp {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		l := f.deliveries(t, key, hook)
-		if cond(l) {
-			return l
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("waiting for %s: deliveries %+v", what, l)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	var l []deliveryResp
+	apitest.Eventually(t, what, func() bool {
+		l = f.deliveries(t, key, hook)
+		return cond(l)
+	})
+	return l
 }
 
 // TestWebhookAttemptLog checks, through the router and a real dispatcher,
@@ -317,18 +309,17 @@ func TestWebhookRecover(t *testing.T) {
 		if loc := h.Get("Location"); loc != job {
 			t.Errorf("Location %q, want %q", loc, job)
 		}
-		deadline := time.Now().Add(10 * time.Second)
-		for rc.Status != "done" || rc.Deliveries.Succeeded != 5 {
-			if time.Now().After(deadline) {
-				t.Fatalf("recover job %+v, want done with 5 deliveries succeeded", rc)
+		apitest.Eventually(t, "the recover job done with 5 deliveries succeeded", func() bool {
+			if rc.Status == "done" && rc.Deliveries.Succeeded == 5 {
+				return true
 			}
-			time.Sleep(20 * time.Millisecond)
 			status, _, b := f.do(t, "GET", job, f.keys["acme"], "")
 			if status != 200 {
 				t.Fatalf("GET recover: %d %s", status, b)
 			}
 			rc = decodeInto[struct{ Data recoveryResp }](t, b).Data
-		}
+			return false
+		})
 		if rc.Queued != 5 || rc.FinishedAt == "" || rc.Deliveries.Pending+rc.Deliveries.Failed+rc.Deliveries.Skipped != 0 {
 			t.Errorf("done job %+v", rc)
 		}

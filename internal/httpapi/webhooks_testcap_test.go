@@ -8,7 +8,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"switchboard/internal/auth"
 	"switchboard/internal/httpapi"
@@ -32,15 +31,26 @@ func TestWebhookTestSendsAreCapped(t *testing.T) {
 		t.Cleanup(srv.Close)
 		f.url = srv.URL
 		var open, most, total atomic.Int64
+		// The endpoint holds every request until it has 8 open at once: then
+		// the subscription's slots are all taken, and a request past the cap
+		// would come while they are held.
+		full, fill := make(chan struct{}), sync.Once{}
 		rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			n := open.Add(1)
 			for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
 			}
 			total.Add(1)
-			time.Sleep(100 * time.Millisecond)
+			if n >= 8 {
+				fill.Do(func() { close(full) })
+			}
+			select {
+			case <-full:
+			case <-r.Context().Done():
+			}
 			open.Add(-1)
 		}))
 		t.Cleanup(rcv.Close)
+		t.Cleanup(func() { fill.Do(func() { close(full) }) }) // before rcv.Close waits for the held requests
 		w := f.createWebhook(t, f.keys["acme"], `{"url":"`+rcv.URL+`/in","type":"AccountSMS"}`)
 
 		var wg sync.WaitGroup
@@ -53,8 +63,8 @@ func TestWebhookTestSendsAreCapped(t *testing.T) {
 			})
 		}
 		wg.Wait()
-		if m := most.Load(); m > 8 {
-			t.Errorf("%d test requests open at once to one subscription, want at most 8", m)
+		if m := most.Load(); m != 8 {
+			t.Errorf("%d test requests open at once to one subscription, want its 8 slots' worth and no more", m)
 		}
 		if n := total.Load(); n != 40 {
 			t.Errorf("%d requests reached the endpoint, want 40", n)

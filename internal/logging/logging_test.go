@@ -6,7 +6,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
+
+	"switchboard/internal/apitest"
 )
 
 type syncBuffer struct {
@@ -37,13 +38,7 @@ func TestInfoIsBufferedWarnFlushesAndTickerFlushes(t *testing.T) {
 		t.Fatalf("a warning must be written at once; got %q", out.String())
 	}
 	log.Info("request served")
-	deadline := time.Now().Add(5 * time.Second)
-	for !strings.Contains(out.String(), "request served") {
-		if time.Now().After(deadline) {
-			t.Fatalf("info line not flushed within the interval; got %q", out.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	apitest.Eventually(t, "the ticker to flush the info line", func() bool { return strings.Contains(out.String(), "request served") })
 }
 
 func TestCloseFlushes(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"switchboard/internal/apitest"
 	"switchboard/internal/carrier"
 	"switchboard/internal/domain"
 )
@@ -23,14 +24,31 @@ func TestUnknownOutcomeThenReceiptIsSent(t *testing.T) {
 	eachEngine(t, func(t *testing.T, e *env) {
 		e.svc.carrierTimeout = 10 * time.Second
 		e.car.err = errLostAnswer
-		e.car.during = func(m carrier.Message) {
-			go func() {
-				time.Sleep(100 * time.Millisecond) // the receipt comes after the answer failed
-				check(t, e.svc.Receipt(bg, carrier.Receipt{MessageID: m.ID, Status: "delivered", At: time.Now()}))
-			}()
+		ids := make(chan int64, 1)
+		e.car.during = func(m carrier.Message) { ids <- m.ID }
+		type sent struct {
+			res     *domain.SendResult
+			outcome domain.SendOutcome
+			err     error
 		}
+		done := make(chan sent, 1)
 		start := time.Now()
-		res, outcome, err := e.svc.Send(bg, e.p, e.request(), nil)
+		go func() {
+			res, outcome, err := e.svc.Send(bg, e.p, e.request(), nil)
+			done <- sent{res, outcome, err}
+		}()
+		// The receipt comes after the answer failed, while the send waits
+		// for evidence.
+		var id int64
+		select {
+		case id = <-ids:
+		case r := <-done:
+			t.Fatalf("send = %v %v before it called the carrier", r.outcome, r.err)
+		}
+		apitest.Eventually(t, "the send to wait for evidence", func() bool { _, waiting := e.svc.evidence.Load(id); return waiting })
+		check(t, e.svc.Receipt(bg, carrier.Receipt{MessageID: id, Status: "delivered", At: time.Now()}))
+		r := <-done
+		res, outcome, err := r.res, r.outcome, r.err
 		if err != nil || outcome != domain.SendCreated {
 			t.Fatalf("send = %v %v, want created", outcome, err)
 		}
@@ -108,7 +126,7 @@ func TestKannelAnswerAfterDriverTimeout(t *testing.T) {
 				return
 			}
 			id, _ := strconv.ParseInt(u.Query().Get("id"), 10, 64)
-			time.Sleep(400 * time.Millisecond) // smsbox is slow: past the driver's 100 ms timeout
+			<-r.Context().Done() // smsbox is slow: it answers once the driver gave up (its 100 ms timeout)
 			w.WriteHeader(http.StatusAccepted)
 			w.Write([]byte("0: Accepted for delivery"))
 			// It took the message: it reports submission to the SMSC.

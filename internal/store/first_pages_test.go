@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"switchboard/internal/apitest"
 	"switchboard/internal/store"
 	"switchboard/internal/store/storetest"
 )
@@ -74,13 +75,13 @@ func TestFirstPagesOffWhileNotListening(t *testing.T) {
 	if err := server.KillCacheListener(ctx, time.Second); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the pages to turn off", func() bool { return !server.CacheServing() })
+	apitest.Eventually(t, "the pages to turn off", func() bool { return !server.CacheServing() })
 	mustAccount(t, cli, "Written while nobody listens")
 	a, b := p.get(t, server), p.get(t, server)
 	if a == kept || a == b {
 		t.Fatalf("while not listening: %q then %q (kept before: %q): answered from memory", a, b, kept)
 	}
-	waitFor(t, "the pages to serve again", server.CacheServing)
+	apitest.Eventually(t, "the pages to serve again", server.CacheServing)
 	c := p.get(t, server)
 	if c == b || c == kept || p.get(t, server) != c {
 		t.Fatalf("after listening again: %q (before: %q, %q), then not kept", c, kept, b)

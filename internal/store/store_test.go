@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"switchboard/internal/apitest"
 	"switchboard/internal/auth"
 	"switchboard/internal/domain"
 	"switchboard/internal/store"
@@ -307,7 +308,7 @@ func TestCacheSeesOtherProcesses(t *testing.T) {
 					}
 					continue
 				}
-				waitFor(t, fmt.Sprintf("round %d: revocation by another store", round), revoked)
+				apitest.Eventually(t, fmt.Sprintf("round %d: revocation by another store", round), revoked)
 			}
 		})
 	}
@@ -337,13 +338,13 @@ func TestPostgresCacheOffWhileNotListening(t *testing.T) {
 		}
 		return got.RevokedAt != nil
 	}
-	waitFor(t, "both keys cached", func() bool { revoked(keys[0]); revoked(keys[1]); return server.CachedEntries() >= 2 })
+	apitest.Eventually(t, "both keys cached", func() bool { revoked(keys[0]); revoked(keys[1]); return server.CachedEntries() >= 2 })
 
 	// Lose the connection, and keep it lost for a while.
 	if err := server.KillCacheListener(ctx, time.Second); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the cache to turn off", func() bool { return !server.CacheServing() })
+	apitest.Eventually(t, "the cache to turn off", func() bool { return !server.CacheServing() })
 	if n := server.CachedEntries(); n != 0 {
 		t.Errorf("%d entries kept after the connection was lost", n)
 	}
@@ -355,14 +356,14 @@ func TestPostgresCacheOffWhileNotListening(t *testing.T) {
 		t.Fatalf("while not listening: revocation seen %t, %d entries cached", revoked(keys[0]), server.CachedEntries())
 	}
 	// Back: cached again, and still exact.
-	waitFor(t, "the cache to serve again", server.CacheServing)
+	apitest.Eventually(t, "the cache to serve again", server.CacheServing)
 	if !revoked(keys[0]) || revoked(keys[1]) || server.CachedEntries() == 0 {
 		t.Fatalf("after reconnecting: key 0 revoked %t, key 1 revoked %t, %d entries", revoked(keys[0]), revoked(keys[1]), server.CachedEntries())
 	}
 	if err := cli.RevokeAPIKey(ctx, a.ID, keys[1].ID); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "a revocation after reconnecting", func() bool { return revoked(keys[1]) })
+	apitest.Eventually(t, "a revocation after reconnecting", func() bool { return revoked(keys[1]) })
 }
 
 // serverAndCLI opens two stores on dsn, as a running server and the CLI
@@ -380,18 +381,8 @@ func serverAndCLI(t *testing.T, dsn string) (server, cli *store.Store) {
 		}
 		*s = st
 	}
-	waitFor(t, "the server's cache to serve", server.CacheServing)
+	apitest.Eventually(t, "the server's cache to serve", server.CacheServing)
 	return server, cli
-}
-
-// waitFor polls cond until it holds, failing the test after 5 s.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(2 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting for %s", what)
-		}
-	}
 }
 
 // TestPingNoticesFileRemovedOrReplaced checks that a SQLite database file

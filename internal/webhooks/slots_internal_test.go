@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"switchboard/internal/apitest"
 	"switchboard/internal/domain"
 	"switchboard/internal/store/storetest"
 )
@@ -49,7 +50,13 @@ func TestSendTestWaitsForASlotThenIs503(t *testing.T) {
 				t.Errorf("a refused test left %d deliveries (%v) and %d requests", len(list), err, hits.Load())
 			}
 
-			// A slot freed while a test waits goes to it.
+			// A slot freed while a test waits goes to it. (The refused test
+			// left its wait's signal behind: a slot freed and taken again
+			// clears it, so that the next wait's can be seen.)
+			d.mu.Lock()
+			d.slots.release(h.ID)
+			d.slots.take(h.ID)
+			d.mu.Unlock()
 			done := make(chan error, 1)
 			go func() {
 				dl, err := d.SendTest(ctx, acct.ID, h.ID)
@@ -58,7 +65,12 @@ func TestSendTestWaitsForASlotThenIs503(t *testing.T) {
 				}
 				done <- err
 			}()
-			time.Sleep(50 * time.Millisecond)
+			apitest.Eventually(t, "the test send to wait for a slot", func() bool {
+				d.mu.Lock()
+				defer d.mu.Unlock()
+				_, waiting := d.slots.freed[h.ID]
+				return waiting
+			})
 			d.freeTestSlot(h.ID)
 			if err := <-done; err != nil {
 				t.Fatalf("test send given a freed slot: %v", err)

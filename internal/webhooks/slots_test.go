@@ -24,15 +24,26 @@ func TestTestSendsShareTheDispatcherSlots(t *testing.T) {
 			t.Parallel()
 			e := setup(t, engine)
 			var open, most, count atomic.Int64
+			// The endpoint holds every request until it has 3 open at once:
+			// then the subscription's slots are all taken, and a request past
+			// them would come while they are held.
+			full, fill := make(chan struct{}), sync.Once{}
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 				n := open.Add(1)
 				for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
 				}
 				count.Add(1)
-				time.Sleep(50 * time.Millisecond)
+				if n >= 3 {
+					fill.Do(func() { close(full) })
+				}
+				select {
+				case <-full:
+				case <-req.Context().Done():
+				}
 				open.Add(-1)
 			}))
 			t.Cleanup(srv.Close)
+			t.Cleanup(func() { fill.Do(func() { close(full) }) }) // before srv.Close waits for the held requests
 			h := e.hook(t, e.account, srv.URL, domain.EventAccountSMS, true)
 			d := e.start(t, webhooks.DispatcherConfig{PerWebhook: 3, Timeout: 5 * time.Second})
 
@@ -59,8 +70,8 @@ func TestTestSendsShareTheDispatcherSlots(t *testing.T) {
 				}
 				return n == tests+events
 			})
-			if m := most.Load(); m > 3 {
-				t.Errorf("%d requests open at once to one subscription, want at most its 3 slots", m)
+			if m := most.Load(); m != 3 {
+				t.Errorf("%d requests open at once to one subscription, want its 3 slots' worth and no more", m)
 			}
 			if n := count.Load(); n != tests+events {
 				t.Errorf("%d requests, want %d", n, tests+events)

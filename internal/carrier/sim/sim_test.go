@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"switchboard/internal/apitest"
 	"switchboard/internal/carrier"
 )
 
@@ -70,18 +71,6 @@ func recv[T any](t *testing.T, ch <-chan T, what string) T {
 		var zero T
 		t.Fatalf("timed out waiting for %s", what)
 		return zero
-	}
-}
-
-// eventually polls cond until it holds or the wait runs out.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(wait)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
 	}
 }
 
@@ -148,7 +137,7 @@ func TestSendAcceptedGetsReceipt(t *testing.T) {
 	if len(sent) != 2 || sent[0].ID != 100 || sent[1].ID != 101 {
 		t.Errorf("Sent = %+v, want messages 100 and 101", sent)
 	}
-	eventually(t, "no pending receipts", func() bool { return s.Pending() == 0 })
+	apitest.Eventually(t, "no pending receipts", func() bool { return s.Pending() == 0 })
 }
 
 func TestReceiptDelayIsHonoured(t *testing.T) {
@@ -205,7 +194,7 @@ func TestFailPrefixes(t *testing.T) {
 	if !slices.Equal(ids, []int64{1, 3}) {
 		t.Errorf("receipts for %v, want [1 3]", ids)
 	}
-	eventually(t, "no pending receipts", func() bool { return s.Pending() == 0 })
+	apitest.Eventually(t, "no pending receipts", func() bool { return s.Pending() == 0 })
 	if len(sink.attempts) != 2 {
 		t.Errorf("%d receipt attempts, want 2", len(sink.attempts))
 	}
@@ -346,7 +335,7 @@ func TestSinkFailureGivesUpAfterFiveTries(t *testing.T) {
 			t.Fatalf("attempt for message %d", r.MessageID)
 		}
 	}
-	eventually(t, "the receipt to be dropped", func() bool { return s.Pending() == 0 })
+	apitest.Eventually(t, "the receipt to be dropped", func() bool { return s.Pending() == 0 })
 	if n := len(sink.attempts); n != 0 {
 		t.Errorf("%d attempts beyond 5", n)
 	}
@@ -362,7 +351,7 @@ func TestNoSinkDropsReceipts(t *testing.T) {
 	if _, err := s.Send(context.Background(), msg(1, "15551230000")); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the receipt to be dropped", func() bool { return s.Pending() == 0 })
+	apitest.Eventually(t, "the receipt to be dropped", func() bool { return s.Pending() == 0 })
 	checkGoroutines(t, base)
 }
 
