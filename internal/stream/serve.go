@@ -199,12 +199,12 @@ func (h *Hub) catchUp(ctx context.Context, out *writer, req Request, sub *Sub, l
 func (h *Hub) replay(ctx context.Context, out *writer, req Request, sub *Sub, last *store.EventPos, upTo store.EventPos) (int, error) {
 	read := 0
 	for upTo.After(*last) {
-		rows, err := h.cfg.Store.AccountStreamEvents(ctx, req.AccountID, *last, upTo, replayPage)
+		f := sub.Filter()
+		rows, err := h.cfg.Store.AccountStreamEvents(ctx, req.AccountID, *last, upTo, f.Select(), replayPage)
 		if err != nil {
 			h.cfg.Log.Warn("event stream: replay", "err", err)
 			return read, err
 		}
-		f := sub.Filter()
 		sent := 0
 		for _, r := range rows {
 			e := newEvent(r)
@@ -222,6 +222,9 @@ func (h *Hub) replay(ctx context.Context, out *writer, req Request, sub *Sub, la
 			return read, err
 		}
 		if len(rows) < replayPage {
+			// The rest of the range holds nothing the stream may see: the
+			// next replay (catchUp's second) starts past it.
+			*last = upTo
 			break
 		}
 		select {
