@@ -2,6 +2,8 @@ package stream
 
 import (
 	"context"
+	"io"
+	"time"
 
 	"switchboard/internal/store"
 )
@@ -21,4 +23,17 @@ func MatchRows(f *Filter, account int64, rows []store.StreamEvent) []int64 {
 		}
 	}
 	return out
+}
+
+// Replay runs a stream's replay of the account's events in (after, upTo]
+// under f, writing to w.
+func (h *Hub) Replay(ctx context.Context, w io.Writer, account int64, f *Filter, after, upTo store.EventPos) error {
+	sub, err := h.Open(account, f)
+	if err != nil {
+		return err
+	}
+	defer sub.Close()
+	out := &writer{w: w, flushFn: func() error { return nil }, deadline: func(time.Time) error { return nil }, m: h.cfg.Metrics, sub: sub}
+	_, err = h.replay(ctx, out, Request{AccountID: account}, sub, &after, upTo)
+	return err
 }

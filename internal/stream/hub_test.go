@@ -15,7 +15,7 @@ import (
 
 var ctx = context.Background()
 
-func must(t *testing.T, err error) {
+func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)

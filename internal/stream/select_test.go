@@ -79,7 +79,7 @@ func TestSelectIsMatch(t *testing.T) {
 
 // allEvents reads every account's events once n of them can be read (on
 // PostgreSQL another test's transaction may hold them back a moment).
-func allEvents(t *testing.T, st *store.Store, n int) []store.StreamEvent {
+func allEvents(t testing.TB, st *store.Store, n int) []store.StreamEvent {
 	t.Helper()
 	for deadline := time.Now().Add(30 * time.Second); ; {
 		evs, _, err := st.StreamEvents(ctx, store.EventPos{}, 100000)
