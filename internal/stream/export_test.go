@@ -37,3 +37,26 @@ func (h *Hub) Replay(ctx context.Context, w io.Writer, account int64, f *Filter,
 	_, err = h.replay(ctx, out, Request{AccountID: account}, sub, &after, upTo)
 	return err
 }
+
+// StartReplay exports startReplay to the tests.
+func (h *Hub) StartReplay(ctx context.Context, account int64) (func(), error) {
+	return h.startReplay(ctx, account)
+}
+
+// ReplayAccounts is how many accounts have replay slots in use or awaited.
+func (h *Hub) ReplayAccounts() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.replays)
+}
+
+// ReplaysWaiting is how many replays of the account wait for a slot.
+func (h *Hub) ReplaysWaiting(account int64) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	r := h.replays[account]
+	if r == nil {
+		return 0
+	}
+	return r.users - len(r.slots)
+}
