@@ -131,9 +131,9 @@ type Hub struct {
 	laggards map[*Sub]struct{}
 	// all are the open streams, attached or not: the rechecks, the sweep
 	// and the shutdown go through them.
-	all     map[*Sub]struct{}
-	open    map[int64]int // open streams by account, attached or replaying
-	held    map[holder]int // open streams by credential (Request.Holder)
+	all  map[*Sub]struct{}
+	open map[int64]int  // open streams by account, attached or replaying
+	held map[holder]int // open streams by credential (Request.Holder)
 	// replays are the replay slots of the accounts replaying on this node.
 	replays map[int64]*replaySlots
 	closing chan struct{} // closed when every stream must end
