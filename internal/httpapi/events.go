@@ -3,10 +3,12 @@ package httpapi
 import (
 	"context"
 	"errors"
+	"fmt"
 	"mime"
 	"net/http"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"switchboard/internal/auth"
 	"switchboard/internal/domain"
@@ -50,13 +52,13 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) error {
 	if id := r.Header.Get("Last-Event-ID"); id != "" {
 		n, ok := parseEventID(id)
 		if !ok {
-			return domain.Errorf(domain.Invalid, "header Last-Event-ID must be an event id such as evt_42; got %q", id)
+			return domain.Errorf(domain.Invalid, "header Last-Event-ID must be an event id such as evt_42; got %s", excerpt(id))
 		}
 		resume = &n
 	} else if hasAfter {
 		n, ok := parseEventID(after)
 		if !ok {
-			return domain.Errorf(domain.Invalid, "query parameter after must be an event id such as evt_42; got %q", after)
+			return domain.Errorf(domain.Invalid, "query parameter after must be an event id such as evt_42; got %s", excerpt(after))
 		}
 		resume = &n
 	}
@@ -86,7 +88,38 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) error {
 	// Streams of the same credential and parameters share one recheck a
 	// second (many screens of one user, a fleet on one API key).
 	key := strconv.Quote(token) + strconv.Quote(strings.Join(types, ",")) + strconv.Quote(strings.Join(lines, ","))
-	return s.events.Serve(w, r, stream.Request{AccountID: p.AccountID, Filter: f, Resume: resume, Recheck: recheck, RecheckKey: key, Retention: s.eventKeep}, s.eventCfg)
+	return s.events.Serve(w, r, stream.Request{AccountID: p.AccountID, Filter: f, Resume: resume, Recheck: recheck, RecheckKey: key,
+		Holder: streamHolder(p), Retention: s.eventKeep}, s.eventCfg)
+}
+
+// streamHolder is who a stream counts against for one credential's share
+// of the account's streams: an API key, or a person, whatever grant their
+// token comes from (a person could otherwise sign in again for another
+// share; docs/decisions.md, "One credential holds half the streams").
+func streamHolder(p auth.Principal) string {
+	if p.IsUser() {
+		return "user:" + strconv.FormatInt(p.UserID, 10)
+	}
+	return p.Credential
+}
+
+// excerptMax is how much of a value that is not an event id an error
+// message quotes.
+const excerptMax = 32
+
+// excerpt quotes the start of a value a client sent that is not an event
+// id, and says how long it was when it cut it: the header may be as long as
+// the server's header limit, and an answer that echoed it whole would be as
+// large.
+func excerpt(v string) string {
+	if len(v) <= excerptMax {
+		return strconv.Quote(v)
+	}
+	cut := excerptMax
+	for cut > 0 && !utf8.RuneStart(v[cut]) {
+		cut-- // not inside a character
+	}
+	return strconv.Quote(v[:cut]) + fmt.Sprintf("… (the first %d of %d bytes)", cut, len(v))
 }
 
 // parseEventID reads evt_N (N ≥ 0; evt_0 is the start of the stream).

@@ -4,14 +4,17 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"runtime"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"switchboard/internal/auth"
 	"switchboard/internal/calls"
 	"switchboard/internal/carrier"
 	"switchboard/internal/domain"
@@ -330,14 +333,8 @@ func TestEventStreamLimit(t *testing.T) {
 	forEachEvents(t, eventsOpts{limit: 2}, func(t *testing.T, f *eventsFixture) {
 		a := f.openStream(t, f.key, "", "")
 		f.openStream(t, f.maxTok, "", "")
-		req, _ := http.NewRequest("GET", f.url+eventsPath, nil)
-		req.Header.Set("Authorization", "Bearer "+f.key)
-		resp, err := f.client.Do(req)
-		must(t, err)
-		var e errorEnvelope
-		json.NewDecoder(resp.Body).Decode(&e)
-		resp.Body.Close()
-		if resp.StatusCode != 429 || e.Error.Type != "rate_limited" || resp.Header.Get("Retry-After") == "" {
+		resp, e := f.refusedStream(t, f.smsKey, "")
+		if resp.StatusCode != 429 || e.Error.Type != "rate_limited" || resp.Header.Get("Retry-After") == "" || !strings.Contains(e.Error.Message, "account") {
 			t.Fatalf("third stream: %d %s Retry-After %q, want 429 rate_limited with Retry-After", resp.StatusCode, e.Error.Type, resp.Header.Get("Retry-After"))
 		}
 		f.openStream(t, f.betaKey, "", "")
@@ -727,4 +724,137 @@ func TestEventStreamRevocationOfManyStreams(t *testing.T) {
 		f.addEvent(t, f.acme, lineMain)
 		other.next(t, eventWait)
 	})
+}
+
+// refusedStream opens GET /events expecting a refusal, through the client
+// that checks answers against the document, and returns it.
+func (f *eventsFixture) refusedStream(t *testing.T, key, lastID string) (*http.Response, errorEnvelope) {
+	t.Helper()
+	req, _ := http.NewRequest("GET", f.url+eventsPath, nil)
+	req.Header.Set("Authorization", "Bearer "+key)
+	if lastID != "" {
+		req.Header.Set("Last-Event-ID", lastID)
+	}
+	resp, err := f.client.Do(req)
+	must(t, err)
+	defer resp.Body.Close()
+	var e errorEnvelope
+	json.NewDecoder(resp.Body).Decode(&e)
+	return resp, e
+}
+
+// One credential holds at most half the account's streams (limit 6: 3
+// each): an API key past its share is refused while the account has room,
+// and so is a person past theirs whatever grant each token comes from;
+// others are not, and a closed stream frees its credential's place.
+func TestEventStreamCredentialShare(t *testing.T) {
+	forEachEvents(t, eventsOpts{limit: 6}, func(t *testing.T, f *eventsFixture) {
+		share := func(who, key string) {
+			t.Helper()
+			resp, e := f.refusedStream(t, key, "")
+			if resp.StatusCode != 429 || e.Error.Type != "rate_limited" || resp.Header.Get("Retry-After") == "" || !strings.Contains(e.Error.Message, "credential") {
+				t.Fatalf("%s past its share: %d %s %q Retry-After %q, want 429 rate_limited naming the credential, with Retry-After",
+					who, resp.StatusCode, e.Error.Type, e.Error.Message, resp.Header.Get("Retry-After"))
+			}
+		}
+		first := f.openStream(t, f.key, "", "")
+		f.openStream(t, f.key, "?types=AccountSMS", "")
+		f.openStream(t, f.key, "", "")
+		share("the API key", f.key)
+		otherGrant, err := userAccessToken(ctx, f.st, f.max.ID, auth.AllScopes...)
+		must(t, err)
+		f.openStream(t, f.maxTok, "", "")
+		f.openStream(t, f.maxTok, "", "")
+		f.openStream(t, otherGrant, "", "")
+		share("the person (another grant)", otherGrant)
+		// The account's 6 are open: anyone else meets the account's limit.
+		resp, e := f.refusedStream(t, f.smsKey, "")
+		if resp.StatusCode != 429 || !strings.Contains(e.Error.Message, "account") {
+			t.Errorf("a fifth stream: %d %q, want the account's 429", resp.StatusCode, e.Error.Message)
+		}
+		first.close()
+		f.hub.TestSignals.Closed.WaitOrTimeout(t)
+		f.openStream(t, f.key, "", "")
+	})
+}
+
+// A malformed Last-Event-ID or after= is not echoed whole: the 400 quotes
+// its start and says how long it was.
+func TestEventStreamBadIDNotEchoed(t *testing.T) {
+	forEachEvents(t, eventsOpts{}, func(t *testing.T, f *eventsFixture) {
+		long := "evt_" + strings.Repeat("x", 60<<10)
+		for name, send := range map[string]func(*http.Request){
+			"header": func(r *http.Request) { r.Header.Set("Last-Event-ID", long) },
+			"after":  func(r *http.Request) { r.URL.RawQuery = "after=" + long },
+		} {
+			req, _ := http.NewRequest("GET", f.url+eventsPath, nil)
+			req.Header.Set("Authorization", "Bearer "+f.key)
+			send(req)
+			resp, err := f.client.Do(req)
+			must(t, err)
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			var e errorEnvelope
+			must(t, json.Unmarshal(body, &e))
+			want := fmt.Sprintf(`"evt_xxxxxxxxxxxxxxxxxxxxxxxxxxxx"… (the first 32 of %d bytes)`, len(long))
+			if resp.StatusCode != 400 || len(body) > 1024 || !strings.HasSuffix(e.Error.Message, want) {
+				t.Errorf("%s: %d, %d bytes, message %.200q; want 400 under 1 KB ending %s", name, resp.StatusCode, len(body), e.Error.Message, want)
+			}
+		}
+	})
+}
+
+// Replays are budgeted per account: with one at a time, a resume that
+// finds it taken (by a client that stopped reading its replay) waits
+// replayWait, then is refused with 429 and Retry-After; a stream that does
+// not resume is not held up, and the slot is free again once the replay
+// ends.
+func TestEventStreamReplayBudget(t *testing.T) {
+	forEachEvents(t, eventsOpts{replays: 1, replayWait: 200 * time.Millisecond}, func(t *testing.T, f *eventsFixture) {
+		// More than the sockets' buffers hold: the replay's write blocks.
+		pad := strings.Repeat("x", 32<<10)
+		for range 4 {
+			var evs []domain.Event
+			for range 64 {
+				evs = append(evs, domain.Event{Type: domain.EventAccountSMS, Payload: []byte(`{"event":"message.received","line":"` + lineMain + `","pad":"` + pad + `"}`)})
+			}
+			must(t, f.st.AddEvents(ctx, f.acme, evs))
+		}
+		conn := stoppedClient(t, f, f.key, "evt_0")
+		f.hub.TestSignals.ReplayStarted.WaitOrTimeout(t)
+		resp, e := f.refusedStream(t, f.smsKey, "evt_0")
+		if resp.StatusCode != 429 || e.Error.Type != "rate_limited" || resp.Header.Get("Retry-After") == "" || !strings.Contains(e.Error.Message, "replaying") {
+			t.Fatalf("a resume while the replay is taken: %d %s %q Retry-After %q, want 429 rate_limited with Retry-After",
+				resp.StatusCode, e.Error.Type, e.Error.Message, resp.Header.Get("Retry-After"))
+		}
+		f.openStream(t, f.smsKey, "", "").close() // live: no replay
+		conn.Close()
+		waitFor(t, "the replay's slot to be free", func() bool {
+			req, _ := http.NewRequest("GET", f.url+eventsPath, nil)
+			req.Header.Set("Authorization", "Bearer "+f.smsKey)
+			req.Header.Set("Last-Event-ID", "evt_0")
+			resp, err := http.DefaultClient.Do(req)
+			must(t, err)
+			resp.Body.Close()
+			return resp.StatusCode == 200
+		})
+	})
+}
+
+// stoppedClient sends GET /events (resuming after lastID when set) on a
+// connection with a small receive buffer, and never reads.
+func stoppedClient(t *testing.T, f *eventsFixture, key, lastID string) net.Conn {
+	t.Helper()
+	d := net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
+		return c.Control(func(fd uintptr) { syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
+	}}
+	conn, err := d.Dial("tcp", strings.TrimPrefix(f.url, "http://"))
+	must(t, err)
+	t.Cleanup(func() { conn.Close() })
+	resume := ""
+	if lastID != "" {
+		resume = "Last-Event-ID: " + lastID + "\r\n"
+	}
+	fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nAccept: text/event-stream\r\n%s\r\n", eventsPath, key, resume)
+	return conn
 }

@@ -46,15 +46,20 @@ type eventsFixture struct {
 	calls      *calls.Service
 	acme, beta int64
 	max, agnes domain.User
+	// clock is the store's and the hub's clock, with eventsOpts.clock.
+	clock *storetest.Clock
 	// Credentials.
 	key, smsKey, reportsKey, hooksKey, betaKey, maxTok, agnesTok string
 }
 
 type eventsOpts struct {
-	limit, buffer int
-	timing        stream.ServeConfig
-	retention     time.Duration
-	server        func(*http.Server)
+	limit, buffer, replays int
+	replayWait             time.Duration
+	timing                 stream.ServeConfig
+	retention              time.Duration
+	server                 func(*http.Server)
+	// clock: the store and the hub read a test clock (eventsFixture.clock).
+	clock bool
 }
 
 func setupEvents(t *testing.T, engine store.Engine, o eventsOpts) *eventsFixture {
@@ -97,7 +102,14 @@ func setupEvents(t *testing.T, engine store.Engine, o eventsOpts) *eventsFixture
 	f.svc = sms.New(sms.Config{Store: st, Carrier: f.sim, Log: log})
 	f.sim.Attach(f.svc)
 	f.calls = calls.New(calls.Config{Store: st, Log: log})
-	f.hub = stream.New(stream.Config{Store: st, Log: log, Limit: o.limit, Buffer: o.buffer, Metrics: stream.NewMetrics(f.metrics)})
+	hubCfg := stream.Config{Store: st, Log: log, Limit: o.limit, Buffer: o.buffer, Replays: o.replays, ReplayWait: o.replayWait, Metrics: stream.NewMetrics(f.metrics)}
+	if o.clock {
+		f.clock = storetest.NewClock(time.Now())
+		st.SetClock(f.clock.Now)
+		hubCfg.Now = f.clock.Now
+	}
+	f.hub = stream.New(hubCfg)
+	f.hub.TestSignals.Init()
 	must(t, f.hub.Start(ctx))
 	t.Cleanup(f.hub.Stop)
 	srv := httptest.NewUnstartedServer(httpapi.New(httpapi.Config{

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"time"
 )
@@ -96,16 +97,85 @@ func (s *Store) StreamEvents(ctx context.Context, after EventPos, limit int) (ev
 }
 
 // AccountStreamEvents reads up to limit of the account's events in
-// (after, upTo], in the stream order: a stream's replay, from the position
-// it resumes after up to the position where it joins the live events.
-func (s *Store) AccountStreamEvents(ctx context.Context, accountID int64, after, upTo EventPos, limit int) ([]StreamEvent, error) {
+// (after, upTo] that sel lets through, in the stream order: a stream's
+// replay, from the position it resumes after up to the position where it
+// joins the live events. Fewer than limit: none is left in the range.
+func (s *Store) AccountStreamEvents(ctx context.Context, accountID int64, after, upTo EventPos, sel StreamSelect, limit int) ([]StreamEvent, error) {
+	where, args, ok := s.streamSelect(sel)
+	if !ok {
+		return nil, nil
+	}
 	if s.db.Engine() != Postgres {
 		return s.streamRows(ctx, `SELECT `+streamColumns+`, 0 FROM events
-			WHERE account_id = ? AND id > ? AND id <= ? ORDER BY id LIMIT ?`, accountID, after.ID, upTo.ID, limit)
+			WHERE account_id = ? AND id > ? AND id <= ?`+where+` ORDER BY id LIMIT ?`,
+			append(append([]any{accountID, after.ID, upTo.ID}, args...), limit)...)
 	}
 	return s.streamRows(ctx, `SELECT `+streamColumns+`, xid FROM events
-		WHERE xid IS NOT NULL AND (xid, id) > (?, ?) AND (xid, id) <= (?, ?) AND account_id = ?
-		ORDER BY xid, id LIMIT ?`, after.Xid, after.ID, upTo.Xid, upTo.ID, accountID, limit)
+		WHERE xid IS NOT NULL AND (xid, id) > (?, ?) AND (xid, id) <= (?, ?) AND account_id = ?`+where+`
+		ORDER BY xid, id LIMIT ?`, append(append([]any{after.Xid, after.ID, upTo.Xid, upTo.ID, accountID}, args...), limit)...)
+}
+
+// StreamSelect narrows a replay (AccountStreamEvents) to the events one
+// stream may see: the stream's visibility rule (internal/stream) in SQL, so
+// that a replay reads what it sends and not the account's whole history.
+type StreamSelect struct {
+	// User, when set, leaves out the personal events of other users.
+	User int64
+	// Any are the sets of events the stream may see; none: no event.
+	Any []StreamClause
+}
+
+// StreamClause is one set of events a stream may see.
+type StreamClause struct {
+	// Types are the event types of the set.
+	Types []string
+	// Lines, when not nil, are the lines (the payload's line) an event of
+	// the set is about; Lined: it is about some line.
+	Lines []string
+	Lined bool
+}
+
+// streamSelect is sel as SQL conditions (each with its leading AND) and
+// their arguments; ok is false when sel lets nothing through. The lists go
+// in as one JSON array each, so that the statement's text depends on sel's
+// shape alone and stays prepared.
+func (s *Store) streamSelect(sel StreamSelect) (where string, args []any, ok bool) {
+	line, in := `json_extract(payload, '$.line')`, ` IN (SELECT value FROM json_each(?))`
+	if s.db.Engine() == Postgres {
+		// An array the planner reads once, and a filter it checks after the
+		// type's: as a join, it parsed every event's payload first (ten
+		// times the cost of a replay that sends nothing).
+		line, in = `(payload::jsonb ->> 'line')`, ` = ANY(ARRAY(SELECT jsonb_array_elements_text(CAST(? AS jsonb))))`
+	}
+	list := func(l []string) any {
+		b, _ := json.Marshal(l) // strings always marshal
+		return string(b)
+	}
+	var sets []string
+	for _, c := range sel.Any {
+		if len(c.Types) == 0 || (c.Lines != nil && len(c.Lines) == 0) {
+			continue // matches nothing
+		}
+		cond := `type` + in
+		args = append(args, list(c.Types))
+		if c.Lines != nil {
+			cond += ` AND ` + line + in
+			args = append(args, list(c.Lines))
+		}
+		if c.Lined {
+			cond += ` AND COALESCE(` + line + `, '') <> ''`
+		}
+		sets = append(sets, `(`+cond+`)`)
+	}
+	if len(sets) == 0 {
+		return "", nil, false
+	}
+	where = ` AND (` + strings.Join(sets, ` OR `) + `)`
+	if sel.User != 0 {
+		where = ` AND COALESCE(audience_user_id, 0) IN (0, ?)` + where
+		args = append([]any{sel.User}, args...)
+	}
+	return where, args, true
 }
 
 // EventPosition returns the position and time of the account's event id;

@@ -76,10 +76,17 @@ func TestStreamReads(t *testing.T) {
 				t.Errorf("page after the first = %v", got)
 			}
 			// One account's events in (first, third]: only a's.
-			mine, err := st.AccountStreamEvents(ctx, a, all[0].Pos, all[2].Pos, 100)
+			sms := []store.StreamClause{{Types: []string{domain.EventAccountSMS}}}
+			mine, err := st.AccountStreamEvents(ctx, a, all[0].Pos, all[2].Pos, store.StreamSelect{Any: sms}, 100)
 			noErr(t, err)
 			if got := streamIDs(mine); len(got) != 1 || got[0] != all[2].Pos.ID {
 				t.Errorf("a's events in (first, third] = %v, want [%d]", got, all[2].Pos.ID)
+			}
+			// The third is user 42's: another user's stream does not read it.
+			theirs, err := st.AccountStreamEvents(ctx, a, all[0].Pos, all[2].Pos, store.StreamSelect{User: 7, Any: sms}, 100)
+			noErr(t, err)
+			if len(theirs) != 0 {
+				t.Errorf("user 7's read of a's events in (first, third] = %v, want none (user 42's event)", streamIDs(theirs))
 			}
 			pos, _, err := st.EventPosition(ctx, a, all[2].Pos.ID)
 			noErr(t, err)

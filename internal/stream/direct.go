@@ -105,13 +105,14 @@ func (h *Hub) serveDirect(ctx context.Context, conn net.Conn, brw *bufio.ReadWri
 	}
 	if resume {
 		n, err := h.catchUp(ctx, out, req, sub, &d.last)
+		req.endReplay()
 		h.cfg.Metrics.Replayed(n)
 		if err != nil {
 			h.drop(sub, endGone)
 			return
 		}
 	}
-	d.lastWrite.Store(time.Now().UnixNano())
+	d.wrote(h)
 	h.pump(sub)
 }
 
@@ -234,7 +235,7 @@ func (h *Hub) writeDirect(s *Sub, scratch *[]byte) int {
 		h.drop(s, endGone)
 		return 0
 	}
-	d.lastWrite.Store(now.UnixNano())
+	d.wrote(h)
 	if w < len(b) {
 		d.partial = append([]byte(nil), b[w:]...)
 		d.pumping = true
@@ -301,10 +302,14 @@ func (d *directConn) write(s *Sub, b []byte, m *Metrics) error {
 		m.SlowWrite()
 	}
 	if err == nil {
-		d.lastWrite.Store(time.Now().UnixNano())
+		d.wrote(s.hub)
 	}
 	return err
 }
+
+// wrote records that the connection took bytes now, on the hub's clock
+// (the sweep's keepalives are due by it).
+func (d *directConn) wrote(h *Hub) { d.lastWrite.Store(h.cfg.Now().UnixNano()) }
 
 // catchUpDirect brings a lagging direct stream back from the database
 // (catchUp), through a buffer it holds only meanwhile.
@@ -316,7 +321,7 @@ func (h *Hub) catchUpDirect(s *Sub) error {
 	h.mu.Unlock()
 	_, err := h.catchUp(ctx, out, Request{AccountID: d.account}, s, &d.last)
 	if err == nil {
-		d.lastWrite.Store(time.Now().UnixNano())
+		d.wrote(h)
 	}
 	return err
 }
@@ -410,8 +415,8 @@ func (h *Hub) sweepLoop(ctx context.Context) {
 			}
 		}
 		h.mu.Unlock()
-		now := time.Now()
-		sent := 0
+		now := h.cfg.Now()
+		sent, comments := 0, 0
 		for _, s := range list {
 			d := s.direct
 			if d.raw != nil && !d.raw.open(probe) {
@@ -431,10 +436,12 @@ func (h *Hub) sweepLoop(ctx context.Context) {
 			d.mu.Unlock()
 			if quiet {
 				sent += h.writeDirect(s, &scratch)
+				comments++
 			}
 		}
 		clear(list)
 		list = list[:0]
+		h.TestSignals.Sweep.Signal(comments)
 	}
 }
 
@@ -484,6 +491,7 @@ func (h *Hub) recheckLoop(ctx context.Context) {
 		for _, subs := range alone {
 			check(subs)
 		}
+		h.TestSignals.Recheck.Signal(len(groups) + len(alone))
 	}
 }
 

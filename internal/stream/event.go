@@ -2,6 +2,7 @@ package stream
 
 import (
 	"encoding/json"
+	"slices"
 	"strconv"
 
 	"switchboard/internal/domain"
@@ -77,17 +78,16 @@ type Filter struct {
 	Types map[string]bool
 }
 
+// The event types by what they are about, for visibility.
+var (
+	messageTypes    = []string{domain.EventAccountSMS, typeConversations}
+	callTypes       = []string{domain.EventRealTimeCalls, domain.EventEndedCalls, domain.EventUserEndedCalls}
+	transcriptTypes = []string{domain.EventAITranscription}
+)
+
 // category is what an event type is about, for visibility.
 func category(typ string) (messages, calls, transcripts bool) {
-	switch typ {
-	case domain.EventAccountSMS, typeConversations:
-		return true, false, false
-	case domain.EventRealTimeCalls, domain.EventEndedCalls, domain.EventUserEndedCalls:
-		return false, true, false
-	case domain.EventAITranscription:
-		return false, false, true
-	}
-	return false, false, false
+	return slices.Contains(messageTypes, typ), slices.Contains(callTypes, typ), slices.Contains(transcriptTypes, typ)
 }
 
 // typeConversations is the inbox's event type (issue 24).
@@ -118,4 +118,40 @@ func (f *Filter) Match(e *Event) bool {
 		return f.Transcripts
 	}
 	return false
+}
+
+// Select is Match's rule as the store's replay query takes it, so that a
+// replay reads only the events the stream may see and asked for (Match
+// still checks each one it reads). A test delivery's own event is left to
+// Match: nothing but its payload tells it apart on SQLite.
+func (f *Filter) Select() store.StreamSelect {
+	sel := store.StreamSelect{User: f.UserID}
+	add := func(types, lines []string) {
+		var asked []string
+		for _, t := range types {
+			if f.Types == nil || f.Types[t] {
+				asked = append(asked, t)
+			}
+		}
+		sel.Any = append(sel.Any, store.StreamClause{Types: asked, Lines: lines, Lined: f.OnlyLines})
+	}
+	if f.Messages {
+		var lines []string
+		if f.Lines != nil {
+			lines = make([]string, 0, len(f.Lines)) // none granted: no line, not every line
+			for n := range f.Lines {
+				lines = append(lines, n)
+			}
+		}
+		add(messageTypes, lines)
+	}
+	var others []string
+	if f.Calls {
+		others = append(others, callTypes...)
+	}
+	if f.Transcripts {
+		others = append(others, transcriptTypes...)
+	}
+	add(others, nil)
+	return sel
 }

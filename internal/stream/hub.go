@@ -33,6 +33,11 @@ const (
 	// stallLimit: a stream whose buffer is full while its write has been
 	// blocked this long has a client that stopped reading.
 	stallLimit = time.Second
+	// DefaultReplays is how many streams of one account may replay at once
+	// on a node; DefaultReplayWait how long another waits for one of them
+	// to finish before it is refused.
+	DefaultReplays    = 2
+	DefaultReplayWait = 2 * time.Second
 )
 
 // Config configures a Hub.
@@ -40,8 +45,14 @@ type Config struct {
 	Store *store.Store
 	Log   *slog.Logger
 	// Limit is how many streams one account may hold open on this node
-	// (default DefaultLimit).
+	// (default DefaultLimit); one credential (Request.Holder) may hold
+	// half of them (at least one).
 	Limit int
+	// Replays is how many streams of one account may replay at once on this
+	// node (default DefaultReplays); ReplayWait how long a resumed stream
+	// waits for a replay to finish before it is refused (DefaultReplayWait).
+	Replays    int
+	ReplayWait time.Duration
 	// Buffer is how many events a stream may have waiting to be written
 	// (default DefaultBuffer). When it is full, a stream whose client
 	// stopped reading is ended; one that only fell behind catches up from
@@ -51,10 +62,22 @@ type Config struct {
 	// (default by engine).
 	Poll    time.Duration
 	Metrics *Metrics
+	// Now is the clock (time.Now): a stream's retention and the keepalives
+	// and stalls of direct streams are read on it, so that a test advances
+	// it (storetest.Clock) instead of sleeping.
+	Now func() time.Time
 }
 
 // ErrLimit is Open's error when the account holds Limit streams on this node.
 var ErrLimit = errors.New("stream: too many open streams for the account")
+
+// ErrShare is Open's error when the stream's credential holds its share of
+// the account's Limit on this node.
+var ErrShare = errors.New("stream: too many open streams for the credential")
+
+// ErrReplayBusy is the error of a resumed stream that found the account's
+// replays all in use for ReplayWait.
+var ErrReplayBusy = errors.New("stream: too many replays for the account")
 
 // ErrClosed is Open's error when the hub is not running (not started yet,
 // or the server is shutting down).
@@ -62,6 +85,10 @@ var ErrClosed = errors.New("stream: not running")
 
 // Hub follows the outbox and feeds the open streams of this node.
 type Hub struct {
+	// TestSignals lets tests wait for passes, rechecks, sweeps and replays
+	// instead of sleeping.
+	TestSignals HubSignals
+
 	cfg  Config
 	wake chan struct{}
 
@@ -104,14 +131,19 @@ type Hub struct {
 	laggards map[*Sub]struct{}
 	// all are the open streams, attached or not: the rechecks, the sweep
 	// and the shutdown go through them.
-	all     map[*Sub]struct{}
-	open    map[int64]int // open streams by account, attached or replaying
+	all  map[*Sub]struct{}
+	open map[int64]int  // open streams by account, attached or replaying
+	held map[holder]int // open streams by credential (Request.Holder)
+	// replays are the replay slots of the accounts replaying on this node.
+	replays map[int64]*replaySlots
 	closing chan struct{} // closed when every stream must end
 }
 
 // New returns a stopped hub.
 func New(cfg Config) *Hub {
 	cfg.Limit = cmp.Or(cfg.Limit, DefaultLimit)
+	cfg.Replays = cmp.Or(cfg.Replays, DefaultReplays)
+	cfg.ReplayWait = cmp.Or(cfg.ReplayWait, DefaultReplayWait)
 	cfg.Buffer = cmp.Or(cfg.Buffer, DefaultBuffer)
 	if cfg.Poll == 0 {
 		cfg.Poll = DefaultPollSQLite
@@ -120,11 +152,14 @@ func New(cfg Config) *Hub {
 		}
 	}
 	cfg.Log = cmp.Or(cfg.Log, slog.New(slog.DiscardHandler))
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
 	if cfg.Metrics == nil {
 		cfg.Metrics = NewMetrics(nil)
 	}
 	h := &Hub{cfg: cfg, wake: make(chan struct{}, 1), subs: map[int64]map[*Sub]struct{}{}, laggards: map[*Sub]struct{}{},
-		all: map[*Sub]struct{}{}, open: map[int64]int{}, lastOf: map[int64]store.EventPos{}, closing: make(chan struct{}),
+		all: map[*Sub]struct{}{}, open: map[int64]int{}, held: map[holder]int{}, replays: map[int64]*replaySlots{}, lastOf: map[int64]store.EventPos{}, closing: make(chan struct{}),
 		ctx: context.Background()}
 	h.retime = [2]chan struct{}{make(chan struct{}, 1), make(chan struct{}, 1)}
 	h.keepalive.Store(int64(DefaultKeepalive))
@@ -234,6 +269,7 @@ func (h *Hub) run(ctx context.Context, done chan struct{}) {
 		case <-timer.C:
 		}
 		held, err := h.pass(ctx)
+		h.TestSignals.Pass.Signal(err)
 		switch {
 		case ctx.Err() != nil:
 			return
@@ -395,12 +431,24 @@ func (h *Hub) openFor(accountID int64, f *Filter, req *Request) (*Sub, error) {
 	if !h.running {
 		return nil, ErrClosed
 	}
+	// A credential at its share is told so first: closing one of its own
+	// streams is what it can do.
+	var who holder
+	if req != nil && req.Holder != "" {
+		who = holder{accountID, req.Holder}
+		if h.held[who] >= h.Share() {
+			return nil, ErrShare
+		}
+	}
 	if h.open[accountID] >= h.cfg.Limit {
 		return nil, ErrLimit
 	}
+	if who.who != "" {
+		h.held[who]++
+	}
 	h.open[accountID]++
 	h.cfg.Metrics.open.Inc()
-	s := &Sub{hub: h, account: accountID, ch: make(chan *Event, h.cfg.Buffer), done: make(chan struct{}), lagged: make(chan struct{}, 1)}
+	s := &Sub{hub: h, account: accountID, holder: who, ch: make(chan *Event, h.cfg.Buffer), done: make(chan struct{}), lagged: make(chan struct{}, 1)}
 	s.filter.Store(f)
 	if req != nil && req.Recheck != nil {
 		s.recheck, s.recheckKey = req.Recheck, req.RecheckKey
@@ -495,6 +543,62 @@ func (h *Hub) detach(s *Sub) {
 
 // Limit is how many streams an account may hold open on this node.
 func (h *Hub) Limit() int { return h.cfg.Limit }
+
+// Share is how many streams one credential may hold open on this node: half
+// the account's Limit (at least one), so that one key cannot take every
+// stream of its account from the account's people (docs/decisions.md,
+// "One credential holds half the streams").
+func (h *Hub) Share() int { return max(h.cfg.Limit/2, 1) }
+
+// holder is a credential of an account, for its share of the limit.
+type holder struct {
+	account int64
+	who     string
+}
+
+// replaySlots are an account's replays in progress on this node (one token
+// in slots each) and those waiting for one to end: users counts both, and
+// the last to leave removes the entry.
+type replaySlots struct {
+	slots chan struct{}
+	users int
+}
+
+// startReplay takes one of the account's replay slots, waiting up to
+// ReplayWait for one (ErrReplayBusy past it), and returns the function that
+// gives it back (safe to call more than once). A replay reads and writes
+// the account's events since the id it resumes after: a bound on how many
+// run at once is a bound on the CPU one account's reconnections take.
+func (h *Hub) startReplay(ctx context.Context, account int64) (func(), error) {
+	h.mu.Lock()
+	r := h.replays[account]
+	if r == nil {
+		r = &replaySlots{slots: make(chan struct{}, h.cfg.Replays)}
+		h.replays[account] = r
+	}
+	r.users++
+	h.mu.Unlock()
+	leave := func() {
+		h.mu.Lock()
+		if r.users--; r.users == 0 {
+			delete(h.replays, account)
+		}
+		h.mu.Unlock()
+	}
+	wait := time.NewTimer(h.cfg.ReplayWait)
+	defer wait.Stop()
+	select {
+	case r.slots <- struct{}{}:
+		h.TestSignals.ReplayStarted.Signal(account)
+		return sync.OnceFunc(func() { <-r.slots; leave() }), nil
+	case <-wait.C:
+		leave()
+		return nil, ErrReplayBusy
+	case <-ctx.Done():
+		leave()
+		return nil, ctx.Err()
+	}
+}
 
 // Buffer is how many events a stream may have waiting.
 func (h *Hub) Buffer() int { return h.cfg.Buffer }

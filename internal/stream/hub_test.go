@@ -15,7 +15,7 @@ import (
 
 var ctx = context.Background()
 
-func must(t *testing.T, err error) {
+func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
@@ -33,9 +33,20 @@ func startHub(t *testing.T, st *store.Store, cfg stream.Config) *stream.Hub {
 	t.Helper()
 	cfg.Store = st
 	h := stream.New(cfg)
+	h.TestSignals.Init()
 	must(t, h.Start(ctx))
 	t.Cleanup(h.Stop)
 	return h
+}
+
+// waitFor polls cond until it holds, for up to 30 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
 }
 
 // headPast waits until the stream's head is at or past event id: on
@@ -309,5 +320,47 @@ func TestJoinID(t *testing.T) {
 		joined(h, a, h.Cursor(), last())
 		joined(h, a, at, before) // joined before the hub read the new one
 		joined(h, b, h.Cursor(), 0)
+	})
+}
+
+// An account's replays take its slots (Replays): one more waits for a slot
+// and starts when one is given back within ReplayWait, and is refused past
+// it; another account's are not held up, and an account whose replays
+// have all ended keeps no slots.
+func TestReplaySlots(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		a := storetest.Account(t, st, nil).ID
+		b := storetest.Account(t, st, nil).ID
+		h := startHub(t, st, stream.Config{Replays: 1, ReplayWait: 100 * time.Millisecond})
+		end, err := h.StartReplay(ctx, a)
+		must(t, err)
+		if _, err := h.StartReplay(ctx, a); err != stream.ErrReplayBusy {
+			t.Fatalf("a second replay of the account: %v, want ErrReplayBusy", err)
+		}
+		endB, err := h.StartReplay(ctx, b)
+		must(t, err)
+		endB()
+
+		slow := startHub(t, st, stream.Config{Replays: 1, ReplayWait: time.Minute})
+		end2, err := slow.StartReplay(ctx, a)
+		must(t, err)
+		got := make(chan error, 1)
+		go func() {
+			end3, err := slow.StartReplay(ctx, a)
+			if err == nil {
+				end3()
+			}
+			got <- err
+		}()
+		waitFor(t, "the second replay to wait", func() bool { return slow.ReplaysWaiting(a) == 1 })
+		end2()
+		end2() // twice: given back once
+		if err := <-got; err != nil {
+			t.Errorf("a waiting replay once the slot was given back: %v", err)
+		}
+		end()
+		if n := h.ReplayAccounts() + slow.ReplayAccounts(); n != 0 {
+			t.Errorf("%d accounts keep replay slots after their replays ended", n)
+		}
 	})
 }

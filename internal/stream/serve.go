@@ -26,8 +26,11 @@ const (
 	DefaultWriteWait = 10 * time.Second
 	// replayPage is how many events a replay reads at a time.
 	replayPage = 1000
-	// retryAfter is the Retry-After of a 429 past the stream limit.
-	retryAfter = 5
+	// retryAfter is the Retry-After of a 429 past the stream limit or the
+	// credential's share of it; retryReplay of one whose replay found the
+	// account's replays busy.
+	retryAfter  = 5
+	retryReplay = 2
 )
 
 // Request is one GET /events the HTTP layer has authenticated and parsed.
@@ -44,10 +47,17 @@ type Request struct {
 	// empty, once for this stream alone.
 	Recheck    func(ctx context.Context) (*Filter, error)
 	RecheckKey string
+	// Holder is the credential the stream counts against for its share of
+	// the account's limit (Hub.Share): an API key, or a person whatever
+	// the grant; empty: none.
+	Holder string
 	// Retention is how long events are kept: an event older than that may
 	// have lost its successors to pruning, so resuming after it is a reset.
 	// 0: no limit.
 	Retention time.Duration
+	// endReplay gives back the replay slot a resumed stream holds while it
+	// replays (Hub.startReplay).
+	endReplay func()
 }
 
 // ServeConfig are the timings of Serve (zero: the defaults).
@@ -76,6 +86,9 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, req Request, cfg Ser
 	case errors.Is(err, ErrLimit):
 		w.Header().Set("Retry-After", strconv.Itoa(retryAfter))
 		return domain.Errorf(domain.RateLimited, "this account has %d event streams open on this server, the most it may; close one or retry later", h.cfg.Limit)
+	case errors.Is(err, ErrShare):
+		w.Header().Set("Retry-After", strconv.Itoa(retryAfter))
+		return domain.Errorf(domain.RateLimited, "this credential holds %d event streams open on this server, the most one credential may (half the account's %d); close one or retry later", h.Share(), h.cfg.Limit)
 	case errors.Is(err, ErrClosed):
 		return domain.Errorf(domain.Unavailable, "the event stream is not running on this server (it is starting or shutting down); retry")
 	}
@@ -94,10 +107,23 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, req Request, cfg Ser
 			reset = true
 		case err != nil:
 			return err
-		case req.Retention > 0 && at.Before(time.Now().Add(-req.Retention)):
+		case req.Retention > 0 && at.Before(h.cfg.Now().Add(-req.Retention)):
 			reset = true
 		}
 		from = pos
+	}
+	resume := req.Resume != nil && !reset
+	if resume && r.Method != http.MethodHead {
+		endReplay, err := h.startReplay(ctx, req.AccountID)
+		if errors.Is(err, ErrReplayBusy) {
+			w.Header().Set("Retry-After", strconv.Itoa(retryReplay))
+			return domain.Errorf(domain.RateLimited, "this account has %d event streams replaying on this server, the most it may at once; retry later", h.cfg.Replays)
+		}
+		if err != nil {
+			return err
+		}
+		defer endReplay()
+		req.endReplay = endReplay
 	}
 
 	// A new stream, or one reset, joins the live events before its
@@ -109,7 +135,7 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, req Request, cfg Ser
 	var last store.EventPos
 	// The reconnection delay a client should wait (SSE's retry field).
 	opening := []byte("retry: 1000\n")
-	if req.Resume == nil || reset {
+	if !resume {
 		last = sub.Attach()
 		joined, err := h.joinID(ctx, req.AccountID, last)
 		if err != nil {
@@ -133,7 +159,6 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, req Request, cfg Ser
 		head := responseHead(hdr, time.Now())
 		if conn, brw, err := rc.Hijack(); err == nil {
 			direct = true
-			resume := req.Resume != nil && !reset
 			if resume {
 				last = from // not attached yet: catchUp does
 			}
@@ -160,11 +185,12 @@ func (h *Hub) Serve(w http.ResponseWriter, r *http.Request, req Request, cfg Ser
 	if out.write(opening) != nil || out.flush() != nil {
 		return nil
 	}
-	if req.Resume != nil && !reset {
+	if resume {
 		// A long replay happens before attaching, so live events do not
 		// fill the buffer meanwhile.
 		last = from
 		n, err := h.catchUp(ctx, out, req, sub, &last)
+		req.endReplay()
 		h.cfg.Metrics.Replayed(n)
 		if err != nil {
 			return nil
@@ -199,12 +225,12 @@ func (h *Hub) catchUp(ctx context.Context, out *writer, req Request, sub *Sub, l
 func (h *Hub) replay(ctx context.Context, out *writer, req Request, sub *Sub, last *store.EventPos, upTo store.EventPos) (int, error) {
 	read := 0
 	for upTo.After(*last) {
-		rows, err := h.cfg.Store.AccountStreamEvents(ctx, req.AccountID, *last, upTo, replayPage)
+		f := sub.Filter()
+		rows, err := h.cfg.Store.AccountStreamEvents(ctx, req.AccountID, *last, upTo, f.Select(), replayPage)
 		if err != nil {
 			h.cfg.Log.Warn("event stream: replay", "err", err)
 			return read, err
 		}
-		f := sub.Filter()
 		sent := 0
 		for _, r := range rows {
 			e := newEvent(r)
@@ -222,6 +248,9 @@ func (h *Hub) replay(ctx context.Context, out *writer, req Request, sub *Sub, la
 			return read, err
 		}
 		if len(rows) < replayPage {
+			// The rest of the range holds nothing the stream may see: the
+			// next replay (catchUp's second) starts past it.
+			*last = upTo
 			break
 		}
 		select {

@@ -22,6 +22,7 @@ const (
 type Sub struct {
 	hub     *Hub
 	account int64
+	holder  holder // its credential, for the share of the limit (zero: none)
 	filter  atomic.Pointer[Filter]
 	// ch holds the live events waiting to be written (Config.Buffer).
 	ch chan *Event
@@ -132,5 +133,11 @@ func (s *Sub) closeLocked() {
 	if h.open[s.account]--; h.open[s.account] <= 0 {
 		delete(h.open, s.account)
 	}
+	if s.holder.who != "" {
+		if h.held[s.holder]--; h.held[s.holder] <= 0 {
+			delete(h.held, s.holder)
+		}
+	}
 	h.cfg.Metrics.open.Dec()
+	h.TestSignals.Closed.Signal(s.account)
 }
