@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"switchboard/internal/apitest"
 	"switchboard/internal/auth"
 	"switchboard/internal/calls"
 	"switchboard/internal/carrier"
@@ -223,7 +224,7 @@ func TestEventStreamJoinID(t *testing.T) {
 // account, answers one reset carrying an id to resume from, then the live
 // events; resuming from the reset's id misses nothing written after it.
 func TestEventStreamReset(t *testing.T) {
-	forEachEvents(t, eventsOpts{}, func(t *testing.T, f *eventsFixture) {
+	forEachEvents(t, eventsOpts{clock: true}, func(t *testing.T, f *eventsFixture) {
 		c := f.openStream(t, f.key, "", "")
 		f.addEvent(t, f.acme, lineMain)
 		old := c.next(t, eventWait)
@@ -236,7 +237,7 @@ func TestEventStreamReset(t *testing.T) {
 				break
 			}
 		}
-		time.Sleep(2 * time.Millisecond)
+		f.clock.Advance(time.Second)
 		_, pruned, err := f.st.PruneWebhookHistory(ctx, 0, 100)
 		must(t, err)
 		if pruned == 0 {
@@ -339,21 +340,10 @@ func TestEventStreamLimit(t *testing.T) {
 		}
 		f.openStream(t, f.betaKey, "", "")
 		a.close()
-		deadline := time.Now().Add(3 * time.Second)
-		for {
-			req, _ := http.NewRequest("GET", f.url+eventsPath, nil)
-			req.Header.Set("Authorization", "Bearer "+f.key)
-			resp, err := http.DefaultClient.Do(req)
-			must(t, err)
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("a closed stream's place was not freed: %d", resp.StatusCode)
-			}
-			time.Sleep(20 * time.Millisecond)
+		if got := f.hub.TestSignals.Closed.WaitOrTimeout(t); got != f.acme {
+			t.Fatalf("closed a stream of account %d, want Acme's", got)
 		}
+		f.openStream(t, f.key, "", "")
 	})
 }
 
@@ -363,8 +353,11 @@ func TestEventStreamOutlivesServerTimeouts(t *testing.T) {
 	forEachEvents(t, eventsOpts{timing: streamTiming(100 * time.Millisecond), server: func(s *http.Server) {
 		s.ReadTimeout, s.WriteTimeout = 300*time.Millisecond, 300*time.Millisecond
 	}}, func(t *testing.T, f *eventsFixture) {
+		// Open past both timeouts, as its keepalives show.
 		c := f.openStream(t, f.key, "", "")
-		time.Sleep(time.Second)
+		for start := time.Now(); time.Since(start) < time.Second; {
+			c.comment(t)
+		}
 		f.addEvent(t, f.acme, lineMain)
 		c.next(t, eventWait)
 	})
@@ -500,7 +493,7 @@ func TestEventStreamHead(t *testing.T) {
 // the outbox: its successors may have been pruned, and a replay from it
 // would skip them silently.
 func TestEventStreamResetPastRetention(t *testing.T) {
-	forEachEvents(t, eventsOpts{retention: time.Second}, func(t *testing.T, f *eventsFixture) {
+	forEachEvents(t, eventsOpts{retention: time.Second, clock: true}, func(t *testing.T, f *eventsFixture) {
 		c := f.openStream(t, f.key, "", "")
 		f.addEvent(t, f.acme, lineMain)
 		old := c.next(t, eventWait)
@@ -510,7 +503,7 @@ func TestEventStreamResetPastRetention(t *testing.T) {
 		if m := f.openStream(t, f.key, "", old.id).next(t, eventWait); m.id != fresh.id {
 			t.Fatalf("resume within the retention: %+v, want %s", m, fresh.id)
 		}
-		time.Sleep(1200 * time.Millisecond)
+		f.clock.Advance(1200 * time.Millisecond)
 		if m := f.openStream(t, f.key, "", old.id).next(t, eventWait); m.event != "reset" {
 			t.Errorf("resume after an event past the retention: %+v, want a reset", m)
 		}
@@ -524,13 +517,9 @@ func TestEventStreamResetPastRetention(t *testing.T) {
 func TestEventStreamSlowAndBurstyClients(t *testing.T) {
 	forEachEvents(t, eventsOpts{buffer: 4}, func(t *testing.T, f *eventsFixture) {
 		reader := f.openStream(t, f.key, "", "")
-		// The stopped client: a raw connection that sends its request and
-		// never reads.
-		conn, err := net.Dial("tcp", strings.TrimPrefix(f.url, "http://"))
-		must(t, err)
-		defer conn.Close()
-		fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nAccept: text/event-stream\r\n\r\n", eventsPath, f.key)
-		time.Sleep(200 * time.Millisecond)
+		// The stopped client: a raw connection that reads the answer's head
+		// (the stream has joined the live events) and nothing more.
+		rawStream(t, f, f.key)
 		pad := strings.Repeat("x", 16<<10)
 		const bursts, per = 40, 50
 		for range bursts {
@@ -549,15 +538,9 @@ func TestEventStreamSlowAndBurstyClients(t *testing.T) {
 			seen[m.id] = true
 		}
 		reader.none(t, 200*time.Millisecond)
-		deadline := time.Now().Add(15 * time.Second)
-		for !strings.Contains(f.scrape(t), "switchboard_event_streams_open 1\n") {
-			if time.Now().After(deadline) {
-				t.Fatalf("the stopped client's stream is still open:\n%s", grepLines(f.scrape(t), "switchboard_event_stream"))
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-		if m := f.scrape(t); strings.Contains(m, "switchboard_event_stream_slow_drops_total 0\n") {
-			t.Errorf("the stopped client was not counted as slow:\n%s", grepLines(m, "switchboard_event_stream"))
+		f.hub.TestSignals.Closed.WaitOrTimeout(t) // the stopped client's
+		if m := f.scrape(t); !strings.Contains(m, "switchboard_event_streams_open 1\n") || strings.Contains(m, "switchboard_event_stream_slow_drops_total 0\n") {
+			t.Errorf("the stopped client's stream is not the one closed, or was not counted as slow:\n%s", grepLines(m, "switchboard_event_stream"))
 		}
 	})
 }
@@ -579,7 +562,7 @@ func TestEventStreamFollowsLineChanges(t *testing.T) {
 		agnes := f.openStream(t, f.agnesTok, "", "")
 		const late = "14155550108"
 		storetest.Line(t, f.st, f.acme, &storetest.LineOpts{Number: late, Name: "Late", UserIDs: []int64{f.agnes.ID}})
-		time.Sleep(1500 * time.Millisecond) // the stream's recheck
+		stream.WaitRound(t, &f.hub.TestSignals.Recheck, time.Now()) // the stream's recheck reads it
 		must(t, f.svc.Inbound(ctx, carrier.Inbound{From: usA, To: late, Text: "hello"}))
 		if got := streamed(t, agnes.next(t, eventWait)); got != "AccountSMS/message.received" {
 			t.Errorf("agent: %s, want the text on her new line", got)
@@ -696,12 +679,11 @@ func TestEventStreamDirectHoldsNoGoroutine(t *testing.T) {
 	for _, c := range conns {
 		c.Close()
 	}
-	deadline := time.Now().Add(3 * time.Second)
-	for !strings.Contains(f.scrape(t), "switchboard_event_streams_open 0\n") {
-		if time.Now().After(deadline) {
-			t.Fatalf("closed streams still counted open:\n%s", grepLines(f.scrape(t), "switchboard_event_streams_open"))
-		}
-		time.Sleep(50 * time.Millisecond)
+	for range n {
+		f.hub.TestSignals.Closed.WaitOrTimeout(t)
+	}
+	if m := f.scrape(t); !strings.Contains(m, "switchboard_event_streams_open 0\n") {
+		t.Fatalf("closed streams still counted open:\n%s", grepLines(m, "switchboard_event_streams_open"))
 	}
 }
 
@@ -829,7 +811,7 @@ func TestEventStreamReplayBudget(t *testing.T) {
 		}
 		f.openStream(t, f.smsKey, "", "").close() // live: no replay
 		conn.Close()
-		waitFor(t, "the replay's slot to be free", func() bool {
+		apitest.Eventually(t, "the replay's slot to be free", func() bool {
 			req, _ := http.NewRequest("GET", f.url+eventsPath, nil)
 			req.Header.Set("Authorization", "Bearer "+f.smsKey)
 			req.Header.Set("Last-Event-ID", "evt_0")

@@ -259,6 +259,22 @@ func (c *sseClient) next(t *testing.T, wait time.Duration) sseMessage {
 	}
 }
 
+// comment waits for the next comment (a keepalive), failing if an event
+// or the end of the stream comes first.
+func (c *sseClient) comment(t *testing.T) {
+	t.Helper()
+	select {
+	case m := <-c.msgs:
+		if !m.comment {
+			t.Fatalf("event %s %s, want a keepalive", m.id, m.event)
+		}
+	case <-c.done:
+		t.Fatal("the stream ended")
+	case <-time.After(eventWait):
+		t.Fatalf("no keepalive within %v", eventWait)
+	}
+}
+
 // joinedAt is the id of the new stream's first message: an id alone,
 // where it joined the live events.
 func (c *sseClient) joinedAt(t *testing.T) string {

@@ -441,7 +441,7 @@ func (h *Hub) sweepLoop(ctx context.Context) {
 		}
 		clear(list)
 		list = list[:0]
-		h.TestSignals.Sweep.Signal(comments)
+		h.TestSignals.Sweep.Signal(Round{Began: now, N: comments})
 	}
 }
 
@@ -461,6 +461,7 @@ func (h *Hub) recheckLoop(ctx context.Context) {
 			continue // a stream asked for a shorter period
 		case <-timer.C:
 		}
+		began := h.cfg.Now()
 		groups := map[string][]*Sub{}
 		var alone [][]*Sub
 		h.mu.Lock()
@@ -491,7 +492,7 @@ func (h *Hub) recheckLoop(ctx context.Context) {
 		for _, subs := range alone {
 			check(subs)
 		}
-		h.TestSignals.Recheck.Signal(len(groups) + len(alone))
+		h.TestSignals.Recheck.Signal(Round{Began: began, N: len(groups) + len(alone)})
 	}
 }
 

@@ -268,8 +268,9 @@ func (h *Hub) run(ctx context.Context, done chan struct{}) {
 		case <-h.wake:
 		case <-timer.C:
 		}
+		began := h.cfg.Now()
 		held, err := h.pass(ctx)
-		h.TestSignals.Pass.Signal(err)
+		h.TestSignals.Pass.Signal(Round{Began: began, Err: err})
 		switch {
 		case ctx.Err() != nil:
 			return

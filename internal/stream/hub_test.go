@@ -2,11 +2,13 @@ package stream_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"switchboard/internal/apitest"
 	"switchboard/internal/domain"
 	"switchboard/internal/store"
 	"switchboard/internal/store/storetest"
@@ -39,33 +41,17 @@ func startHub(t *testing.T, st *store.Store, cfg stream.Config) *stream.Hub {
 	return h
 }
 
-// waitFor polls cond until it holds, for up to 30 s.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-	}
-}
-
 // headPast waits until the stream's head is at or past event id: on
 // PostgreSQL a transaction of another test on the same server may hold it
 // back (docs/operations.md, "Long transactions hold webhooks and event
 // streams back").
 func headPast(t *testing.T, st *store.Store, id int64) {
 	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); ; {
+	apitest.Eventually(t, fmt.Sprintf("the stream's head to pass event %d", id), func() bool {
 		head, err := st.StreamHead(ctx)
 		must(t, err)
-		if head.ID >= id {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the stream's head stayed at %v, before event %d", head, id)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return head.ID >= id
+	})
 }
 
 // next waits for s's next event: up to 30 s, as on PostgreSQL another
@@ -255,7 +241,12 @@ func TestFirstStreamStartsAtTheHead(t *testing.T) {
 		for range 5 {
 			addEvent(t, st, account)
 		}
-		time.Sleep(50 * time.Millisecond) // passes while nobody listens
+		// Passes while nobody listens, begun after the events.
+		for since := time.Now(); ; {
+			if r := stream.WaitRound(t, &h.TestSignals.Pass, since); r.Err == nil {
+				break
+			}
+		}
 		if h.Cursor() != before {
 			t.Errorf("cursor moved from %v to %v with no stream open; want it left behind, unread", before, h.Cursor())
 		}
@@ -274,10 +265,8 @@ func TestFirstStreamStartsAtTheHead(t *testing.T) {
 		if !e.Pos.After(at) {
 			t.Errorf("first event %v is not after the attach position %v: an event from before the stream", e.Pos, at)
 		}
-		select {
-		case e := <-s.Events():
-			t.Errorf("a second event %v; want only the one written after the stream opened", e.Pos)
-		case <-time.After(100 * time.Millisecond):
+		if n := len(s.Events()); n != 0 {
+			t.Errorf("%d more events; want only the one written after the stream opened", n)
 		}
 	})
 }
@@ -352,7 +341,7 @@ func TestReplaySlots(t *testing.T) {
 			}
 			got <- err
 		}()
-		waitFor(t, "the second replay to wait", func() bool { return slow.ReplaysWaiting(a) == 1 })
+		apitest.Eventually(t, "the second replay to wait", func() bool { return slow.ReplaysWaiting(a) == 1 })
 		end2()
 		end2() // twice: given back once
 		if err := <-got; err != nil {

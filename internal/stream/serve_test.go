@@ -110,11 +110,19 @@ func TestRecheckOncePerCredential(t *testing.T) {
 			c, _ := openRaw(t, url)
 			conns = append(conns, c)
 		}
-		calls.Store(0)
-		time.Sleep(time.Second)
-		// About 10 rounds; one call per stream per round would be 100.
-		if c := calls.Load(); c < 3 || c > 25 {
-			t.Errorf("%d rechecks in a second of 10 streams at 100 ms, want about 10", c)
+		// Rounds begun once the 10 were open: one call each, where one per
+		// stream would be 10.
+		r := stream.WaitRound(t, &h.TestSignals.Recheck, time.Now())
+		before := calls.Load()
+		for range 3 {
+			r = stream.WaitRound(t, &h.TestSignals.Recheck, r.Began)
+			if r.N != 1 {
+				t.Errorf("a round of 10 streams of one credential made %d rechecks, want 1", r.N)
+			}
+		}
+		// The next round begins 100 ms after the last one's signal.
+		if c := calls.Load() - before; c < 3 || c > 4 {
+			t.Errorf("%d calls in 3 rounds of 10 streams of one credential, want 3", c)
 		}
 		refuse.Store(true)
 		for i, c := range conns {
@@ -144,17 +152,11 @@ func TestDirectStreamWithoutDescriptor(t *testing.T) {
 		readUntil(t, conn, br, ": keepalive")
 		conn.Close()
 		// The next keepalive's write fails and frees the limit's place.
-		deadline := time.Now().Add(3 * time.Second)
-		for {
-			s, err := h.Open(account, everything)
-			if err == nil {
-				s.Close()
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("a closed stream's place was not freed: %v", err)
-			}
-			time.Sleep(20 * time.Millisecond)
+		if got := h.TestSignals.Closed.WaitOrTimeout(t); got != account {
+			t.Fatalf("closed a stream of account %d, want %d", got, account)
 		}
+		s, err := h.Open(account, everything)
+		must(t, err)
+		s.Close()
 	})
 }
