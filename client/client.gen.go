@@ -2730,8 +2730,11 @@ type ClientInterface interface {
 	// (comma-separated line numbers the credential may use, otherwise 404) narrow the stream;
 	// with `lines`, events about no line (calls) are left out.
 	//
-	// **Limits.** At most `--stream-limit` (default 200) streams per account on one server;
-	// beyond, 429 `rate_limited` with `Retry-After`. At most 256 events wait in memory for
+	// **Limits.** At most `--stream-limit` (default 200) streams per account on one server,
+	// and one credential (an API key, or a person whatever token they hold) at most half of
+	// them; beyond either, 429 `rate_limited` with `Retry-After`. At most two streams of one
+	// account replay (`Last-Event-ID` or `after`) at once on one server; another waits up to
+	// 2 seconds for one to finish, then is 429 `rate_limited` with `Retry-After`. At most 256 events wait in memory for
 	// one stream: a client that stops reading is disconnected once they are full (or a
 	// write stalls 10 seconds), and resumes with `Last-Event-ID`, losing nothing; one that
 	// only fell behind a burst catches up from the database. Server shutdown ends streams:
@@ -3954,8 +3957,11 @@ func (c *Client) GetCallTranscripts(ctx context.Context, callid CallIdParameter,
 // (comma-separated line numbers the credential may use, otherwise 404) narrow the stream;
 // with `lines`, events about no line (calls) are left out.
 //
-// **Limits.** At most `--stream-limit` (default 200) streams per account on one server;
-// beyond, 429 `rate_limited` with `Retry-After`. At most 256 events wait in memory for
+// **Limits.** At most `--stream-limit` (default 200) streams per account on one server,
+// and one credential (an API key, or a person whatever token they hold) at most half of
+// them; beyond either, 429 `rate_limited` with `Retry-After`. At most two streams of one
+// account replay (`Last-Event-ID` or `after`) at once on one server; another waits up to
+// 2 seconds for one to finish, then is 429 `rate_limited` with `Retry-After`. At most 256 events wait in memory for
 // one stream: a client that stops reading is disconnected once they are full (or a
 // write stalls 10 seconds), and resumes with `Last-Event-ID`, losing nothing; one that
 // only fell behind a burst catches up from the database. Server shutdown ends streams:
@@ -8733,8 +8739,11 @@ type ClientWithResponsesInterface interface {
 	// (comma-separated line numbers the credential may use, otherwise 404) narrow the stream;
 	// with `lines`, events about no line (calls) are left out.
 	//
-	// **Limits.** At most `--stream-limit` (default 200) streams per account on one server;
-	// beyond, 429 `rate_limited` with `Retry-After`. At most 256 events wait in memory for
+	// **Limits.** At most `--stream-limit` (default 200) streams per account on one server,
+	// and one credential (an API key, or a person whatever token they hold) at most half of
+	// them; beyond either, 429 `rate_limited` with `Retry-After`. At most two streams of one
+	// account replay (`Last-Event-ID` or `after`) at once on one server; another waits up to
+	// 2 seconds for one to finish, then is 429 `rate_limited` with `Retry-After`. At most 256 events wait in memory for
 	// one stream: a client that stops reading is disconnected once they are full (or a
 	// write stalls 10 seconds), and resumes with `Last-Event-ID`, losing nothing; one that
 	// only fell behind a burst catches up from the database. Server shutdown ends streams:
@@ -17953,8 +17962,11 @@ func (c *ClientWithResponses) GetCallTranscriptsWithResponse(ctx context.Context
 // (comma-separated line numbers the credential may use, otherwise 404) narrow the stream;
 // with `lines`, events about no line (calls) are left out.
 //
-// **Limits.** At most `--stream-limit` (default 200) streams per account on one server;
-// beyond, 429 `rate_limited` with `Retry-After`. At most 256 events wait in memory for
+// **Limits.** At most `--stream-limit` (default 200) streams per account on one server,
+// and one credential (an API key, or a person whatever token they hold) at most half of
+// them; beyond either, 429 `rate_limited` with `Retry-After`. At most two streams of one
+// account replay (`Last-Event-ID` or `after`) at once on one server; another waits up to
+// 2 seconds for one to finish, then is 429 `rate_limited` with `Retry-After`. At most 256 events wait in memory for
 // one stream: a client that stops reading is disconnected once they are full (or a
 // write stalls 10 seconds), and resumes with `Last-Event-ID`, losing nothing; one that
 // only fell behind a burst catches up from the database. Server shutdown ends streams:
