@@ -43,6 +43,7 @@ import (
 // Every screen is photographed at 1280 and 375 px and checked with axe-core.
 func TestAppCallsAndWebhooksInBrowser(t *testing.T) {
 	t.Parallel()
+	requireAxe(t)
 	br := newAppBrowser(t)
 	db := storetest.DSN(t, store.SQLite)
 	dir := t.TempDir()

@@ -34,6 +34,7 @@ import (
 // unblocked. Every effect is checked through the public API, not the page.
 func TestAppComposerInBrowser(t *testing.T) {
 	t.Parallel()
+	requireAxe(t)
 	// One engine: the flow is the app's, not the store's (the API's
 	// behaviour on both engines is covered by the API tests).
 	testAppComposer(t, storetest.DSN(t, store.SQLite))
