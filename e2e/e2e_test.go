@@ -923,6 +923,38 @@ func TestDemo(t *testing.T) {
 	}
 }
 
+// The demo's first screen: its webhook receiver prints a tally, not every
+// delivery (the seeded inbox alone is over a thousand deliveries at start,
+// which scrolled the key and commands out of sight), and the banner comes
+// last with the essentials at its end.
+func TestDemoFirstScreen(t *testing.T) {
+	t.Parallel()
+	p := start(t, childEnv("TMPDIR="+t.TempDir()), "demo", "--listen", "127.0.0.1:0")
+	p.startWithin = demoStartTimeout
+	p.waitLine(p.stdout, "the banner's last line", func(l string) bool { return l == "Press Ctrl-C to stop." })
+	lines := strings.Split(p.stdout.String(), "\n")
+	begins := slices.Index(lines, "Switchboard demo is running.")
+	if begins < 0 {
+		t.Fatalf("demo: no banner in stdout:\n%s", p.stdout.String())
+	}
+	for i, l := range lines {
+		if (i < begins && l != "") || strings.HasPrefix(l, "[webhook") {
+			if !strings.HasPrefix(l, "[webhooks] ") || !strings.Contains(l, " deliveries received") {
+				t.Errorf("demo: stdout line %d got %q, want only the receiver's tally outside the banner", i+1, l)
+			}
+		}
+	}
+	if begins > 4 {
+		t.Errorf("demo: %d lines before the banner, want at most a few tallies:\n%s", begins, strings.Join(lines[:begins], "\n"))
+	}
+	tail := strings.Join(lines[max(0, len(lines)-12):], "\n")
+	for _, want := range []string{"In short:", "key sbk_", "/app/", "maria / demo-password", "/api/docs"} {
+		if !strings.Contains(tail, want) {
+			t.Errorf("demo: the banner's end lacks %q:\n%s", want, tail)
+		}
+	}
+}
+
 // ---- scenario 6: operations endpoints ----
 
 func TestOperationsEndpoints(t *testing.T) {

@@ -1,8 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"context"
+	"crypto/hmac"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -19,20 +19,35 @@ import (
 )
 
 // demoReceiver is the demo's own webhook endpoint: it checks each delivery's
-// signature and prints it, so a newcomer sees events flow after the first send.
-// It answers the first attempt of the first event (evt_1, whose delivery is
-// the first one, id 1, in the demo's fresh database) 503, so that the
-// attempt log (GET /webhooks/{id}/deliveries/1/attempts) shows a failure and
-// the retry that succeeded.
+// signature and keeps a tally that it prints as one line at most once a
+// second, and only when it changed (the seeded inbox alone is thousands of
+// deliveries at start: one line each would scroll the banner's key and
+// commands out of sight). It answers the first attempt of the first event
+// (evt_1, whose delivery is the first one, id 1, in the demo's fresh
+// database) 503, so that the attempt log
+// (GET /webhooks/{id}/deliveries/1/attempts) shows a failure and the retry
+// that succeeded.
 type demoReceiver struct {
 	url    string
 	id     int64
 	secret string
 	srv    *http.Server
-	mu     sync.Mutex
 	out    io.Writer
+	stop   chan struct{}
+	done   chan struct{}
+
+	mu sync.Mutex
 	// failed is set once the receiver has failed evt_1's first attempt.
 	failed bool
+	tally  receiverTally
+}
+
+// receiverTally is what the receiver has seen: deliveries, those whose
+// signature did not verify, and the last one's id and event.
+type receiverTally struct {
+	received, invalid int
+	lastID, lastEvent string
+	lastStatus        int
 }
 
 // startDemoReceiver listens on a free loopback port and subscribes it to the
@@ -42,7 +57,7 @@ func startDemoReceiver(ctx context.Context, st *store.Store, accountID int64, ou
 	if err != nil {
 		return nil, err
 	}
-	r := &demoReceiver{url: "http://" + ln.Addr().String() + "/webhook", out: out}
+	r := &demoReceiver{url: "http://" + ln.Addr().String() + "/webhook", out: out, stop: make(chan struct{}), done: make(chan struct{})}
 	w := domain.Webhook{AccountID: accountID, Name: "demo receiver", Description: "started by switchboard demo; prints each delivery",
 		URL: r.url, Type: domain.EventAccountSMS, Enabled: true, Secret: webhooks.NewSecret()}
 	if err := st.CreateWebhook(ctx, &w); err != nil {
@@ -52,32 +67,69 @@ func startDemoReceiver(ctx context.Context, st *store.Store, accountID int64, ou
 	r.secret, r.id = w.Secret, w.ID
 	r.srv = &http.Server{Handler: http.HandlerFunc(r.serve), ReadHeaderTimeout: 5 * time.Second}
 	go r.srv.Serve(ln)
+	go r.report()
 	return r, nil
+}
+
+// report prints the tally once a second when it changed, until close.
+func (r *demoReceiver) report() {
+	defer close(r.done)
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	var shown receiverTally
+	for {
+		select {
+		case <-r.stop:
+			return
+		case <-tick.C:
+		}
+		r.mu.Lock()
+		t := r.tally
+		r.mu.Unlock()
+		if t == shown {
+			continue
+		}
+		shown = t
+		fmt.Fprintln(r.out, termSafe(t.String()))
+	}
+}
+
+func (t receiverTally) String() string {
+	bad := ""
+	if t.invalid > 0 {
+		bad = fmt.Sprintf(", %d with a signature that did not verify", t.invalid)
+	}
+	return fmt.Sprintf("[webhooks] %d deliveries received%s; last: %s %s, answered %d", t.received, bad, t.lastID, t.lastEvent, t.lastStatus)
 }
 
 func (r *demoReceiver) serve(w http.ResponseWriter, req *http.Request) {
 	body, _ := io.ReadAll(io.LimitReader(req.Body, 1<<20))
 	id, ts, sigs := req.Header.Get("webhook-id"), req.Header.Get("webhook-timestamp"), req.Header.Get("webhook-signature")
-	verdict := "signature INVALID"
+	verified := false
 	if unix, err := strconv.ParseInt(ts, 10, 64); err == nil {
 		want, _ := webhooks.Sign(r.secret, id, time.Unix(unix, 0), body)
 		for _, s := range strings.Fields(sigs) {
-			if s == want {
-				verdict = "signature ok"
-			}
+			verified = verified || hmac.Equal([]byte(s), []byte(want))
 		}
 	}
-	var pretty bytes.Buffer
-	if json.Indent(&pretty, body, "    ", "  ") != nil {
-		pretty.Write(body)
+	var event struct {
+		Type string `json:"type"`
+		Data struct {
+			Event string `json:"event"`
+		} `json:"data"`
 	}
+	json.Unmarshal(body, &event) // a body that is not an event leaves it empty
 	r.mu.Lock()
 	fail := !r.failed && id == demoFailEvent
 	r.failed = r.failed || fail
+	t := &r.tally
+	t.received++
+	if !verified {
+		t.invalid++
+	}
+	t.lastID, t.lastEvent, t.lastStatus = id, strings.TrimSpace(event.Type+" "+event.Data.Event), http.StatusNoContent
 	if fail {
-		fmt.Fprintf(r.out, "\n[webhook] POST %s  webhook-id=%s  %s  -> answered 503 on purpose, once: the retry shows in the attempt log\n", req.URL.Path, id, verdict)
-	} else {
-		fmt.Fprintf(r.out, "\n[webhook] POST %s  webhook-id=%s  %s\n    %s\n", req.URL.Path, id, verdict, pretty.String())
+		t.lastStatus = http.StatusServiceUnavailable
 	}
 	r.mu.Unlock()
 	if fail {
@@ -92,6 +144,8 @@ func (r *demoReceiver) serve(w http.ResponseWriter, req *http.Request) {
 const demoFailEvent = "evt_1"
 
 func (r *demoReceiver) close() {
+	close(r.stop)
+	<-r.done
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	r.srv.Shutdown(ctx)
