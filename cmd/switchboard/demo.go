@@ -110,6 +110,7 @@ func cmdDemo(ctx context.Context, c *cli, args []string) (err error) {
 			if !c.json {
 				c.print(nil, demoBanner(c, a, seed, callsSeed, receiver))
 			}
+			receiver.startReport()
 		}()
 	})
 }

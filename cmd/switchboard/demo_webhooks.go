@@ -38,8 +38,9 @@ type demoReceiver struct {
 
 	mu sync.Mutex
 	// failed is set once the receiver has failed evt_1's first attempt.
-	failed bool
-	tally  receiverTally
+	failed    bool
+	reporting bool
+	tally     receiverTally
 }
 
 // receiverTally is what the receiver has seen: deliveries, those whose
@@ -67,11 +68,21 @@ func startDemoReceiver(ctx context.Context, st *store.Store, accountID int64, ou
 	r.secret, r.id = w.Secret, w.ID
 	r.srv = &http.Server{Handler: http.HandlerFunc(r.serve), ReadHeaderTimeout: 5 * time.Second}
 	go r.srv.Serve(ln)
-	go r.report()
 	return r, nil
 }
 
-// report prints the tally once a second when it changed, until close.
+// startReport prints the tally once a second when it changed, until close.
+// The demo starts it once its banner is out, which nothing should precede.
+func (r *demoReceiver) startReport() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.reporting {
+		return
+	}
+	r.reporting = true
+	go r.report()
+}
+
 func (r *demoReceiver) report() {
 	defer close(r.done)
 	tick := time.NewTicker(time.Second)
@@ -145,7 +156,12 @@ const demoFailEvent = "evt_1"
 
 func (r *demoReceiver) close() {
 	close(r.stop)
-	<-r.done
+	r.mu.Lock()
+	reporting := r.reporting
+	r.mu.Unlock()
+	if reporting {
+		<-r.done
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	r.srv.Shutdown(ctx)
