@@ -73,6 +73,11 @@ func cmdDemo(ctx context.Context, c *cli, args []string) (err error) {
 	if err != nil {
 		return fmt.Errorf("seed demo data: %w", err)
 	}
+	// The sim carrier's inbound door is open, so the banner's example can
+	// text a line.
+	if c.simSecret == "" {
+		c.simSecret = rand.Text()
+	}
 	// The demo's own webhook receiver, on loopback: allowed for this run.
 	c.webhookAllowHosts = strings.Trim(c.webhookAllowHosts+",127.0.0.1", ",")
 	printTo := c.stdout
@@ -104,7 +109,8 @@ func cmdDemo(ctx context.Context, c *cli, args []string) (err error) {
 		}()
 		base := a.publicURL + "/api/public/v1"
 		if c.json {
-			c.print(map[string]any{"appUrl": a.publicURL + oauth.AppPath, "baseUrl": base, "key": seed.Key, "readOnlyKey": seed.ReadOnlyKey, "database": c.db, "accountId": seed.AccountID}, "")
+			c.print(map[string]any{"appUrl": a.publicURL + oauth.AppPath, "baseUrl": base, "key": seed.Key, "readOnlyKey": seed.ReadOnlyKey, "database": c.db, "accountId": seed.AccountID,
+				"simSecret": c.simSecret}, "")
 			return
 		}
 		var b strings.Builder
@@ -159,6 +165,10 @@ func cmdDemo(ctx context.Context, c *cli, args []string) (err error) {
 		fmt.Fprintf(&b, "       %s/sms/conversations/%s/%s/resolve\n\n", base, seed.Lines[0], demo.FirstCustomer)
 		fmt.Fprintf(&b, "  curl -s -H 'Authorization: Bearer %s' -X POST -d '{\"userId\":%d}' \\\n", seed.Key, seed.Users["james"].ID)
 		fmt.Fprintf(&b, "       %s/sms/conversations/%s/%s/assign\n\n", base, seed.Lines[0], demo.FirstCustomer)
+		fmt.Fprintf(&b, "  A customer texts the line (the sim carrier's inbound door): it arrives in the app, the event stream and\n")
+		fmt.Fprintf(&b, "  the webhook receiver, raises the unread count and reopens the conversation if you resolved it:\n\n")
+		fmt.Fprintf(&b, "  switchboard sim inbound --url %s --secret %s \\\n", a.publicURL, c.simSecret)
+		fmt.Fprintf(&b, "       --from +%s --to +%s --text 'Running 10 minutes late, sorry!'\n\n", demo.FirstCustomer, seed.Lines[0])
 		fmt.Fprintf(&b, "Line resources: block a sender, save a reply, keep a draft:\n\n")
 		fmt.Fprintf(&b, "  curl -s -H 'Authorization: Bearer %s' -d '{\"number\":\"+1 415 555 0199\",\"reason\":\"spam\"}' \\\n", seed.Key)
 		fmt.Fprintf(&b, "       %s/sms/lines/%s/blocked\n\n", base, seed.Lines[0])
