@@ -71,7 +71,7 @@ type plan struct {
 	texts   []planned
 	// complete: the script ran to its end (not cut off by now).
 	complete bool
-	actor    int64 // who assigns, comments and resolves
+	actor    int64 // who assigns, comments and resolves: one of the readers
 	assignee int64
 	assignAt time.Time // zero: not assigned
 	comment  string
@@ -102,7 +102,7 @@ type write struct {
 // assigned and commented, written through the same store calls as real
 // traffic (so counts and read state are what they would be). Every text the
 // clinic sent has its delivery receipt, seconds after the send.
-func seedInbox(ctx context.Context, st *store.Store, accountID int64, res Result) error {
+func seedInbox(ctx context.Context, st *store.Store, accountID int64) error {
 	users, err := st.Users(ctx, accountID)
 	if err != nil {
 		return err
@@ -116,7 +116,6 @@ func seedInbox(ctx context.Context, st *store.Store, accountID int64, res Result
 		return err
 	}
 	now := time.Now().UTC()
-	staff := []int64{res.Users["maria"].ID, res.Users["james"].ID, res.Users["li"].ID, res.Users["sam"].ID}
 	r := rand.New(rand.NewPCG(7, 32))
 	plans := make([]*plan, Conversations)
 	for i := range plans {
@@ -127,7 +126,7 @@ func seedInbox(ctx context.Context, st *store.Store, accountID int64, res Result
 			p.parts = append(p.parts, fmt.Sprintf("1415555%04d", 6000+i), fmt.Sprintf("1415555%04d", 7000+i))
 		}
 		slices.Sort(p.parts)
-		p.actor = staff[r.IntN(len(staff))]
+		p.actor = p.readers[r.IntN(len(p.readers))] // someone who may see the line
 		planThread(r, p, now)
 		plans[i] = p
 	}
@@ -266,7 +265,8 @@ func writeText(ctx context.Context, st *store.Store, accountID int64, p *plan, t
 // settle writes what carries its own time or none worth showing, many at
 // once: each sent text's receipt (delivered 2 to 6 seconds after the send),
 // and who read what. A thread is read by most of the team unless its last
-// text came from a patient in the last day (the newest are not read yet).
+// text came from a patient in the last day (the newest are not read yet);
+// a resolved one always by whoever resolved it.
 func settle(ctx context.Context, st *store.Store, plans []*plan, now time.Time) error {
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -313,8 +313,9 @@ func settlePlan(ctx context.Context, st *store.Store, r *rand.Rand, p *plan, now
 			return err
 		}
 	}
+	// Whoever resolved a thread read it.
 	last := p.texts[len(p.texts)-1]
-	if last.in && now.Sub(last.at) < 24*time.Hour {
+	if last.in && now.Sub(last.at) < 24*time.Hour && p.resolve.IsZero() {
 		return nil
 	}
 	conv, _, err := st.Conversation(ctx, domain.ConversationKey{Line: p.line, Participants: p.parts})
@@ -322,7 +323,7 @@ func settlePlan(ctx context.Context, st *store.Store, r *rand.Rand, p *plan, now
 		return err
 	}
 	for _, u := range p.readers {
-		if r.IntN(4) > 0 {
+		if r.IntN(4) > 0 || (u == p.actor && !p.resolve.IsZero()) {
 			if err := st.MarkThreadRead(ctx, conv.ID, u, store.Change{}); err != nil {
 				return err
 			}

@@ -194,3 +194,21 @@ func callNames(t *testing.T, recs []*domain.CallRecord, monthAgo, now time.Time)
 	}
 	return names
 }
+
+// TestDemoResolvedThreadsAreRead: nobody resolves a thread they have not
+// read, so no resolved demo thread is unread for the team.
+func TestDemoResolvedThreadsAreRead(t *testing.T) {
+	st := storetest.Open(t, store.SQLite)
+	ctx := context.Background()
+	res, err := Seed(ctx, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resolved, err := st.ListConversations(ctx, store.ConversationFilter{AccountID: res.AccountID, Resolved: true, Unread: true, Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resolved) > 0 {
+		t.Errorf("%d resolved threads are unread for the team, e.g. %+v", len(resolved), resolved[0])
+	}
+}
