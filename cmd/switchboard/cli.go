@@ -46,6 +46,7 @@ type cli struct {
 	media          string
 	carrier        string
 	sim            string
+	simSecret      string
 	kannelSendURL  string
 	kannelUser     string
 	kannelPassword string
@@ -118,6 +119,7 @@ func (c *cli) serverFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.media, "media", env("MEDIA", ""), "blob store for attachments: file:///abs/dir or s3://bucket?region=…; default file://<cwd>/switchboard-media (SWITCHBOARD_MEDIA)")
 	fs.StringVar(&c.carrier, "carrier", env("CARRIER", "sim"), "carrier gateway: sim or kannel (SWITCHBOARD_CARRIER)")
 	fs.StringVar(&c.sim, "sim", env("SIM", ""), "sim carrier script, e.g. receipt-delay=2s,latency=0,down=false,fail=1999,undeliverable=1555 (SWITCHBOARD_SIM)")
+	fs.StringVar(&c.simSecret, "sim-secret", env("SIM_SECRET", ""), "sim carrier only: secret that opens its inbound door (POST /carrier/sim/inbound, for \"switchboard sim inbound\"), at least 16 characters; none keeps it closed; demo makes one up (SWITCHBOARD_SIM_SECRET)")
 	fs.StringVar(&c.kannelSendURL, "kannel-send-url", env("KANNEL_SEND_URL", "http://127.0.0.1:13013/cgi-bin/sendsms"), "Kannel sendsms URL (SWITCHBOARD_KANNEL_SEND_URL)")
 	fs.StringVar(&c.kannelUser, "kannel-user", env("KANNEL_USER", ""), "Kannel sendsms username (SWITCHBOARD_KANNEL_USER)")
 	fs.StringVar(&c.kannelPassword, "kannel-password", env("KANNEL_PASSWORD", ""), "Kannel sendsms password (SWITCHBOARD_KANNEL_PASSWORD)")

@@ -73,6 +73,11 @@ func cmdDemo(ctx context.Context, c *cli, args []string) (err error) {
 	if err != nil {
 		return fmt.Errorf("seed demo data: %w", err)
 	}
+	// The sim carrier's inbound door is open, so the banner's example can
+	// text a line.
+	if c.simSecret == "" {
+		c.simSecret = rand.Text()
+	}
 	// The demo's own webhook receiver, on loopback: allowed for this run.
 	c.webhookAllowHosts = strings.Trim(c.webhookAllowHosts+",127.0.0.1", ",")
 	printTo := c.stdout
@@ -91,7 +96,8 @@ func cmdDemo(ctx context.Context, c *cli, args []string) (err error) {
 	return serve(ctx, c, st, log, func(a *app) {
 		base := a.publicURL + "/api/public/v1"
 		if c.json {
-			c.print(map[string]any{"appUrl": a.publicURL + oauth.AppPath, "baseUrl": base, "key": seed.Key, "readOnlyKey": seed.ReadOnlyKey, "database": c.db, "accountId": seed.AccountID}, "")
+			c.print(map[string]any{"appUrl": a.publicURL + oauth.AppPath, "baseUrl": base, "key": seed.Key, "readOnlyKey": seed.ReadOnlyKey, "database": c.db, "accountId": seed.AccountID,
+				"simSecret": c.simSecret}, "")
 		}
 		// The calls load while the server already answers (a few seconds);
 		// the banner comes once they have, last, so that what the start
@@ -171,6 +177,10 @@ func demoBanner(c *cli, a *app, seed demo.Result, callsSeed demo.CallsResult, re
 	fmt.Fprintf(&b, "       %s/sms/conversations/%s/%s/resolve\n\n", base, seed.Lines[0], demo.FirstCustomer)
 	fmt.Fprintf(&b, "  curl -s -H 'Authorization: Bearer %s' -X POST -d '{\"userId\":%d}' \\\n", seed.Key, seed.Users["james"].ID)
 	fmt.Fprintf(&b, "       %s/sms/conversations/%s/%s/assign\n\n", base, seed.Lines[0], demo.FirstCustomer)
+	fmt.Fprintf(&b, "  A customer texts the line (the sim carrier's inbound door): it arrives in the app, the event stream and\n")
+	fmt.Fprintf(&b, "  the webhook receiver, raises the unread count and reopens the conversation if you resolved it:\n\n")
+	fmt.Fprintf(&b, "  switchboard sim inbound --url %s --secret %s \\\n", a.publicURL, c.simSecret)
+	fmt.Fprintf(&b, "       --from +%s --to +%s --text 'Running 10 minutes late, sorry!'\n\n", demo.FirstCustomer, seed.Lines[0])
 	fmt.Fprintf(&b, "Line resources: block a sender, save a reply, keep a draft:\n\n")
 	fmt.Fprintf(&b, "  curl -s -H 'Authorization: Bearer %s' -d '{\"number\":\"+1 415 555 0199\",\"reason\":\"spam\"}' \\\n", seed.Key)
 	fmt.Fprintf(&b, "       %s/sms/lines/%s/blocked\n\n", base, seed.Lines[0])
@@ -202,7 +212,9 @@ func demoBanner(c *cli, a *app, seed demo.Result, callsSeed demo.CallsResult, re
 	fmt.Fprintf(&b, "In short:\n\n")
 	fmt.Fprintf(&b, "  API:      %s   key %s\n", base, seed.Key)
 	fmt.Fprintf(&b, "  App:      %s%s   maria / demo-password (admin), james / demo-password (front desk)\n", a.publicURL, oauth.AppPath)
-	fmt.Fprintf(&b, "  Docs:     %s%s\n\n", a.publicURL, apidocs.Path)
+	fmt.Fprintf(&b, "  Docs:     %s%s\n", a.publicURL, apidocs.Path)
+	fmt.Fprintf(&b, "  A text:   switchboard sim inbound --url %s --secret %s --from +%s --to +%s --text 'Hello'\n\n",
+		a.publicURL, c.simSecret, demo.FirstCustomer, seed.Lines[0])
 	fmt.Fprintf(&b, "Press Ctrl-C to stop.\n")
 	return b.String()
 }

@@ -5,6 +5,7 @@
 //	switchboard migrate [--status]    apply database migrations (or list them)
 //	switchboard backup --to F | --check F   copy a serving SQLite database; check a copy
 //	switchboard account|role|user|line|key …   provision accounts
+//	switchboard sim inbound …         text a running server's line through the sim carrier
 //	switchboard version               version, commit and Go version
 //
 // The commands read shared flags (--db, --json, …) and their SWITCHBOARD_*
@@ -83,6 +84,7 @@ var commands = []command{
 	{"recordings revoke", "revoke a call's signed recording links", cmdRecordingsRevoke},
 	{"recordings rotate-key", "replace the recording link key: every link handed out stops working", cmdRecordingsRotateKey},
 	{"ledger list", "list an account's charges, newest first", cmdLedgerList},
+	{"sim inbound", "text a line of a running server through its sim carrier (serve --sim-secret; the demo prints an example)", cmdSimInbound},
 }
 
 // usageError is a bad invocation: exit status 2.

@@ -122,6 +122,9 @@ func (c *cli) checkServeFlags() error {
 	if c.streamLimit < 1 {
 		return usageError{fmt.Sprintf("--stream-limit %d: want at least 1", c.streamLimit)}
 	}
+	if c.simSecret != "" && len(c.simSecret) < sim.MinSecretLength {
+		return usageError{fmt.Sprintf("--sim-secret: want at least %d characters", sim.MinSecretLength)}
+	}
 	if c.carrierTimeout <= 0 {
 		return usageError{fmt.Sprintf("--carrier-timeout %v: want a positive duration, e.g. 30s", c.carrierTimeout)}
 	}
@@ -332,6 +335,10 @@ func newApp(ctx context.Context, c *cli, st *store.Store, log *slog.Logger, publ
 		}
 		if n > 0 {
 			log.Info("sim carrier: receipts rebuilt for messages sent before the restart", "count", n)
+		}
+		// Its inbound door, where "switchboard sim inbound" texts a line.
+		if c.simSecret != "" {
+			hooks = http.StripPrefix("/carrier/sim", a.sim.Handler(c.simSecret))
 		}
 	}
 	if kd != nil {

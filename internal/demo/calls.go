@@ -25,7 +25,8 @@ type CallsResult struct {
 // BuildCalls makes n calls of the last 30 days before now for the demo
 // account (plus the callbacks of some abandoned ones): answered, missed,
 // voicemail, transferred across several legs, abandoned then called back;
-// some recorded (a short generated tone) and transcribed. The same seed gives
+// some recorded (a generated tone as long as the call's talk) and
+// transcribed. Callers are the demo's patients, each under their one name. The same seed gives
 // the same calls. IngestCalls stores them.
 func BuildCalls(res Result, n int, now time.Time) ([]*domain.CallRecord, CallsResult, error) {
 	rng := rand.New(rand.NewPCG(42, 7))
@@ -42,11 +43,9 @@ func BuildCalls(res Result, n int, now time.Time) ([]*domain.CallRecord, CallsRe
 		return nil, out, fmt.Errorf("demo: no users with extensions")
 	}
 	slices.Sort(exts)
-	names := []string{"Olivia Brown", "Noah Wilson", "Emma Davis", "Liam Miller", "Ava Moore", "Elijah Taylor",
-		"Sophia Anderson", "Lucas Thomas", "Mia Jackson", "Mason White", "Isabella Harris", "Ethan Martin"}
-	callers := make([]string, 400)
+	callers := make([]string, Patients)
 	for i := range callers {
-		callers[i] = fmt.Sprintf("1415555%04d", 2000+i)
+		callers[i] = patientNumber(i)
 	}
 	dids := []string{"14155550100", "14155550101", "14155550102"}
 	purposes := []string{"appointment", "billing", "insurance", "emergency", "follow-up"}
@@ -58,14 +57,18 @@ func BuildCalls(res Result, n int, now time.Time) ([]*domain.CallRecord, CallsRe
 		{"I chipped a tooth this morning.", "We can see you today at two."},
 		{"Calling to confirm my appointment.", "You're confirmed for Thursday at ten."},
 	}
-	audio := map[int][]byte{}
-	tone := func(ms int) []byte {
-		if a, ok := audio[ms]; ok {
+	// A recording lasts the leg's talk time. To keep the demo small, only
+	// short calls are recorded, in 8 kHz 8-bit telephone quality (8 KB a
+	// second), and calls of one length share their tone.
+	audio := map[int64][]byte{}
+	tone := func(seconds int64) []byte {
+		if a, ok := audio[seconds]; ok {
 			return a
 		}
-		audio[ms] = wavTone(ms, 440)
-		return audio[ms]
+		audio[seconds] = wavTone(int(seconds)*1000, 440)
+		return audio[seconds]
 	}
+	shortTalk := func() int64 { return int64(12 + rng.IntN(29)) }
 
 	var recs []*domain.CallRecord
 	start := now.Add(-30 * 24 * time.Hour).Truncate(time.Second)
@@ -74,24 +77,22 @@ func BuildCalls(res Result, n int, now time.Time) ([]*domain.CallRecord, CallsRe
 		number string
 		at     time.Time
 	}
-	chi, err := time.LoadLocation("America/Chicago")
-	if err != nil {
-		return nil, out, err
-	}
 	for i := 0; i < n; i++ {
-		// Business hours mostly: pick a day, then a time between 8:00 and 18:00 Chicago.
+		// Office hours mostly: pick a day, then a time while the clinic is open.
 		at := start.Add(time.Duration(rng.Int64N(span)) * time.Second)
-		lt := at.In(chi)
-		if rng.IntN(10) < 8 {
-			lt = time.Date(lt.Year(), lt.Month(), lt.Day(), 8+rng.IntN(10), rng.IntN(60), rng.IntN(60), 0, chi)
+		lt := at.In(clinic)
+		if open, closing := officeHours(lt); closing > open && rng.IntN(10) < 8 {
+			lt = time.Date(lt.Year(), lt.Month(), lt.Day(), open+rng.IntN(closing-open), rng.IntN(60), rng.IntN(60), 0, clinic)
 			at = lt.UTC()
 		}
-		if at.After(now) { // today's business hours not reached yet
+		// Today's hours not reached yet, or a call that would still be
+		// going on: the day before (no call lasts an hour).
+		if at.After(now.Add(-time.Hour)) {
 			at = at.Add(-24 * time.Hour)
 		}
 		id := fmt.Sprintf("%d.%d", at.Unix(), 1000+i)
 		caller := callers[rng.IntN(len(callers))]
-		name := names[rng.IntN(len(names))]
+		name := patientName(caller)
 		ext := exts[rng.IntN(len(exts))]
 		did := dids[rng.IntN(len(dids))]
 		c := domain.Call{ID: id, StartTime: at, CallPurpose: purposes[rng.IntN(len(purposes))], CallSentiment: sentiments[rng.IntN(len(sentiments))]}
@@ -101,7 +102,7 @@ func BuildCalls(res Result, n int, now time.Time) ([]*domain.CallRecord, CallsRe
 			e := st.Add(time.Duration(dur) * time.Second)
 			l := domain.CallLeg{UniqueID: uid, CallID: uid, StartTime: st, EndTime: &e, DurationSeconds: dur, TalkTimeSeconds: talk, From: from, To: to}
 			if recorded {
-				l.Recording = &domain.Recording{ContentType: "audio/wav", Content: tone(400 + rng.IntN(800))}
+				l.Recording = &domain.Recording{ContentType: "audio/wav", Content: tone(talk)}
 			}
 			return l
 		}
@@ -109,12 +110,15 @@ func BuildCalls(res Result, n int, now time.Time) ([]*domain.CallRecord, CallsRe
 		case kind < 45: // inbound, answered
 			wait := int64(3 + rng.IntN(40))
 			talk := int64(30 + rng.IntN(600))
+			recorded := rng.IntN(20) == 0
+			if recorded {
+				talk = shortTalk()
+			}
 			c.Direction, c.Status, c.StatusCode = domain.CallInbound, domain.CallAnswered, 1
 			c.CallerType, c.CalledType, c.CallerName, c.CallerNumber = "external", "queue", name, caller
 			c.CalledName, c.CalledNumber, c.DialledNumber = "Front desk", did, did
 			c.WaitTimeSeconds, c.TalkTimeSeconds, c.DurationSeconds = wait, talk, wait+talk
 			c.Numbers, c.Queues, c.Extensions, c.Users = []string{did}, []string{"front-desk"}, []string{ext}, []string{users[ext]}
-			recorded := rng.IntN(4) == 0
 			rec.Legs = []domain.CallLeg{leg(id, caller, ext, at, wait+talk, talk, recorded)}
 			if recorded {
 				p := phrases[rng.IntN(len(phrases))]
@@ -127,6 +131,10 @@ func BuildCalls(res Result, n int, now time.Time) ([]*domain.CallRecord, CallsRe
 		case kind < 55: // transferred across legs
 			wait := int64(5 + rng.IntN(20))
 			t1, t2 := int64(20+rng.IntN(60)), int64(60+rng.IntN(400))
+			recorded := rng.IntN(10) == 0
+			if recorded {
+				t2 = shortTalk()
+			}
 			ext2 := exts[(slices.Index(exts, ext)+1)%len(exts)]
 			c.Direction, c.Status, c.StatusCode, c.Transferred = domain.CallInbound, domain.CallAnswered, 2, 1
 			c.CallerType, c.CalledType, c.CallerName, c.CallerNumber = "external", "user", name, caller
@@ -135,10 +143,12 @@ func BuildCalls(res Result, n int, now time.Time) ([]*domain.CallRecord, CallsRe
 			c.Numbers, c.Extensions, c.Users = []string{did}, []string{ext, ext2}, []string{users[ext], users[ext2]}
 			l1 := leg(id, caller, ext, at, wait+t1, t1, false)
 			uid2 := fmt.Sprintf("%d.%d", at.Unix()+wait+t1, 5000+i)
-			l2 := leg(uid2, ext, ext2, at.Add(time.Duration(wait+t1)*time.Second), t2, t2, true)
+			l2 := leg(uid2, ext, ext2, at.Add(time.Duration(wait+t1)*time.Second), t2, t2, recorded)
 			l2.BridgedFromCallID = id
 			rec.Legs = []domain.CallLeg{l1, l2}
-			out.Transferred = id
+			if recorded || out.Transferred == "" {
+				out.Transferred = id
+			}
 		case kind < 67: // inbound, abandoned; often called back
 			wait := int64(5 + rng.IntN(60))
 			c.Direction, c.Status, c.StatusCode, c.Abandoned = domain.CallInbound, domain.CallMissed, -1, true
@@ -150,13 +160,14 @@ func BuildCalls(res Result, n int, now time.Time) ([]*domain.CallRecord, CallsRe
 				pendingCallbacks = append(pendingCallbacks, struct {
 					number string
 					at     time.Time
-				}{caller, at.Add(time.Duration(10+rng.IntN(180)) * time.Minute)})
+				}{caller, nextOpen(at.Add(time.Duration(10+rng.IntN(180)) * time.Minute))})
 			}
 		case kind < 75: // voicemail
 			c.Direction, c.Status, c.StatusCode = domain.CallInbound, domain.CallVoicemail, 0
 			c.CallerType, c.CalledType, c.CallerName, c.CallerNumber = "external", "user", name, caller
 			c.CalledNumber, c.DialledNumber = did, did
-			c.WaitTimeSeconds, c.TalkTimeSeconds, c.DurationSeconds = 20, int64(10+rng.IntN(60)), 20+int64(10+rng.IntN(60))
+			message := int64(10 + rng.IntN(60))
+			c.WaitTimeSeconds, c.TalkTimeSeconds, c.DurationSeconds = 20, message, 20+message
 			c.Numbers, c.Extensions, c.Users = []string{did}, []string{ext}, []string{users[ext]}
 		case kind < 95: // outbound, answered
 			talk := int64(20 + rng.IntN(400))
@@ -168,7 +179,7 @@ func BuildCalls(res Result, n int, now time.Time) ([]*domain.CallRecord, CallsRe
 		default: // outbound, no answer
 			c.Direction, c.Status, c.StatusCode = domain.CallOutbound, domain.CallMissed, -1
 			c.CallerType, c.CalledType, c.CallerNumber, c.CallerName = "user", "external", ext, "Ext "+ext
-			c.CalledNumber, c.DialledNumber, c.CallerIDExternal = caller, caller, did
+			c.CalledNumber, c.CalledName, c.DialledNumber, c.CallerIDExternal = caller, name, caller, did
 			c.WaitTimeSeconds, c.DurationSeconds = 30, 30
 			c.Extensions, c.Users, c.Numbers = []string{ext}, []string{users[ext]}, []string{did}
 		}
@@ -188,7 +199,7 @@ func BuildCalls(res Result, n int, now time.Time) ([]*domain.CallRecord, CallsRe
 	}
 	// The callbacks of abandoned calls.
 	for j, cb := range pendingCallbacks {
-		if !cb.at.Before(now) {
+		if cb.at.Add(5 * time.Minute).After(now) { // not made yet
 			continue
 		}
 		ext := exts[rng.IntN(len(exts))]
@@ -196,7 +207,7 @@ func BuildCalls(res Result, n int, now time.Time) ([]*domain.CallRecord, CallsRe
 		id := fmt.Sprintf("%d.%d", cb.at.Unix(), 900000+j)
 		e := cb.at.Add(time.Duration(8+talk) * time.Second)
 		c := domain.Call{ID: id, Direction: domain.CallOutbound, Status: domain.CallAnswered, StatusCode: 1,
-			CallerType: "user", CalledType: "external", CallerNumber: ext, CallerName: "Ext " + ext, CalledNumber: cb.number,
+			CallerType: "user", CalledType: "external", CallerNumber: ext, CallerName: "Ext " + ext, CalledNumber: cb.number, CalledName: patientName(cb.number),
 			DialledNumber: cb.number, StartTime: cb.at, EndTime: &e, WaitTimeSeconds: 8, TalkTimeSeconds: talk, DurationSeconds: 8 + talk,
 			Extensions: []string{ext}, Users: []string{users[ext]}, CallPurpose: "follow-up", CallSentiment: "positive"}
 		rec := &domain.CallRecord{Call: c, Legs: []domain.CallLeg{{UniqueID: id, CallID: id, StartTime: cb.at, EndTime: &e,
@@ -221,28 +232,30 @@ func IngestCalls(ctx context.Context, svc *calls.Service, accountID int64, recs 
 	return nil
 }
 
-// wavTone is a mono 8 kHz 16-bit PCM WAV file of a sine tone.
+// wavTone is a mono 8 kHz 8-bit PCM WAV file of a sine tone: telephone
+// quality, 8,000 bytes a second.
 func wavTone(ms, hz int) []byte {
 	const rate = 8000
 	samples := rate * ms / 1000
 	var b bytes.Buffer
 	w := func(v any) { binary.Write(&b, binary.LittleEndian, v) }
 	b.WriteString("RIFF")
-	w(uint32(36 + samples*2))
+	w(uint32(36 + samples))
 	b.WriteString("WAVEfmt ")
 	w(uint32(16))
 	w(uint16(1)) // PCM
 	w(uint16(1)) // mono
 	w(uint32(rate))
-	w(uint32(rate * 2))
-	w(uint16(2))
-	w(uint16(16))
+	w(uint32(rate)) // bytes a second
+	w(uint16(1))    // bytes a sample
+	w(uint16(8))    // bits a sample
 	b.WriteString("data")
-	w(uint32(samples * 2))
+	w(uint32(samples))
 	for i := 0; i < samples; i++ {
 		// A short fade in and out keeps the tone from clicking.
 		env := math.Min(1, math.Min(float64(i), float64(samples-i))/400)
-		w(int16(8000 * env * math.Sin(2*math.Pi*float64(hz)*float64(i)/rate)))
+		// 8-bit PCM is unsigned, silence at 128.
+		w(uint8(128 + 40*env*math.Sin(2*math.Pi*float64(hz)*float64(i)/rate)))
 	}
 	return b.Bytes()
 }

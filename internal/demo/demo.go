@@ -138,7 +138,7 @@ func Seed(ctx context.Context, st *store.Store) (Result, error) {
 		}
 	}
 
-	if err := seedInbox(ctx, st, acct.ID, res); err != nil {
+	if err := seedInbox(ctx, st, acct.ID); err != nil {
 		return res, fmt.Errorf("demo inbox: %w", err)
 	}
 

@@ -63,6 +63,13 @@
 // key, repeated key, bad value) leaves the Sim unchanged. [Sim.Spec] prints
 // the current settings in the same grammar.
 //
+// # Inbound door
+//
+// [Sim.Handler] serves POST /inbound (a form of from, to and text, the secret
+// as "Authorization: Bearer"): serve mounts it at /carrier/sim when given
+// --sim-secret, and "switchboard sim inbound" posts to it, so that a person
+// can text a line of a running server; the text goes through [Sim.Inject].
+//
 // # Tests
 //
 // [Sim.Inject] hands an inbound text straight to the sink, as if someone had
