@@ -56,11 +56,13 @@ func (s *Store) IdempotencyKeys(ctx context.Context) (n int, err error) {
 func (s *Store) CachedEntries() int { return s.db.CachedEntries() }
 
 // KillCacheListener terminates the PostgreSQL backend the read cache listens
-// on, as a restart or a network failure would, and makes the listener wait
-// retry before it reconnects.
-func (s *Store) KillCacheListener(ctx context.Context, retry time.Duration) error {
-	return s.db.KillCacheListener(ctx, retry)
+// on; the listener stays off until RedialCacheListener.
+func (s *Store) KillCacheListener(ctx context.Context) error {
+	return s.db.KillCacheListener(ctx)
 }
+
+// RedialCacheListener ends the outage KillCacheListener began.
+func (s *Store) RedialCacheListener() { s.db.RedialCacheListener() }
 
 // SetDeepPage makes list pages from offset n on seek through the per-day
 // conversation counts (SQLite), so that tests reach that path with few rows.

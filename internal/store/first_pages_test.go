@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"switchboard/internal/apitest"
 	"switchboard/internal/store"
@@ -72,7 +71,7 @@ func TestFirstPagesOffWhileNotListening(t *testing.T) {
 	if p.get(t, server) != kept {
 		t.Fatal("not kept while listening")
 	}
-	if err := server.KillCacheListener(ctx, time.Second); err != nil {
+	if err := server.KillCacheListener(ctx); err != nil {
 		t.Fatal(err)
 	}
 	apitest.Eventually(t, "the pages to turn off", func() bool { return !server.CacheServing() })
@@ -81,6 +80,7 @@ func TestFirstPagesOffWhileNotListening(t *testing.T) {
 	if a == kept || a == b {
 		t.Fatalf("while not listening: %q then %q (kept before: %q): answered from memory", a, b, kept)
 	}
+	server.RedialCacheListener()
 	apitest.Eventually(t, "the pages to serve again", server.CacheServing)
 	c := p.get(t, server)
 	if c == b || c == kept || p.get(t, server) != c {

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"switchboard/internal/apitest"
 	"switchboard/internal/auth"
@@ -340,8 +339,8 @@ func TestPostgresCacheOffWhileNotListening(t *testing.T) {
 	}
 	apitest.Eventually(t, "both keys cached", func() bool { revoked(keys[0]); revoked(keys[1]); return server.CachedEntries() >= 2 })
 
-	// Lose the connection, and keep it lost for a while.
-	if err := server.KillCacheListener(ctx, time.Second); err != nil {
+	// Lose the connection, and keep it lost until the test is done with it.
+	if err := server.KillCacheListener(ctx); err != nil {
 		t.Fatal(err)
 	}
 	apitest.Eventually(t, "the cache to turn off", func() bool { return !server.CacheServing() })
@@ -356,6 +355,7 @@ func TestPostgresCacheOffWhileNotListening(t *testing.T) {
 		t.Fatalf("while not listening: revocation seen %t, %d entries cached", revoked(keys[0]), server.CachedEntries())
 	}
 	// Back: cached again, and still exact.
+	server.RedialCacheListener()
 	apitest.Eventually(t, "the cache to serve again", server.CacheServing)
 	if !revoked(keys[0]) || revoked(keys[1]) || server.CachedEntries() == 0 {
 		t.Fatalf("after reconnecting: key 0 revoked %t, key 1 revoked %t, %d entries", revoked(keys[0]), revoked(keys[1]), server.CachedEntries())

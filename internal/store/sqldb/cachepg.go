@@ -82,6 +82,9 @@ type cacheListener struct {
 	log     *slog.Logger
 	cancel  context.CancelFunc
 	done    chan struct{}
+	// redial cuts a wait before reconnecting short (tests hold the
+	// connection lost, then end the outage when they choose).
+	redial chan struct{}
 
 	mu    sync.Mutex
 	pid   uint32        // the listening backend's process id (tests terminate it)
@@ -97,7 +100,7 @@ func startCacheListener(url string, cache *Cache, commits *atomic.Uint64, fences
 		cfg.ConnectTimeout = 5 * time.Second
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	l := &cacheListener{cfg: cfg, cache: cache, commits: commits, fences: fences, log: log, cancel: cancel, done: make(chan struct{}), retry: listenRetryFirst}
+	l := &cacheListener{cfg: cfg, cache: cache, commits: commits, fences: fences, log: log, cancel: cancel, done: make(chan struct{}), redial: make(chan struct{}, 1), retry: listenRetryFirst}
 	go l.run(ctx)
 	return l, nil
 }
@@ -126,6 +129,7 @@ func (l *cacheListener) run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-time.After(wait):
+		case <-l.redial:
 		}
 		wait = max(min(2*wait, listenRetryMax), l.firstRetry())
 	}

@@ -16,16 +16,30 @@ func (db *DB) CachedEntries() int {
 }
 
 // KillCacheListener terminates the PostgreSQL backend the read cache listens
-// on, as a restart or a network failure would, and makes the listener wait
-// retry before it reconnects.
-func (db *DB) KillCacheListener(ctx context.Context, retry time.Duration) error {
+// on, as a restart or a network failure would; the listener stays off until
+// RedialCacheListener (or an hour), so that a test decides when the outage
+// ends whatever the machine's load.
+func (db *DB) KillCacheListener(ctx context.Context) error {
 	l := db.listener
 	l.mu.Lock()
-	l.retry = retry
+	l.retry = time.Hour
 	pid := l.pid
 	l.mu.Unlock()
 	_, err := db.w.ExecContext(ctx, "SELECT pg_terminate_backend($1)", int64(pid))
 	return err
+}
+
+// RedialCacheListener ends the outage KillCacheListener began: the listener
+// reconnects now.
+func (db *DB) RedialCacheListener() {
+	l := db.listener
+	l.mu.Lock()
+	l.retry = listenRetryFirst
+	l.mu.Unlock()
+	select {
+	case l.redial <- struct{}{}:
+	default:
+	}
 }
 
 // Committers reports how many committers run groups at once.
