@@ -210,8 +210,18 @@ func (a *appTab) do(what string, actions ...chromedp.Action[chromedp.Void]) {
 	a.t.Helper()
 	ctx, cancel := context.WithTimeout(a.ctx, stepTimeout)
 	defer cancel()
-	if err := chromedp.Do(ctx, actions...); err != nil {
-		a.t.Fatalf("browser (%s): %s: %v%s", a.who, what, err, a.where())
+	for {
+		err := chromedp.Do(ctx, actions...)
+		// A live update may replace the node between the query that found
+		// it and the action on it: a person would act on the new one, and
+		// so does the step (once the page has it), until its timeout.
+		if err != nil && strings.Contains(err.Error(), "Could not find node with given id") && ctx.Err() == nil {
+			continue
+		}
+		if err != nil {
+			a.t.Fatalf("browser (%s): %s: %v%s", a.who, what, err, a.where())
+		}
+		return
 	}
 }
 
