@@ -124,6 +124,7 @@ func (l *cacheListener) run(ctx context.Context) {
 		if time.Since(start) > listenRetryMax {
 			wait = l.firstRetry() // it had been up: retry soon
 		}
+		wait = max(wait, l.firstRetry()) // a test holding the outage lengthened it
 		l.log.Warn("read cache off: notification connection lost; reads go to the database until it is back", "err", err, "retry_in", wait)
 		select {
 		case <-ctx.Done():
