@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
+	"switchboard/internal/apitest"
 	"switchboard/internal/auth"
 	"switchboard/internal/domain"
 	"switchboard/internal/store"
@@ -45,7 +45,7 @@ func TestOffboardingCommands(t *testing.T) {
 			// PostgreSQL its read cache hears of the CLI's writes a moment later.
 			userIs := func(what string, want func(u domain.User, err error) bool) {
 				t.Helper()
-				waitFor(t, what, func() bool { u, err := st.User(ctx, acct.ID, amy.ID); return want(u, err) })
+				apitest.Eventually(t, what, func() bool { u, err := st.User(ctx, acct.ID, amy.ID); return want(u, err) })
 			}
 			userIs("user create --password-file --role: the password and role", func(u domain.User, _ error) bool {
 				return auth.CheckPassword(u.PasswordHash, "first-password") && u.RoleID == role.ID
@@ -115,7 +115,7 @@ func TestOffboardingCommands(t *testing.T) {
 			// line edit: only the flags given change; --users "" is everyone.
 			cliJSONOut(t, db, nil, "line", "edit", "--account", a, "--id", itoa(line.ID), "--users", "", "--no-sms=true")
 			var l domain.Line
-			waitFor(t, "line edit: the name kept, every user's, no SMS", func() bool {
+			apitest.Eventually(t, "line edit: the name kept, every user's, no SMS", func() bool {
 				l, err = st.LineByNumber(ctx, "14155550100")
 				return err == nil && l.Name == "Front desk" && len(l.UserIDs) == 0 && !l.SMSEnabled
 			})
@@ -129,7 +129,7 @@ func TestOffboardingCommands(t *testing.T) {
 			var unused struct{ ID int64 }
 			cliJSONOut(t, db, &unused, "line", "create", "--account", a, "--number", "+1 415 555 0101")
 			cliJSONOut(t, db, nil, "line", "delete", "--account", a, "--id", itoa(unused.ID))
-			waitFor(t, "line delete: not found", func() bool {
+			apitest.Eventually(t, "line delete: not found", func() bool {
 				_, err := st.LineByNumber(ctx, "14155550101")
 				return domain.IsNotFound(err)
 			})
@@ -138,13 +138,3 @@ func TestOffboardingCommands(t *testing.T) {
 }
 
 func itoa(id int64) string { return strconv.FormatInt(id, 10) }
-
-// waitFor polls cond until it holds, failing the test after 10 seconds.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("waited 10 s for %s", what)
-		}
-	}
-}
