@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"database/sql"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -158,8 +159,11 @@ type sseMessage struct {
 // sseClient reads one stream with an independent SSE parser.
 type sseClient struct {
 	resp *http.Response
-	msgs chan sseMessage
-	done chan struct{} // closed at the end of the stream
+	// heldBy says, when an expected event does not come, which transactions
+	// of the server hold events back (PostgreSQL; see collect).
+	heldBy func() string
+	msgs   chan sseMessage
+	done   chan struct{} // closed at the end of the stream
 	// ids are the ids of messages that carry an id and no data (SSE keeps
 	// the id as the last event id and dispatches nothing).
 	ids chan string
@@ -186,7 +190,7 @@ func (f *eventsFixture) openStream(t *testing.T, key, query, lastID string) *sse
 		resp.Body.Close()
 		t.Fatalf("GET /events%s: %d %s: %s", query, resp.StatusCode, resp.Header.Get("Content-Type"), b)
 	}
-	c := &sseClient{resp: resp, msgs: make(chan sseMessage, 10000), done: make(chan struct{}), ids: make(chan string, 100)}
+	c := &sseClient{resp: resp, heldBy: f.heldBy, msgs: make(chan sseMessage, 10000), done: make(chan struct{}), ids: make(chan string, 100)}
 	t.Cleanup(c.close)
 	go c.read()
 	return c
@@ -254,9 +258,38 @@ func (c *sseClient) next(t *testing.T, wait time.Duration) sseMessage {
 			}
 			t.Fatalf("the stream ended while an event was expected")
 		case <-deadline:
-			t.Fatalf("no event within %v", wait)
+			t.Fatalf("no event within %v%s", wait, c.heldBy())
 		}
 	}
+}
+
+// heldBy lists, on PostgreSQL, the server's transactions that have written
+// and are still open, oldest first: what holds the streams' events back.
+func (f *eventsFixture) heldBy() string {
+	if !strings.HasPrefix(f.dsn, "postgres") {
+		return ""
+	}
+	db, err := sql.Open("pgx", f.dsn)
+	if err != nil {
+		return ""
+	}
+	defer db.Close()
+	rows, err := db.Query(`SELECT datname, now() - xact_start, state, left(query, 200) FROM pg_stat_activity
+		WHERE backend_xid IS NOT NULL ORDER BY xact_start`)
+	if err != nil {
+		return "; transactions: " + err.Error()
+	}
+	defer rows.Close()
+	var b strings.Builder
+	b.WriteString("; open transactions that have written:")
+	for rows.Next() {
+		var db, state, query sql.NullString
+		var age sql.NullString
+		if rows.Scan(&db, &age, &state, &query) == nil {
+			fmt.Fprintf(&b, "\n  %s for %s (%s): %s", db.String, age.String, state.String, query.String)
+		}
+	}
+	return b.String()
 }
 
 // comment waits for the next comment (a keepalive), failing if an event
