@@ -415,8 +415,10 @@ func TestEventStreamShutdown(t *testing.T) {
 	resumed := openEvents(t, c.baseURL(), reader.Key, "evt_0")
 	start := time.Now()
 	crashStopGracefully(t, p)
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("shutdown with open streams took %v", d)
+	// Well under the 30 s drain the server would wait for open requests,
+	// with room for a loaded machine.
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("shutdown with open streams took %v, as if it drained them", d)
 	}
 	for _, st := range []*eventStream{s, resumed} {
 		select {

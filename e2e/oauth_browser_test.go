@@ -47,8 +47,14 @@ const (
 	// person signing in on a phone sees.
 	phoneWidth, phoneHeight = 390, 844
 
-	browserBudget = 90 * time.Second // the browser is killed after this, whatever happens
-	stepTimeout   = 15 * time.Second // one browser step (navigate, click and load, wait)
+	browserBudget = 5 * time.Minute  // the browser is killed after this, whatever happens
+	stepTimeout   = 45 * time.Second // one browser step (navigate, click and load, wait)
+	// loadAllowance multiplies each wait's bound, written as what a person
+	// would wait on an idle machine: a test fails on a bound only when the
+	// app is broken, not when CI's machine is busy (Chromium beside two
+	// CPU burners took over 15 s to run axe on one screen). Latency itself
+	// is a figure in docs/benchmarks.md, not a test's bound.
+	loadAllowance = 4
 )
 
 // chromiumPath finds a Chromium binary, or returns "".
