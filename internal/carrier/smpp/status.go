@@ -84,7 +84,7 @@ type StatusError struct {
 }
 
 func (e *StatusError) Error() string {
-	return fmt.Sprintf("smpp: %s refused: %s", e.Command, e.Status)
+	return fmt.Sprintf("smpp: %s refused: %s", e.Command, e.Status.String())
 }
 
 func (e *StatusError) Unwrap() error { return e.Status }
