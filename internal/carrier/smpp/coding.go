@@ -120,6 +120,10 @@ func decodeLatin1(b []byte) string {
 // into text according to data_coding. GSM 03.38 is read unpacked; octets
 // above 0x7F under data_coding 0 cannot be septets, so such a text is read
 // as Latin-1, which is what SMSCs that send 8-bit text as "default" mean.
+// IA5 (data_coding 1) is ASCII, except that some SMSCs (node-smpp among
+// them) send GSM 03.38 septets under it: an escape or a NUL, which ASCII
+// text never holds and GSM uses for its extension table and '@', marks
+// those.
 // Binary and unknown codings are read as UTF-8 when they are valid UTF-8,
 // otherwise as Latin-1, so nothing is silently dropped.
 func DecodeText(dataCoding byte, b []byte) string {
@@ -133,6 +137,8 @@ func DecodeText(dataCoding byte, b []byte) string {
 		return decodeGSM(b)
 	case dataCoding == CodingUCS2:
 		return decodeUCS2(b)
+	case dataCoding == CodingIA5 && looksGSM(b):
+		return decodeGSM(b)
 	case dataCoding == CodingIA5 || dataCoding == CodingLatin1:
 		return decodeLatin1(b)
 	}
@@ -140,4 +146,14 @@ func DecodeText(dataCoding byte, b []byte) string {
 		return string(b)
 	}
 	return decodeLatin1(b)
+}
+
+// looksGSM reports whether IA5 octets hold GSM 03.38 septets instead.
+func looksGSM(b []byte) bool {
+	for _, c := range b {
+		if c == gsmEscape || c == 0 {
+			return true
+		}
+	}
+	return false
 }

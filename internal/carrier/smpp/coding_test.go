@@ -199,7 +199,8 @@ func TestDecodeText(t *testing.T) {
 		{CodingDefault, []byte("caf\xe9"), "café"}, // 8-bit under "default": Latin-1
 		{0xF1, []byte{0x48, 0x49}, "HI"},           // message class group, GSM
 		{CodingLatin1, []byte("\xe7a"), "ça"},
-		{CodingIA5, []byte("plain"), "plain"},
+		{CodingIA5, []byte("plain @$_"), "plain @$_"},
+		{CodingIA5, []byte{'H', 'i', 0x1B, 0x28, 0x00, 0x1B, 0x65}, "Hi{@€"}, // GSM sent as IA5
 		{CodingUCS2, []byte{0x00, 0xE7, 0xD8, 0x3D, 0xDE, 0x00}, "ç😀"},
 		{CodingUCS2, []byte{0x00, 0x41, 0x00}, "A\uFFFD"},
 		{CodingBinary2, []byte("utf-8 ✓"), "utf-8 ✓"},
