@@ -211,3 +211,19 @@ func TestDecodeText(t *testing.T) {
 		}
 	}
 }
+
+func TestDefaultAddress(t *testing.T) {
+	tests := map[string]Address{
+		"+15551234567": {TON: 1, NPI: 1, Addr: "15551234567"},
+		"447700900123": {TON: 1, NPI: 1, Addr: "447700900123"},
+		"+44":          {TON: 1, NPI: 1, Addr: "44"},
+		"12345":        {TON: 3, NPI: 0, Addr: "12345"},
+		"Switchbrd":    {TON: 5, NPI: 0, Addr: "Switchbrd"},
+		"":             {},
+	}
+	for in, want := range tests {
+		if got := DefaultAddress(in); got != want {
+			t.Errorf("DefaultAddress(%q) = %+v, want %+v", in, got, want)
+		}
+	}
+}
