@@ -283,7 +283,7 @@ func TestEnquireLinkBothWays(t *testing.T) {
 	var rec recorder
 	cfg := rec.config(smsc.addr())
 	cfg.EnquireLink = 20 * time.Millisecond
-	cfg.ResponseTimeout = 200 * time.Millisecond
+	cfg.ResponseTimeout = 2 * time.Second // how long the silent SMSC is given; generous for a loaded machine
 	c := newClient(t, cfg)
 	run(t, c)
 	conn := smsc.next(t, CmdBindTransceiver).c
