@@ -11,7 +11,7 @@ runs=${1:-5} burners=${2:-2}
 out=${TMPDIR:-/tmp}/switchboard-tests-under-load
 mkdir -p "$out"
 export SWITCHBOARD_TEST_POSTGRES="${SWITCHBOARD_TEST_POSTGRES:-postgres://postgres@127.0.0.1:5432/test?sslmode=disable}"
-export SWITCHBOARD_TEST_KANNEL=1 SWITCHBOARD_TEST_PGBOUNCER=1 SWITCHBOARD_TEST_BROWSER=1
+export SWITCHBOARD_TEST_KANNEL=1 SWITCHBOARD_TEST_PGBOUNCER=1 SWITCHBOARD_TEST_BROWSER=1 SWITCHBOARD_TEST_SMPP=1
 pids=()
 for _ in $(seq "$burners"); do sh -c 'while :; do :; done' & pids+=($!); done
 trap 'kill "${pids[@]}" 2>/dev/null' EXIT
