@@ -422,4 +422,3 @@ func (s *Store) searchBackfill(ctx context.Context, tx *sql.Tx) error {
 	}
 	return nil
 }
-
