@@ -261,9 +261,15 @@ func (s *Store) SearchConversations(ctx context.Context, f NumberSearch) ([]doma
 	// Digits are ASCII, so the next string after every one beginning with
 	// them is the same with its last byte one higher ('9' becomes ':').
 	upper := f.Digits[:len(f.Digits)-1] + string(f.Digits[len(f.Digits)-1]+1)
-	q := `SELECT c.id FROM conversations c WHERE c.id IN (
-			SELECT n.conversation_id FROM conversation_numbers n WHERE n.account_id = ? AND n.suffix >= ? AND n.suffix < ?)
-		AND c.account_id = ? AND c.last_message_at IS NOT NULL`
+	// The numbers' matches first, then their conversations by key: on
+	// PostgreSQL as an array (an InitPlan), since a generic plan of IN
+	// (subquery), which knows no range's size, scans every conversation.
+	match := `SELECT n.conversation_id FROM conversation_numbers n WHERE n.account_id = ? AND n.suffix >= ? AND n.suffix < ?`
+	q := `SELECT c.id FROM conversations c WHERE c.id IN (` + match + `)`
+	if s.db.Engine() == Postgres {
+		q = `SELECT c.id FROM conversations c WHERE c.id = ANY(ARRAY(` + match + `))`
+	}
+	q += ` AND c.account_id = ? AND c.last_message_at IS NOT NULL`
 	args := []any{f.AccountID, f.Digits, upper, f.AccountID}
 	if f.LineIDs != nil {
 		q += ` AND c.line_id IN (` + placeholders(len(f.LineIDs)) + `)`
