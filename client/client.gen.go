@@ -512,6 +512,24 @@ func (e ScheduledMessageCurrency) Valid() bool {
 	}
 }
 
+// Defines values for SearchMessageHitDirection.
+const (
+	SearchMessageHitDirectionIn  SearchMessageHitDirection = "in"
+	SearchMessageHitDirectionOut SearchMessageHitDirection = "out"
+)
+
+// Valid indicates whether the value is a known member of the SearchMessageHitDirection enum.
+func (e SearchMessageHitDirection) Valid() bool {
+	switch e {
+	case SearchMessageHitDirectionIn:
+		return true
+	case SearchMessageHitDirectionOut:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SentMessageType.
 const (
 	SentMessageTypeMms SentMessageType = "mms"
@@ -740,6 +758,60 @@ func (e Unresolved) Valid() bool {
 	case UnresolvedFalse:
 		return true
 	case UnresolvedTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SearchParamsDirection.
+const (
+	SearchParamsDirectionIn  SearchParamsDirection = "in"
+	SearchParamsDirectionOut SearchParamsDirection = "out"
+)
+
+// Valid indicates whether the value is a known member of the SearchParamsDirection enum.
+func (e SearchParamsDirection) Valid() bool {
+	switch e {
+	case SearchParamsDirectionIn:
+		return true
+	case SearchParamsDirectionOut:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SearchParamsResolved.
+const (
+	SearchParamsResolvedFalse SearchParamsResolved = "false"
+	SearchParamsResolvedTrue  SearchParamsResolved = "true"
+)
+
+// Valid indicates whether the value is a known member of the SearchParamsResolved enum.
+func (e SearchParamsResolved) Valid() bool {
+	switch e {
+	case SearchParamsResolvedFalse:
+		return true
+	case SearchParamsResolvedTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SearchParamsUnresolved.
+const (
+	SearchParamsUnresolvedFalse SearchParamsUnresolved = "false"
+	SearchParamsUnresolvedTrue  SearchParamsUnresolved = "true"
+)
+
+// Valid indicates whether the value is a known member of the SearchParamsUnresolved enum.
+func (e SearchParamsUnresolved) Valid() bool {
+	switch e {
+	case SearchParamsUnresolvedFalse:
+		return true
+	case SearchParamsUnresolvedTrue:
 		return true
 	default:
 		return false
@@ -1666,6 +1738,43 @@ type ScheduledMessage struct {
 // ScheduledMessageCurrency defines model for ScheduledMessage.Currency.
 type ScheduledMessageCurrency string
 
+// SearchConversationHit A conversation found by its number.
+type SearchConversationHit struct {
+	Conversation ConversationListItem `json:"conversation"`
+
+	// Match Where the digits matched: one of the conversation's numbers (`number` or one of `groupParticipants`) and the digits' `[start, end)` offsets in it.
+	Match struct {
+		End int `json:"end"`
+
+		// Number Digits only, including the country code.
+		//
+		// Example: 15551234567
+		Number PhoneNumber `json:"number"`
+		Start  int         `json:"start"`
+	} `json:"match"`
+}
+
+// SearchMessageHit A message found by its words.
+type SearchMessageHit struct {
+	// Conversation A conversation's state (data of resolve, reopen, assign and comments). A conversation has no id: it is the pair (line, number), plus `groupParticipants` for a group thread.
+	Conversation ConversationState         `json:"conversation"`
+	Direction    SearchMessageHitDirection `json:"direction"`
+	Id           int64                     `json:"id"`
+	SentAt       time.Time                 `json:"sentAt"`
+
+	// Snippet Plain text around the first match (never HTML: escape it as any text), at most 160 characters of the message, `…` marking a cut; `matches` are the words found in it, as `[start, end)` offsets in UTF-16 code units.
+	Snippet struct {
+		Matches []struct {
+			End   int `json:"end"`
+			Start int `json:"start"`
+		} `json:"matches"`
+		Text string `json:"text"`
+	} `json:"snippet"`
+}
+
+// SearchMessageHitDirection defines model for SearchMessageHit.Direction.
+type SearchMessageHitDirection string
+
 // SecondsRange Whole seconds, inclusive; either end may be omitted.
 type SecondsRange struct {
 	// End Example: 600
@@ -2233,6 +2342,48 @@ type StreamEventsParams struct {
 	LastEventID *string `json:"Last-Event-ID,omitempty"`
 }
 
+// SearchParams defines parameters for Search.
+type SearchParams struct {
+	// Q Words (or beginnings of words) of a text, or digits of a number.
+	Q string `form:"q" json:"q"`
+
+	// Types Comma-separated groups to search: `conversations`, `messages`. Omit for every group the filters apply to. An unknown group is 400.
+	Types *string `form:"types,omitempty" json:"types,omitempty"`
+
+	// Lines Comma-separated line numbers; omit for every line the credential may use. Each must be one of those lines (otherwise 404); an empty item is 400.
+	Lines *LinesFilter `form:"lines,omitempty" json:"lines,omitempty"`
+
+	// Direction Messages received (`in`) or sent (`out`) only.
+	Direction *SearchParamsDirection `form:"direction,omitempty" json:"direction,omitempty"`
+
+	// From RFC 3339 time: messages sent at or after it (URL-encode a `+` offset as `%2B`).
+	From *time.Time `form:"from,omitempty" json:"from,omitempty"`
+
+	// To RFC 3339 time: messages sent before it; must be after `from`.
+	To *time.Time `form:"to,omitempty" json:"to,omitempty"`
+
+	// Resolved `true` or `false`. Beyond the spec: `true` lists only resolved conversations (the inbox's "Resolved" view). With `unresolved=true` as well it is 400.
+	Resolved *SearchParamsResolved `form:"resolved,omitempty" json:"resolved,omitempty"`
+
+	// Unresolved `true` or `false`.
+	Unresolved *SearchParamsUnresolved `form:"unresolved,omitempty" json:"unresolved,omitempty"`
+
+	// Cursor A `next` cursor of a previous answer; continues that group.
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// Limit Hits per group, 1 to 100.
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
+// SearchParamsDirection defines parameters for Search.
+type SearchParamsDirection string
+
+// SearchParamsResolved defines parameters for Search.
+type SearchParamsResolved string
+
+// SearchParamsUnresolved defines parameters for Search.
+type SearchParamsUnresolved string
+
 // ListConversationsParams defines parameters for ListConversations.
 type ListConversationsParams struct {
 	// Lines Comma-separated line numbers; omit for every line the credential may use. Each must be one of those lines (otherwise 404); an empty item is 400.
@@ -2787,6 +2938,50 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /openapi.json (the `GetOpenAPI` operationId).
 	GetOpenAPI(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// Search Search messages by their words and conversations by their numbers
+	//
+	// What the credential may read, found by what a person remembers of it, in groups:
+	//
+	// - `conversations`: conversations one of whose numbers contains the digits of `q`,
+	//   anywhere (`4821` finds `+1 212 000 4821` and `+1 482 100 0000`), when `q` is a
+	//   number: nothing but digits, spaces and `+ - ( ) .`, with at least 3 digits.
+	//   Most recently active first. Each hit is the conversation as `GET
+	//   /sms/conversations` lists it, and where its number matched.
+	// - `messages`: sent and received texts holding every word of `q`, each as a whole
+	//   word or as the beginning of one (`resch` finds "rescheduled"), compared without
+	//   case or diacritics (`cafe` finds "Café", `CAFÉ` finds "cafe"). A word is a run of
+	//   letters and digits; a one-character word matches only that word, never as a
+	//   beginning. Newest first. Each hit carries its conversation (as the state the
+	//   inbox's actions return: open it with `GET
+	//   /sms/conversations/{line}/{number}/messages/{id}`) and a snippet: plain text
+	//   (never HTML) around the first match, at most 160 characters of the text with
+	//   `…` marking a cut, and every match in it as `[start, end)` offsets in **UTF-16
+	//   code units** (JavaScript's `text.slice(start, end)`); a match is the whole word
+	//   found.
+	//
+	// Only lines the credential may use (an OAuth user: the lines assigned to them, or
+	// every line when their role grants all numbers) and only its account; a deleted
+	// message or conversation, a send still pending or failed, and a scheduled message
+	// not yet sent are never found.
+	//
+	// Filters combine with AND: `lines` and `resolved`/`unresolved` (the conversation's
+	// state) apply to both groups; `direction`, `from` and `to` to messages only. A group
+	// is searched when `types` names it (or `types` is absent) and every filter given
+	// applies to it: with `direction`, `from` or `to` and no `types`, only messages are
+	// searched; naming `conversations` in `types` with them is 400.
+	//
+	// Paged by group: `limit` hits per group (1 to 100, default 20), and `next` maps each
+	// group that may have more to an opaque cursor. `cursor` continues that group alone
+	// (the answer holds only it; `types` may be left out, or must name that group).
+	// A group not searched is absent from `data`; a group searched is a list, empty when
+	// nothing matched.
+	//
+	// `q` is required: at most 200 characters and 10 words, valid UTF-8, with at least
+	// one letter or digit; otherwise 400 `invalid_request`.
+	//
+	// Corresponds with GET /search (the `Search` operationId).
+	Search(ctx context.Context, params *SearchParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListConversations List conversations, newest first
 	//
@@ -4035,6 +4230,60 @@ func (c *Client) GetMe(ctx context.Context, reqEditors ...RequestEditorFn) (*htt
 // Corresponds with GET /openapi.json (the `GetOpenAPI` operationId).
 func (c *Client) GetOpenAPI(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetOpenAPIRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// Search Search messages by their words and conversations by their numbers
+//
+// What the credential may read, found by what a person remembers of it, in groups:
+//
+//   - `conversations`: conversations one of whose numbers contains the digits of `q`,
+//     anywhere (`4821` finds `+1 212 000 4821` and `+1 482 100 0000`), when `q` is a
+//     number: nothing but digits, spaces and `+ - ( ) .`, with at least 3 digits.
+//     Most recently active first. Each hit is the conversation as `GET
+//     /sms/conversations` lists it, and where its number matched.
+//   - `messages`: sent and received texts holding every word of `q`, each as a whole
+//     word or as the beginning of one (`resch` finds "rescheduled"), compared without
+//     case or diacritics (`cafe` finds "Café", `CAFÉ` finds "cafe"). A word is a run of
+//     letters and digits; a one-character word matches only that word, never as a
+//     beginning. Newest first. Each hit carries its conversation (as the state the
+//     inbox's actions return: open it with `GET
+//     /sms/conversations/{line}/{number}/messages/{id}`) and a snippet: plain text
+//     (never HTML) around the first match, at most 160 characters of the text with
+//     `…` marking a cut, and every match in it as `[start, end)` offsets in **UTF-16
+//     code units** (JavaScript's `text.slice(start, end)`); a match is the whole word
+//     found.
+//
+// Only lines the credential may use (an OAuth user: the lines assigned to them, or
+// every line when their role grants all numbers) and only its account; a deleted
+// message or conversation, a send still pending or failed, and a scheduled message
+// not yet sent are never found.
+//
+// Filters combine with AND: `lines` and `resolved`/`unresolved` (the conversation's
+// state) apply to both groups; `direction`, `from` and `to` to messages only. A group
+// is searched when `types` names it (or `types` is absent) and every filter given
+// applies to it: with `direction`, `from` or `to` and no `types`, only messages are
+// searched; naming `conversations` in `types` with them is 400.
+//
+// Paged by group: `limit` hits per group (1 to 100, default 20), and `next` maps each
+// group that may have more to an opaque cursor. `cursor` continues that group alone
+// (the answer holds only it; `types` may be left out, or must name that group).
+// A group not searched is absent from `data`; a group searched is a list, empty when
+// nothing matched.
+//
+// `q` is required: at most 200 characters and 10 words, valid UTF-8, with at least
+// one letter or digit; otherwise 400 `invalid_request`.
+//
+// Corresponds with GET /search (the `Search` operationId).
+func (c *Client) Search(ctx context.Context, params *SearchParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSearchRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -5959,6 +6208,164 @@ func NewGetOpenAPIRequest(server string) (*http.Request, error) {
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewSearchRequest constructs an http.Request for the Search method
+func NewSearchRequest(server string, params *SearchParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/search")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.Types != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "types", *params.Types, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Lines != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "lines", *params.Lines, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Direction != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "direction", *params.Direction, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.From != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "from", *params.From, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.To != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "to", *params.To, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Resolved != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "resolved", *params.Resolved, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Unresolved != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "unresolved", *params.Unresolved, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -8803,6 +9210,52 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /openapi.json (the `GetOpenAPI` operationId).
 	GetOpenAPIWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetOpenAPIResponse, error)
 
+	// SearchWithResponse Search messages by their words and conversations by their numbers
+	//
+	// What the credential may read, found by what a person remembers of it, in groups:
+	//
+	// - `conversations`: conversations one of whose numbers contains the digits of `q`,
+	//   anywhere (`4821` finds `+1 212 000 4821` and `+1 482 100 0000`), when `q` is a
+	//   number: nothing but digits, spaces and `+ - ( ) .`, with at least 3 digits.
+	//   Most recently active first. Each hit is the conversation as `GET
+	//   /sms/conversations` lists it, and where its number matched.
+	// - `messages`: sent and received texts holding every word of `q`, each as a whole
+	//   word or as the beginning of one (`resch` finds "rescheduled"), compared without
+	//   case or diacritics (`cafe` finds "Café", `CAFÉ` finds "cafe"). A word is a run of
+	//   letters and digits; a one-character word matches only that word, never as a
+	//   beginning. Newest first. Each hit carries its conversation (as the state the
+	//   inbox's actions return: open it with `GET
+	//   /sms/conversations/{line}/{number}/messages/{id}`) and a snippet: plain text
+	//   (never HTML) around the first match, at most 160 characters of the text with
+	//   `…` marking a cut, and every match in it as `[start, end)` offsets in **UTF-16
+	//   code units** (JavaScript's `text.slice(start, end)`); a match is the whole word
+	//   found.
+	//
+	// Only lines the credential may use (an OAuth user: the lines assigned to them, or
+	// every line when their role grants all numbers) and only its account; a deleted
+	// message or conversation, a send still pending or failed, and a scheduled message
+	// not yet sent are never found.
+	//
+	// Filters combine with AND: `lines` and `resolved`/`unresolved` (the conversation's
+	// state) apply to both groups; `direction`, `from` and `to` to messages only. A group
+	// is searched when `types` names it (or `types` is absent) and every filter given
+	// applies to it: with `direction`, `from` or `to` and no `types`, only messages are
+	// searched; naming `conversations` in `types` with them is 400.
+	//
+	// Paged by group: `limit` hits per group (1 to 100, default 20), and `next` maps each
+	// group that may have more to an opaque cursor. `cursor` continues that group alone
+	// (the answer holds only it; `types` may be left out, or must name that group).
+	// A group not searched is absent from `data`; a group searched is a list, empty when
+	// nothing matched.
+	//
+	// `q` is required: at most 200 characters and 10 words, valid UTF-8, with at least
+	// one letter or digit; otherwise 400 `invalid_request`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /search (the `Search` operationId).
+	SearchWithResponse(ctx context.Context, params *SearchParams, reqEditors ...RequestEditorFn) (*SearchResponse, error)
+
 	// ListConversationsWithResponse List conversations, newest first
 	//
 	// One page of the conversations on the lines the credential may use, newest first (by
@@ -10846,6 +11299,157 @@ func (r GetOpenAPIResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetOpenAPIResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// SearchResponse200Headers the declared response headers of an HTTP 200 response for Search
+type SearchResponse200Headers struct {
+	XRequestId string
+}
+
+// SearchResponse400Headers the declared response headers of an HTTP 400 response for Search
+type SearchResponse400Headers struct {
+	XRequestId string
+}
+
+// SearchResponse401Headers the declared response headers of an HTTP 401 response for Search
+type SearchResponse401Headers struct {
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// SearchResponse403Headers the declared response headers of an HTTP 403 response for Search
+type SearchResponse403Headers struct {
+	XRequestId string
+}
+
+// SearchResponse404Headers the declared response headers of an HTTP 404 response for Search
+type SearchResponse404Headers struct {
+	XRequestId string
+}
+
+// SearchResponse500Headers the declared response headers of an HTTP 500 response for Search
+type SearchResponse500Headers struct {
+	XRequestId string
+}
+
+// SearchResponse503Headers the declared response headers of an HTTP 503 response for Search
+type SearchResponse503Headers struct {
+	XRequestId string
+}
+
+type SearchResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data The groups searched, each a list (empty when nothing matched); a group not searched is absent. More groups may be added: ignore one you do not know.
+		Data struct {
+			Conversations *[]SearchConversationHit `json:"conversations,omitempty"`
+			Messages      *[]SearchMessageHit      `json:"messages,omitempty"`
+		} `json:"data"`
+
+		// Next For each group that may have more hits, the `cursor` of its next page; empty when every group is on its last page.
+		Next map[string]string `json:"next"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *SearchResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *SearchResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *SearchResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *SearchResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *SearchResponse404Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *SearchResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *SearchResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SearchResponse) GetJSON200() *struct {
+	// Data The groups searched, each a list (empty when nothing matched); a group not searched is absent. More groups may be added: ignore one you do not know.
+	Data struct {
+		Conversations *[]SearchConversationHit `json:"conversations,omitempty"`
+		Messages      *[]SearchMessageHit      `json:"messages,omitempty"`
+	} `json:"data"`
+
+	// Next For each group that may have more hits, the `cursor` of its next page; empty when every group is on its last page.
+	Next map[string]string `json:"next"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r SearchResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r SearchResponse) GetJSON401() *Unauthenticated {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r SearchResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r SearchResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r SearchResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r SearchResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r SearchResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SearchResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SearchResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SearchResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -18044,6 +18648,58 @@ func (c *ClientWithResponses) GetOpenAPIWithResponse(ctx context.Context, reqEdi
 	return ParseGetOpenAPIResponse(rsp)
 }
 
+// SearchWithResponse Search messages by their words and conversations by their numbers
+//
+// What the credential may read, found by what a person remembers of it, in groups:
+//
+//   - `conversations`: conversations one of whose numbers contains the digits of `q`,
+//     anywhere (`4821` finds `+1 212 000 4821` and `+1 482 100 0000`), when `q` is a
+//     number: nothing but digits, spaces and `+ - ( ) .`, with at least 3 digits.
+//     Most recently active first. Each hit is the conversation as `GET
+//     /sms/conversations` lists it, and where its number matched.
+//   - `messages`: sent and received texts holding every word of `q`, each as a whole
+//     word or as the beginning of one (`resch` finds "rescheduled"), compared without
+//     case or diacritics (`cafe` finds "Café", `CAFÉ` finds "cafe"). A word is a run of
+//     letters and digits; a one-character word matches only that word, never as a
+//     beginning. Newest first. Each hit carries its conversation (as the state the
+//     inbox's actions return: open it with `GET
+//     /sms/conversations/{line}/{number}/messages/{id}`) and a snippet: plain text
+//     (never HTML) around the first match, at most 160 characters of the text with
+//     `…` marking a cut, and every match in it as `[start, end)` offsets in **UTF-16
+//     code units** (JavaScript's `text.slice(start, end)`); a match is the whole word
+//     found.
+//
+// Only lines the credential may use (an OAuth user: the lines assigned to them, or
+// every line when their role grants all numbers) and only its account; a deleted
+// message or conversation, a send still pending or failed, and a scheduled message
+// not yet sent are never found.
+//
+// Filters combine with AND: `lines` and `resolved`/`unresolved` (the conversation's
+// state) apply to both groups; `direction`, `from` and `to` to messages only. A group
+// is searched when `types` names it (or `types` is absent) and every filter given
+// applies to it: with `direction`, `from` or `to` and no `types`, only messages are
+// searched; naming `conversations` in `types` with them is 400.
+//
+// Paged by group: `limit` hits per group (1 to 100, default 20), and `next` maps each
+// group that may have more to an opaque cursor. `cursor` continues that group alone
+// (the answer holds only it; `types` may be left out, or must name that group).
+// A group not searched is absent from `data`; a group searched is a list, empty when
+// nothing matched.
+//
+// `q` is required: at most 200 characters and 10 words, valid UTF-8, with at least
+// one letter or digit; otherwise 400 `invalid_request`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /search (the `Search` operationId).
+func (c *ClientWithResponses) SearchWithResponse(ctx context.Context, params *SearchParams, reqEditors ...RequestEditorFn) (*SearchResponse, error) {
+	rsp, err := c.Search(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSearchResponse(rsp)
+}
+
 // ListConversationsWithResponse List conversations, newest first
 //
 // One page of the conversations on the lines the credential may use, newest first (by
@@ -20583,6 +21239,163 @@ func ParseGetOpenAPIResponse(rsp *http.Response) (*GetOpenAPIResponse, error) {
 			headers.XRequestId = value
 		}
 		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseSearchResponse parses an HTTP response from a SearchWithResponse call
+func ParseSearchResponse(rsp *http.Response) (*SearchResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SearchResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data The groups searched, each a list (empty when nothing matched); a group not searched is absent. More groups may be added: ignore one you do not know.
+			Data struct {
+				Conversations *[]SearchConversationHit `json:"conversations,omitempty"`
+				Messages      *[]SearchMessageHit      `json:"messages,omitempty"`
+			} `json:"data"`
+
+			// Next For each group that may have more hits, the `cursor` of its next page; empty when every group is on its last page.
+			Next map[string]string `json:"next"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers SearchResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers SearchResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers SearchResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers SearchResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers SearchResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 500:
+		var headers SearchResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers SearchResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil

@@ -33,6 +33,7 @@ import (
 	"switchboard/internal/httpapi"
 	"switchboard/internal/inbox"
 	"switchboard/internal/oauth"
+	"switchboard/internal/search"
 	"switchboard/internal/sms"
 	"switchboard/internal/store"
 	"switchboard/internal/stream"
@@ -382,6 +383,7 @@ func newApp(ctx context.Context, c *cli, st *store.Store, log *slog.Logger, publ
 		Webhooks: a.webhooks,
 		Inbox: inbox.New(inbox.Config{Store: st, Media: media, Log: log,
 			MediaURL: func(name string) string { return media.URL(publicURL+"/media/", name) }}),
+		Search:       search.New(search.Config{Store: st}),
 		Media:        media.Handler(),
 		CarrierHooks: hooks,
 		OAuth:        authz.Handler(),

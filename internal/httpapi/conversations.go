@@ -62,6 +62,14 @@ type conversationItemJSON struct {
 	AssignedTo        int64      `json:"assignedTo,omitempty"`
 }
 
+func toItemJSON(c domain.ConversationSummary) conversationItemJSON {
+	st := toStateJSON(c.Conversation)
+	return conversationItemJSON{Line: st.Line, Number: st.Number, GroupParticipants: st.GroupParticipants,
+		LastMessage: c.LastMessage, LastMessageID: c.LastMessageID, LastMessageAt: c.LastMessageAt.Truncate(time.Second),
+		Direction: c.LastDirection, HasMedia: c.LastHasMedia, Unread: c.UnreadCount > 0, UnreadCount: c.UnreadCount,
+		Resolved: st.Resolved, ResolvedBy: st.ResolvedBy, ResolvedAt: st.ResolvedAt, AssignedTo: st.AssignedTo}
+}
+
 // receiptJSON is Message.delivery: the carrier's receipt.
 type receiptJSON struct {
 	Status string    `json:"status"`
@@ -152,11 +160,7 @@ func (s *Server) listConversations(w http.ResponseWriter, r *http.Request) error
 	body, err := s.inbox.ListEncoded(r.Context(), principal(r), lp, func(page []domain.ConversationSummary) ([]byte, error) {
 		out := make([]conversationItemJSON, len(page))
 		for i, c := range page {
-			st := toStateJSON(c.Conversation)
-			out[i] = conversationItemJSON{Line: st.Line, Number: st.Number, GroupParticipants: st.GroupParticipants,
-				LastMessage: c.LastMessage, LastMessageID: c.LastMessageID, LastMessageAt: c.LastMessageAt.Truncate(time.Second),
-				Direction: c.LastDirection, HasMedia: c.LastHasMedia, Unread: c.UnreadCount > 0, UnreadCount: c.UnreadCount,
-				Resolved: st.Resolved, ResolvedBy: st.ResolvedBy, ResolvedAt: st.ResolvedAt, AssignedTo: st.AssignedTo}
+			out[i] = toItemJSON(c)
 		}
 		return encodeData(out)
 	})

@@ -93,6 +93,12 @@ func (s *Server) routes() {
 	s.api("POST /sms/conversations/{line}/{number}/comments", auth.SMSWrite, s.addComment, "groupParticipants")
 	s.api("GET /sms/conversations/{line}/{number}/comments", auth.MessagesRead, s.listComments, "groupParticipants")
 
+	// Search (search.go): what the credential may read, as the inbox's
+	// reads allow it.
+	if s.search != nil {
+		s.api("GET /search", auth.MessagesRead, s.searchAll, "q", "types", "lines", "direction", "from", "to", "resolved", "unresolved", "cursor", "limit")
+	}
+
 	// Hosted attachments: public, unguessable names.
 	if s.media != nil {
 		s.mux.Handle("GET /media/", http.StripPrefix("/media", s.media))

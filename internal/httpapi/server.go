@@ -12,6 +12,7 @@ import (
 	"switchboard/internal/auth"
 	"switchboard/internal/calls"
 	"switchboard/internal/inbox"
+	"switchboard/internal/search"
 	"switchboard/internal/sms"
 	"switchboard/internal/stream"
 	"switchboard/internal/users"
@@ -52,6 +53,8 @@ type Config struct {
 	Webhooks *webhooks.Service
 	// Inbox serves the shared inbox (required).
 	Inbox *inbox.Service
+	// Search serves GET /search; nil leaves the route out.
+	Search *search.Service
 	// Media serves hosted attachments under /media/.
 	Media http.Handler
 	// CarrierHooks serves the carrier driver's callbacks under /carrier/.
@@ -93,6 +96,7 @@ type Server struct {
 	calls        *calls.Service
 	webhooks     *webhooks.Service
 	inbox        *inbox.Service
+	search       *search.Service
 	media        http.Handler
 	carrierHooks http.Handler
 	oauth        http.Handler
@@ -135,6 +139,7 @@ func New(cfg Config) *Server {
 		calls:        cfg.Calls,
 		webhooks:     cfg.Webhooks,
 		inbox:        cfg.Inbox,
+		search:       cfg.Search,
 		media:        cfg.Media,
 		carrierHooks: cfg.CarrierHooks,
 		oauth:        cfg.OAuth,

@@ -203,13 +203,13 @@ func (s *Service) List(ctx context.Context, p auth.Principal, lp ListParams) ([]
 	}
 	for i := range page {
 		page[i].Key.Line = byID[page[i].Key.Line.ID]
-		page[i].LastMessage = preview(page[i].LastMessage)
+		page[i].LastMessage = Preview(page[i].LastMessage)
 	}
 	return page, nil
 }
 
-// preview cuts text to PreviewRunes characters.
-func preview(text string) string {
+// Preview cuts text to PreviewRunes characters.
+func Preview(text string) string {
 	if utf8.RuneCountInString(text) <= PreviewRunes {
 		return text
 	}

@@ -237,6 +237,10 @@ func (s *Store) DeleteConversation(ctx context.Context, convID int64, ch Change)
 		if err != nil {
 			return fmt.Errorf("store: delete conversation: %w", err)
 		}
+		// Their words leave the search index with their text.
+		if err := unindexMessages(ctx, tx, `conversation_id = ? AND deleted_at IS NULL AND status <> 'scheduled'`, convID); err != nil {
+			return err
+		}
 		for _, q := range []string{
 			`UPDATE messages SET deleted_at = ?, body = '', media = '[]' WHERE conversation_id = ? AND deleted_at IS NULL AND status <> 'scheduled'`,
 			`DELETE FROM inbox_read_marks WHERE conversation_id = ?`,
@@ -314,6 +318,9 @@ func (s *Store) DeleteMessage(ctx context.Context, convID, id int64, ch Change) 
 		}
 		if _, err := tx.Exec(ctx, `DELETE FROM inbox_read_marks WHERE message_id = ?`, id); err != nil {
 			return fmt.Errorf("store: delete message: %w", err)
+		}
+		if err := unindexMessages(ctx, tx, `id = ?`, id); err != nil {
+			return err
 		}
 		if _, err := tx.Exec(ctx, `UPDATE messages SET deleted_at = ?, body = '', media = '[]' WHERE id = ?`, tx.Now(), id); err != nil {
 			return fmt.Errorf("store: delete message: %w", err)

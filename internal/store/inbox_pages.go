@@ -52,12 +52,19 @@ func (s *Store) ListConversations(ctx context.Context, f ConversationFilter) ([]
 	if err != nil {
 		return nil, err
 	}
+	return s.conversationSummaries(ctx, f.AccountID, f.UserID, ids)
+}
+
+// conversationSummaries returns the account's conversations ids as a list
+// shows them, in the order of ids: the newest message and userID's unread
+// count (0: the team's).
+func (s *Store) conversationSummaries(ctx context.Context, accountID, userID int64, ids []int64) ([]domain.ConversationSummary, error) {
 	out := make([]domain.ConversationSummary, 0, len(ids))
 	if len(ids) == 0 {
 		return out, nil
 	}
 	// The page's details, by id: the newest message and the caller's count.
-	args := []any{f.UserID}
+	args := []any{userID}
 	for _, id := range ids {
 		args = append(args, id)
 	}
@@ -81,14 +88,14 @@ func (s *Store) ListConversations(ctx context.Context, f ConversationFilter) ([]
 			&c.LastMessageID, &lastAt, &inCount, &teamUnread, &c.LastDirection, &c.LastMessage, &media, &unread); err != nil {
 			return nil, fmt.Errorf("store: conversations: %w", err)
 		}
-		c.AccountID = f.AccountID
-		c.Key.Line.AccountID = f.AccountID
+		c.AccountID = accountID
+		c.Key.Line.AccountID = accountID
 		c.Key.Participants = strings.Split(participants, ",")
 		setState(&c.Conversation, resolvedAt, resolvedBy, assignedTo)
 		c.LastMessageAt = fromMicros(lastAt)
 		c.LastHasMedia = media != "[]" && media != ""
 		switch {
-		case f.UserID == 0:
+		case userID == 0:
 			c.UnreadCount = teamUnread
 		case unread.Valid:
 			c.UnreadCount = unread.Int64
