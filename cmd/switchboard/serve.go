@@ -37,6 +37,7 @@ import (
 	"switchboard/internal/store"
 	"switchboard/internal/stream"
 	"switchboard/internal/sysmem"
+	"switchboard/internal/team"
 	"switchboard/internal/users"
 	"switchboard/internal/webapp"
 	"switchboard/internal/webhooks"
@@ -382,6 +383,7 @@ func newApp(ctx context.Context, c *cli, st *store.Store, log *slog.Logger, publ
 		Webhooks: a.webhooks,
 		Inbox: inbox.New(inbox.Config{Store: st, Media: media, Log: log,
 			MediaURL: func(name string) string { return media.URL(publicURL+"/media/", name) }}),
+		Team:         team.New(team.Config{Store: st}),
 		Media:        media.Handler(),
 		CarrierHooks: hooks,
 		OAuth:        authz.Handler(),

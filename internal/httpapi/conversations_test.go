@@ -22,6 +22,7 @@ import (
 	"switchboard/internal/sms/smsevent"
 	"switchboard/internal/store"
 	"switchboard/internal/store/storetest"
+	"switchboard/internal/team"
 	"switchboard/internal/webhooks"
 )
 
@@ -94,7 +95,7 @@ func serveInbox(t *testing.T, st *store.Store) (string, *sms.Service) {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	svc := sms.New(sms.Config{Store: st, Log: log})
 	srv := httptest.NewServer(httpapi.New(httpapi.Config{Store: st, Auth: &auth.Authenticator{Store: st}, Log: log, SMS: svc,
-		Inbox: inbox.New(inbox.Config{Store: st, Log: log}), Webhooks: webhooks.New(webhooks.Config{Store: st})}))
+		Inbox: inbox.New(inbox.Config{Store: st, Log: log}), Webhooks: webhooks.New(webhooks.Config{Store: st}), Team: team.New(team.Config{Store: st})}))
 	t.Cleanup(srv.Close)
 	return srv.URL, svc
 }

@@ -14,6 +14,7 @@ import (
 	"switchboard/internal/inbox"
 	"switchboard/internal/sms"
 	"switchboard/internal/stream"
+	"switchboard/internal/team"
 	"switchboard/internal/users"
 	"switchboard/internal/webhooks"
 )
@@ -52,6 +53,9 @@ type Config struct {
 	Webhooks *webhooks.Service
 	// Inbox serves the shared inbox (required).
 	Inbox *inbox.Service
+	// Team serves teammates and notification preferences; nil leaves
+	// their routes out.
+	Team *team.Service
 	// Media serves hosted attachments under /media/.
 	Media http.Handler
 	// CarrierHooks serves the carrier driver's callbacks under /carrier/.
@@ -93,6 +97,7 @@ type Server struct {
 	calls        *calls.Service
 	webhooks     *webhooks.Service
 	inbox        *inbox.Service
+	team         *team.Service
 	media        http.Handler
 	carrierHooks http.Handler
 	oauth        http.Handler
@@ -135,6 +140,7 @@ func New(cfg Config) *Server {
 		calls:        cfg.Calls,
 		webhooks:     cfg.Webhooks,
 		inbox:        cfg.Inbox,
+		team:         cfg.Team,
 		media:        cfg.Media,
 		carrierHooks: cfg.CarrierHooks,
 		oauth:        cfg.OAuth,
