@@ -12573,8 +12573,8 @@ type AddCommentResponse struct {
 	HTTPResponse *http.Response
 	// JSON201 the response for an HTTP 201 `application/json` response
 	JSON201 *struct {
-		// Data A conversation's state (data of resolve, reopen, assign and comments). A conversation has no id: it is the pair (line, number), plus `groupParticipants` for a group thread.
-		Data ConversationState `json:"data"`
+		// Data A conversation's state after a note (as `ConversationState`), with the people the note mentions.
+		Data CommentResult `json:"data"`
 	}
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
@@ -12610,8 +12610,8 @@ type AddCommentResponse struct {
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
 func (r AddCommentResponse) GetJSON201() *struct {
-	// Data A conversation's state (data of resolve, reopen, assign and comments). A conversation has no id: it is the pair (line, number), plus `groupParticipants` for a group thread.
-	Data ConversationState `json:"data"`
+	// Data A conversation's state after a note (as `ConversationState`), with the people the note mentions.
+	Data CommentResult `json:"data"`
 } {
 	return r.JSON201
 }
@@ -13281,8 +13281,8 @@ type ReopenConversationResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *struct {
-		// Data A conversation's state after a note (as `ConversationState`), with the people the note mentions.
-		Data CommentResult `json:"data"`
+		// Data A conversation's state (data of resolve, reopen, assign and comments). A conversation has no id: it is the pair (line, number), plus `groupParticipants` for a group thread.
+		Data ConversationState `json:"data"`
 	}
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
@@ -13314,8 +13314,8 @@ type ReopenConversationResponse struct {
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r ReopenConversationResponse) GetJSON200() *struct {
-	// Data A conversation's state after a note (as `ConversationState`), with the people the note mentions.
-	Data CommentResult `json:"data"`
+	// Data A conversation's state (data of resolve, reopen, assign and comments). A conversation has no id: it is the pair (line, number), plus `groupParticipants` for a group thread.
+	Data ConversationState `json:"data"`
 } {
 	return r.JSON200
 }
@@ -23047,8 +23047,8 @@ func ParseAddCommentResponse(rsp *http.Response) (*AddCommentResponse, error) {
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
 		var dest struct {
-			// Data A conversation's state (data of resolve, reopen, assign and comments). A conversation has no id: it is the pair (line, number), plus `groupParticipants` for a group thread.
-			Data ConversationState `json:"data"`
+			// Data A conversation's state after a note (as `ConversationState`), with the people the note mentions.
+			Data CommentResult `json:"data"`
 		}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
@@ -23840,8 +23840,8 @@ func ParseReopenConversationResponse(rsp *http.Response) (*ReopenConversationRes
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest struct {
-			// Data A conversation's state after a note (as `ConversationState`), with the people the note mentions.
-			Data CommentResult `json:"data"`
+			// Data A conversation's state (data of resolve, reopen, assign and comments). A conversation has no id: it is the pair (line, number), plus `groupParticipants` for a group thread.
+			Data ConversationState `json:"data"`
 		}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err

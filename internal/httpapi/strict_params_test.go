@@ -18,6 +18,7 @@ import (
 	"switchboard/internal/httpapi"
 	"switchboard/internal/inbox"
 	"switchboard/internal/sms"
+	"switchboard/internal/team"
 	"switchboard/internal/store/storetest"
 	"switchboard/internal/users"
 	"switchboard/internal/webhooks"
@@ -52,7 +53,7 @@ func setupStrict(t *testing.T, f *fixture) *strictFixture {
 	srv := httpapi.New(httpapi.Config{
 		Store: f.st, Auth: &auth.Authenticator{Store: f.st}, Log: log, SMS: smsSvc,
 		Users: users.New(users.Config{Store: f.st}), Webhooks: webhooks.New(webhooks.Config{Store: f.st}),
-		Inbox: inbox.New(inbox.Config{Store: f.st, Log: log}),
+		Inbox: inbox.New(inbox.Config{Store: f.st, Log: log}), Team: team.New(team.Config{Store: f.st}),
 		Calls: calls.New(calls.Config{Store: f.st, Blobs: blobs, PublicURL: "https://switchboard.test"}),
 	})
 	ts := httptest.NewServer(srv)
