@@ -26,8 +26,8 @@ import (
 	"switchboard/internal/sms"
 	"switchboard/internal/store"
 	"switchboard/internal/store/storetest"
-	"switchboard/internal/team"
 	"switchboard/internal/stream"
+	"switchboard/internal/team"
 	"switchboard/internal/users"
 	"switchboard/internal/webhooks"
 )

@@ -18,8 +18,8 @@ import (
 	"switchboard/internal/httpapi"
 	"switchboard/internal/inbox"
 	"switchboard/internal/sms"
-	"switchboard/internal/team"
 	"switchboard/internal/store/storetest"
+	"switchboard/internal/team"
 	"switchboard/internal/users"
 	"switchboard/internal/webhooks"
 )
