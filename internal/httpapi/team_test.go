@@ -384,3 +384,31 @@ func TestListSaysWhoSentTheLastText(t *testing.T) {
 		}
 	})
 }
+
+// A webhook gets the note with its mentions (conversation.commented), never
+// the personal conversation.mentioned.
+func TestMentionEventNeverAWebhook(t *testing.T) {
+	forEachInbox(t, func(t *testing.T, f *inboxFixture) {
+		var hook struct {
+			ID int64 `json:"id"`
+		}
+		f.call(t, "POST", "/webhooks", f.key, `{"url": "https://hooks.example.com/inbox", "type": "AccountConversations", "enabled": true}`, 201, &hook)
+		f.receive(t, inboxMain, custA, "hello")
+		f.call(t, "POST", "/sms/conversations/"+inboxMain+"/"+custA+"/comments", f.agnesTok, `{"comment": "@max over to you"}`, 201, nil)
+		storetest.FanOut(t, f.st)
+		var after int64
+		byID := map[int64]convEvent{}
+		for _, e := range f.newConvEvents(t, &after) {
+			byID[e.ID] = e
+		}
+		list, err := f.st.WebhookDeliveries(ctx, f.acme.ID, hook.ID, 0, 100)
+		must(t, err)
+		var kinds []string
+		for _, d := range list {
+			kinds = append(kinds, byID[d.EventID].Event)
+		}
+		if !slices.Equal(kinds, []string{domain.ConversationCommented}) || len(byID) != 2 {
+			t.Errorf("deliveries %v of %d events, want the note only", kinds, len(byID))
+		}
+	})
+}
