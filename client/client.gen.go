@@ -271,6 +271,7 @@ const (
 	ConversationAssigned  ConversationEventDataEvent = "conversation.assigned"
 	ConversationCommented ConversationEventDataEvent = "conversation.commented"
 	ConversationDeleted   ConversationEventDataEvent = "conversation.deleted"
+	ConversationMentioned ConversationEventDataEvent = "conversation.mentioned"
 	ConversationRead      ConversationEventDataEvent = "conversation.read"
 	ConversationReopened  ConversationEventDataEvent = "conversation.reopened"
 	ConversationResolved  ConversationEventDataEvent = "conversation.resolved"
@@ -286,6 +287,8 @@ func (e ConversationEventDataEvent) Valid() bool {
 	case ConversationCommented:
 		return true
 	case ConversationDeleted:
+		return true
+	case ConversationMentioned:
 		return true
 	case ConversationRead:
 		return true
@@ -314,6 +317,36 @@ func (e ConversationListItemDirection) Valid() bool {
 	case ConversationListItemDirectionIn:
 		return true
 	case ConversationListItemDirectionOut:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for HistoryEntryKind.
+const (
+	HistoryEntryKindAssigned       HistoryEntryKind = "assigned"
+	HistoryEntryKindCommented      HistoryEntryKind = "commented"
+	HistoryEntryKindReopened       HistoryEntryKind = "reopened"
+	HistoryEntryKindReopenedByText HistoryEntryKind = "reopenedByText"
+	HistoryEntryKindResolved       HistoryEntryKind = "resolved"
+	HistoryEntryKindUnassigned     HistoryEntryKind = "unassigned"
+)
+
+// Valid indicates whether the value is a known member of the HistoryEntryKind enum.
+func (e HistoryEntryKind) Valid() bool {
+	switch e {
+	case HistoryEntryKindAssigned:
+		return true
+	case HistoryEntryKindCommented:
+		return true
+	case HistoryEntryKindReopened:
+		return true
+	case HistoryEntryKindReopenedByText:
+		return true
+	case HistoryEntryKindResolved:
+		return true
+	case HistoryEntryKindUnassigned:
 		return true
 	default:
 		return false
@@ -1281,7 +1314,40 @@ type CommentRequest struct {
 	Comment string `json:"comment"`
 }
 
-// ConversationEventData `data` of an AccountConversations event (a Switchboard addition beside the spec's five types): a change in the shared inbox. `by` is the user who made it (null for an API key); `state` is the conversation's state after it, every field present (null when unset). `conversation.resolved` may carry the resolve's `comment`; `conversation.commented` carries the note (also when a resolved conversation is resolved again with a comment, which re-stamps nothing); `message.deleted` the `messageId` erased; `conversation.deleted` has the emptied state (resolution and owner go with it). `conversation.read` and `conversation.unread` are personal (one user's read state): `readThrough` after a read of the whole thread (the user's watermark: every message up to it is read) or `messageIds` after single messages were marked. They reach only that user's event streams and API-key streams, and are never delivered to webhooks. A request that changes nothing (reopening an open conversation, assigning to the current owner, resolving a resolved one without a comment, reading a read thread) writes no event.
+// CommentResult A conversation's state after a note (as `ConversationState`), with the people the note mentions.
+type CommentResult struct {
+	// AssignedTo A user id, as in `GET /users`.
+	//
+	// Example: 42
+	AssignedTo *UserId `json:"assignedTo,omitempty"`
+
+	// GroupParticipants Every other party of a group thread, sorted; absent for 1:1.
+	GroupParticipants *[]PhoneNumber `json:"groupParticipants,omitempty"`
+
+	// Line Digits only, including the country code.
+	//
+	// Example: 15551234567
+	Line PhoneNumber `json:"line"`
+
+	// Mentions The user ids the note mentions, in the order first mentioned; empty when none.
+	Mentions []UserId `json:"mentions"`
+
+	// Number Digits only, including the country code.
+	//
+	// Example: 15551234567
+	Number   PhoneNumber `json:"number"`
+	Resolved bool        `json:"resolved"`
+
+	// ResolvedAt Absent when not resolved.
+	ResolvedAt *time.Time `json:"resolvedAt,omitempty"`
+
+	// ResolvedBy A user id, as in `GET /users`.
+	//
+	// Example: 42
+	ResolvedBy *UserId `json:"resolvedBy,omitempty"`
+}
+
+// ConversationEventData `data` of an AccountConversations event (a Switchboard addition beside the spec's five types): a change in the shared inbox. `by` is the user who made it (null for an API key); `state` is the conversation's state after it, every field present (null when unset). `conversation.resolved` may carry the resolve's `comment`; `conversation.commented` carries the note (also when a resolved conversation is resolved again with a comment, which re-stamps nothing); `message.deleted` the `messageId` erased; `conversation.deleted` has the emptied state (resolution and owner go with it). `conversation.read` and `conversation.unread` are personal (one user's read state): `readThrough` after a read of the whole thread (the user's watermark: every message up to it is read) or `messageIds` after single messages were marked. They reach only that user's event streams and API-key streams, and are never delivered to webhooks. `conversation.commented` carries `mentions` when the note mentions anyone (see `POST …/comments`); each mentioned person but the author also gets `conversation.mentioned`, personal like a read (their streams and API-key streams only, never a webhook), with the note and `mentions`: what a client notifies on. A request that changes nothing (reopening an open conversation, assigning to the current owner, resolving a resolved one without a comment, reading a read thread) writes no event.
 type ConversationEventData struct {
 	// By The user who made the change; null for an API key.
 	By *int64 `json:"by"`
@@ -1297,6 +1363,9 @@ type ConversationEventData struct {
 	//
 	// Example: 15551234567
 	Line PhoneNumber `json:"line"`
+
+	// Mentions conversation.commented (absent when the note mentions nobody) and conversation.mentioned: the user ids the note mentions.
+	Mentions *[]int64 `json:"mentions,omitempty"`
 
 	// MessageId message.deleted only.
 	MessageId *int64 `json:"messageId,omitempty"`
@@ -1340,6 +1409,9 @@ type ConversationListItem struct {
 	LastMessage   string    `json:"lastMessage"`
 	LastMessageAt time.Time `json:"lastMessageAt"`
 	LastMessageId int64     `json:"lastMessageId"`
+
+	// LastMessageSentBy Who sent the newest message: the user's id for a text a person sent (so a client can label it "You:" when it is the caller's `userId`, or the teammate's name), null for a text received or one sent with an API key (an integration: "API").
+	LastMessageSentBy *int64 `json:"lastMessageSentBy"`
 
 	// Line Digits only, including the country code.
 	//
@@ -1444,6 +1516,27 @@ type Error struct {
 		Type string `json:"type"`
 	} `json:"error"`
 }
+
+// HistoryEntry One thing the team did to a conversation.
+type HistoryEntry struct {
+	At time.Time `json:"at"`
+
+	// By The user who did it; null for an API key, or the text that reopened the thread.
+	By *int64 `json:"by"`
+
+	// Comment `commented`: the note.
+	Comment *string `json:"comment,omitempty"`
+
+	// Id The entry's id, the `before` cursor of the next page.
+	Id   int64            `json:"id"`
+	Kind HistoryEntryKind `json:"kind"`
+
+	// UserId `assigned`: the new owner; `resolved`: the user credited, when not `by`. Absent otherwise.
+	UserId *UserId `json:"userId,omitempty"`
+}
+
+// HistoryEntryKind defines model for HistoryEntry.Kind.
+type HistoryEntryKind string
 
 // HostedMedia defines model for HostedMedia.
 type HostedMedia struct {
@@ -1557,6 +1650,28 @@ type Message struct {
 
 // MessageDirection in = they texted you; out = you texted them.
 type MessageDirection string
+
+// NotificationPreferences defines model for NotificationPreferences.
+type NotificationPreferences struct {
+	// AssignedToMe A new inbound text in a conversation assigned to the person.
+	AssignedToMe bool `json:"assignedToMe"`
+
+	// Mentions A note that mentions the person.
+	Mentions bool `json:"mentions"`
+
+	// UnassignedOnMyLines A new inbound text in an unassigned conversation on a line the person can work.
+	UnassignedOnMyLines bool `json:"unassignedOnMyLines"`
+
+	// UpdatedAt When the person last saved them; absent while they are the defaults.
+	UpdatedAt *time.Time `json:"updatedAt,omitempty"`
+}
+
+// NotificationPreferencesRequest defines model for NotificationPreferencesRequest.
+type NotificationPreferencesRequest struct {
+	AssignedToMe        bool `json:"assignedToMe"`
+	Mentions            bool `json:"mentions"`
+	UnassignedOnMyLines bool `json:"unassignedOnMyLines"`
+}
 
 // PhoneNumber Digits only, including the country code.
 //
@@ -1885,17 +2000,41 @@ type SkippedRecipient struct {
 // SkippedRecipientReason Stable token. opted_out: the recipient sent STOP to this number (not overridable). duplicate: the same number twice after normalization. invalid: not dialable.
 type SkippedRecipientReason string
 
-// Template Example: {"body":"We are open 9 to 5, Monday to Friday.","id":3,"title":"Opening hours"}
+// Teammate A person who can work some of the caller's lines.
+type Teammate struct {
+	// Disabled The person can no longer sign in; listed so their past work keeps its name.
+	Disabled  bool   `json:"disabled"`
+	FirstName string `json:"firstName"`
+
+	// Id A user id, as in `GET /users`.
+	//
+	// Example: 42
+	Id       UserId `json:"id"`
+	LastName string `json:"lastName"`
+
+	// Lines The lines both the caller and this person can work.
+	Lines    []PhoneNumber `json:"lines"`
+	Username string        `json:"username"`
+}
+
+// Template Example: {"body":"We are open 9 to 5, Monday to Friday.","id":3,"shared":false,"title":"Opening hours"}
 type Template struct {
-	Body  string `json:"body"`
-	Id    int64  `json:"id"`
-	Title string `json:"title"`
+	// Body The text, as written: variables such as `{first_name}` are the client's to replace (see `GET /sms/templates`).
+	Body string `json:"body"`
+	Id   int64  `json:"id"`
+
+	// Shared A team reply, listed to the whole account; false for the caller's own.
+	Shared bool   `json:"shared"`
+	Title  string `json:"title"`
 }
 
 // TemplateRequest defines model for TemplateRequest.
 type TemplateRequest struct {
-	Body  string `json:"body"`
-	Title string `json:"title"`
+	Body string `json:"body"`
+
+	// Shared Creating: a team reply (needs a role whose `users` is `all`, or an API key). Replacing: may be left out, or must be the template's.
+	Shared *bool  `json:"shared,omitempty"`
+	Title  string `json:"title"`
 }
 
 // TestEventData `data` of a test event (`POST /webhooks/{id}/test`). The event has the subscription's own `type`; `event` is `test`, which no real event uses, so a receiver can tell it apart and acknowledge it without acting on it.
@@ -2287,6 +2426,11 @@ type MediaQuotaExceeded = Error
 // NotFound The error envelope of every error response.
 type NotFound = Error
 
+// NotificationPreferencesResponse defines model for NotificationPreferences.
+type NotificationPreferencesResponse struct {
+	Data NotificationPreferences `json:"data"`
+}
+
 // PayloadTooLarge The error envelope of every error response.
 type PayloadTooLarge = Error
 
@@ -2298,7 +2442,7 @@ type ScheduledMessageResponse struct {
 
 // TemplateResponse defines model for Template.
 type TemplateResponse struct {
-	// Data Example: {"body":"We are open 9 to 5, Monday to Friday.","id":3,"title":"Opening hours"}
+	// Data Example: {"body":"We are open 9 to 5, Monday to Friday.","id":3,"shared":false,"title":"Opening hours"}
 	Data Template `json:"data"`
 }
 
@@ -2468,6 +2612,14 @@ type AddCommentParams struct {
 	GroupParticipants *GroupParticipants `form:"groupParticipants,omitempty" json:"groupParticipants,omitempty"`
 }
 
+// GetConversationHistoryParams defines parameters for GetConversationHistory.
+type GetConversationHistoryParams struct {
+	// GroupParticipants Addresses a group thread: every other party's number, comma-separated (with or without the path's number). Without it the path addresses the 1:1 thread.
+	GroupParticipants *GroupParticipants `form:"groupParticipants,omitempty" json:"groupParticipants,omitempty"`
+	Limit             *int               `form:"limit,omitempty" json:"limit,omitempty"`
+	Before            *int64             `form:"before,omitempty" json:"before,omitempty"`
+}
+
 // DeleteMessageParams defines parameters for DeleteMessage.
 type DeleteMessageParams struct {
 	// GroupParticipants Addresses a group thread: every other party's number, comma-separated (with or without the path's number). Without it the path addresses the 1:1 thread.
@@ -2541,6 +2693,12 @@ type SendSMSParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// ListTeammatesParams defines parameters for ListTeammates.
+type ListTeammatesParams struct {
+	// Lines Comma-separated line numbers; omit for every line the credential may use. Each must be one of those lines (otherwise 404); an empty item is 400.
+	Lines *LinesFilter `form:"lines,omitempty" json:"lines,omitempty"`
+}
+
 // GetUnreadCountsParams defines parameters for GetUnreadCounts.
 type GetUnreadCountsParams struct {
 	// Lines Comma-separated line numbers; omit for every line the credential may use. Each must be one of those lines (otherwise 404); an empty item is 400.
@@ -2581,6 +2739,9 @@ type RecoverWebhookJSONBody struct {
 
 // SearchCallsJSONRequestBody defines body for SearchCalls for application/json ContentType.
 type SearchCallsJSONRequestBody = CallSearchRequest
+
+// PutNotificationPreferencesJSONRequestBody defines body for PutNotificationPreferences for application/json ContentType.
+type PutNotificationPreferencesJSONRequestBody = NotificationPreferencesRequest
 
 // AssignConversationJSONRequestBody defines body for AssignConversation for application/json ContentType.
 type AssignConversationJSONRequestBody = AssignRequest
@@ -2932,6 +3093,40 @@ type ClientInterface interface {
 	// Corresponds with GET /me (the `GetMe` operationId).
 	GetMe(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetNotificationPreferences The person's notification preferences (beyond the spec)
+	//
+	// Which notifications the person wants, kept by the server so that every client
+	// and device of theirs follows one choice: `assignedToMe` (a new inbound text in a
+	// conversation assigned to them), `unassignedOnMyLines` (a new inbound text in an
+	// unassigned conversation on a line they can work) and `mentions` (a note that
+	// mentions them: the personal `conversation.mentioned` event). Until the person
+	// saves their own, every one is on and `updatedAt` is absent.
+	//
+	// The event stream carries the events whatever the preferences: a client decides
+	// what to notify from them. A person's, so an API key (no person) is 400
+	// `invalid_request`.
+	//
+	// Corresponds with GET /me/notifications (the `GetNotificationPreferences` operationId).
+	GetNotificationPreferences(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutNotificationPreferencesWithBody Save the person's notification preferences (beyond the spec)
+	//
+	// Replaces the preferences: every field is required. 200 with what was saved. An API key is 400 `invalid_request`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /me/notifications (the `PutNotificationPreferences` operationId).
+	PutNotificationPreferencesWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutNotificationPreferences Save the person's notification preferences (beyond the spec)
+	//
+	// Replaces the preferences: every field is required. 200 with what was saved. An API key is 400 `invalid_request`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /me/notifications (the `PutNotificationPreferences` operationId).
+	PutNotificationPreferences(ctx context.Context, body PutNotificationPreferencesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetOpenAPI This document, as JSON
 	//
 	// The OpenAPI description of this API. Needs no credential, but one that is sent must be valid: an invalid, revoked or expired one is 401. It takes no query parameter: any is 400.
@@ -3071,7 +3266,20 @@ type ClientInterface interface {
 	//
 	// Saves an internal note (`comment`: not blank, at most 2000 bytes). It is visible to the
 	// team through `GET` on this path and never delivered to the other party. 201 with the
-	// conversation's current state (created if the pair had none).
+	// conversation's current state (created if the pair had none) and `mentions`.
+	//
+	// Mentions: `@` followed by a teammate's username, full name ("@Ada Lovelace") or
+	// first name ("@Ada"), compared case-insensitively, mentions them when the person
+	// can work this line (`GET /sms/teammates?lines=`) and is not disabled. The `@`
+	// must start the note or follow a character that is not a letter, digit or
+	// underscore (an e-mail address mentions nobody), and the name must end the note
+	// or be followed by such a character ("@ada," and "@ada's" mention ada). A first
+	// or full name two of the line's people share mentions neither (the username
+	// does); where several names fit, the longest wins. Anything else is text: a note
+	// is never refused for what it mentions. `mentions` lists the user ids, in the
+	// order first mentioned, at most 20. The `conversation.commented` event carries
+	// them too, and each mentioned person other than the author gets a personal
+	// `conversation.mentioned` event on their streams (never a webhook).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3082,12 +3290,39 @@ type ClientInterface interface {
 	//
 	// Saves an internal note (`comment`: not blank, at most 2000 bytes). It is visible to the
 	// team through `GET` on this path and never delivered to the other party. 201 with the
-	// conversation's current state (created if the pair had none).
+	// conversation's current state (created if the pair had none) and `mentions`.
+	//
+	// Mentions: `@` followed by a teammate's username, full name ("@Ada Lovelace") or
+	// first name ("@Ada"), compared case-insensitively, mentions them when the person
+	// can work this line (`GET /sms/teammates?lines=`) and is not disabled. The `@`
+	// must start the note or follow a character that is not a letter, digit or
+	// underscore (an e-mail address mentions nobody), and the name must end the note
+	// or be followed by such a character ("@ada," and "@ada's" mention ada). A first
+	// or full name two of the line's people share mentions neither (the username
+	// does); where several names fit, the longest wins. Anything else is text: a note
+	// is never refused for what it mentions. `mentions` lists the user ids, in the
+	// order first mentioned, at most 20. The `conversation.commented` event carries
+	// them too, and each mentioned person other than the author gets a personal
+	// `conversation.mentioned` event on their streams (never a webhook).
 	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /sms/conversations/{line}/{number}/comments (the `AddComment` operationId).
 	AddComment(ctx context.Context, line Line, number Number, params *AddCommentParams, body AddCommentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetConversationHistory A conversation's history, newest first (beyond the spec)
+	//
+	// What the team did to the thread and when, for showing inline: `resolved` (`by`
+	// the person who resolved it, `userId` the one credited, when an API key named
+	// one), `reopened`, `reopenedByText` (a text arrived on a resolved thread; `by`
+	// null), `assigned` (`userId` the new owner), `unassigned` and `commented` (with
+	// the note). `by` is null for an API key. Empty for a pair with no stored state;
+	// deleting the conversation erases its history. Paged by cursor: `limit` (1 to 200,
+	// default 50) and `before` (an entry id: only older ones); `next`, beside `data`, is
+	// the `before` of the next page while there may be one.
+	//
+	// Corresponds with GET /sms/conversations/{line}/{number}/history (the `GetConversationHistory` operationId).
+	GetConversationHistory(ctx context.Context, line Line, number Number, params *GetConversationHistoryParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteMessage Delete a message
 	//
@@ -3573,18 +3808,45 @@ type ClientInterface interface {
 	// Corresponds with POST /sms/quote (the `QuoteSMS` operationId).
 	QuoteSMS(ctx context.Context, body QuoteSMSJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ListTemplates List the caller's saved replies
+	// ListTeammates The people who work the caller's lines, by name (beyond the spec)
+	//
+	// Everyone who can work at least one of the lines the credential may use (`lines`:
+	// only these), the caller among them, with their name and those lines: what an
+	// assignee picker offers, and how a client names the `by`, `sentBy`, `readBy`,
+	// `assignedTo` and `authorId` it shows. A person who can work a line is one whose
+	// role's `numbers` is `all`, or `assigned` and the line is assigned to them or to
+	// nobody (the same rule that decides who may read its texts).
+	//
+	// Sharing a line is enough: the Users role permission does not apply, because the
+	// answer shows only a teammate's id, username and name, and only lines the caller
+	// sees (`GET /users` still governs the full records). `disabled` people (who can no
+	// longer sign in) are listed, so that their past work keeps its name, and a client
+	// leaves them out of its picker. In `GET /users` order (last name, first name, id).
+	//
+	// Corresponds with GET /sms/teammates (the `ListTeammates` operationId).
+	ListTeammates(ctx context.Context, params *ListTeammatesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListTemplates List the caller's saved replies and the team's
 	//
 	// Saved replies belong to the person who made them; an API key, which has no person,
-	// sees and owns the account's integration replies. Oldest first, not paginated (at
-	// most 1,000 per owner).
+	// sees and owns the account's integration replies. Beside them are the account's
+	// shared replies (`shared: true`, the team's), which every credential of the account
+	// lists. Oldest first, not paginated (at most 1,000 per owner, and 1,000 shared).
+	//
+	// A body may hold variables that the client replaces from the conversation's
+	// contact before it shows the preview or sends: `{first_name}` (the contact's
+	// name up to its first space), `{last_name}` (the rest of the name), `{name}` (the
+	// whole name), `{company}` and `{number}` (the other party's number). The server
+	// stores and returns the text as written and never replaces them (a send carries
+	// exactly the text it is given); a variable the contact has no value for becomes
+	// the empty string, and any other text in braces is left as it is.
 	//
 	// Corresponds with GET /sms/templates (the `ListTemplates` operationId).
 	ListTemplates(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateTemplateWithBody Save a reply
 	//
-	// `title` (at most 200 characters) and `body` (at most 2000 bytes, a message's limit) are required and must not be blank. 409 `conflict` when the caller already has 1,000 templates.
+	// `title` (at most 200 characters) and `body` (at most 2000 bytes, a message's limit) are required and must not be blank. 409 `conflict` when the caller already has 1,000 templates (1,000 shared ones, for a shared template). `shared: true` makes a team reply, listed to the whole account: it needs, for an OAuth token, a role whose `users` permission is `all` (403 `permission_denied` otherwise); an API key may. Whether a reply is shared is fixed when it is made.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3593,7 +3855,7 @@ type ClientInterface interface {
 
 	// CreateTemplate Save a reply
 	//
-	// `title` (at most 200 characters) and `body` (at most 2000 bytes, a message's limit) are required and must not be blank. 409 `conflict` when the caller already has 1,000 templates.
+	// `title` (at most 200 characters) and `body` (at most 2000 bytes, a message's limit) are required and must not be blank. 409 `conflict` when the caller already has 1,000 templates (1,000 shared ones, for a shared template). `shared: true` makes a team reply, listed to the whole account: it needs, for an OAuth token, a role whose `users` permission is `all` (403 `permission_denied` otherwise); an API key may. Whether a reply is shared is fixed when it is made.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3602,14 +3864,14 @@ type ClientInterface interface {
 
 	// DeleteTemplate Delete a saved reply
 	//
-	// 204. Another owner's template is 404 `not_found`.
+	// 204. Another owner's template is 404 `not_found`; a shared one needs what making one needs (403 `permission_denied` otherwise).
 	//
 	// Corresponds with DELETE /sms/templates/{id} (the `DeleteTemplate` operationId).
 	DeleteTemplate(ctx context.Context, id TemplateId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ReplaceTemplateWithBody Replace a saved reply
 	//
-	// Replaces the title and body. Another user's template (or an integration's, for a person) is 404 `not_found`.
+	// Replaces the title and body. Another user's template (or an integration's, for a person) is 404 `not_found`. A shared template may be replaced by anyone who may make one (403 `permission_denied` for the others, who see it). `shared` may be left out; given, it must be the template's (400 otherwise: whether a reply is shared is fixed when it is made).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3618,7 +3880,7 @@ type ClientInterface interface {
 
 	// ReplaceTemplate Replace a saved reply
 	//
-	// Replaces the title and body. Another user's template (or an integration's, for a person) is 404 `not_found`.
+	// Replaces the title and body. Another user's template (or an integration's, for a person) is 404 `not_found`. A shared template may be replaced by anyone who may make one (403 `permission_denied` for the others, who see it). `shared` may be left out; given, it must be the template's (400 otherwise: whether a reply is shared is fixed when it is made).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -4223,6 +4485,70 @@ func (c *Client) GetMe(ctx context.Context, reqEditors ...RequestEditorFn) (*htt
 	return c.Client.Do(req)
 }
 
+// GetNotificationPreferences The person's notification preferences (beyond the spec)
+//
+// Which notifications the person wants, kept by the server so that every client
+// and device of theirs follows one choice: `assignedToMe` (a new inbound text in a
+// conversation assigned to them), `unassignedOnMyLines` (a new inbound text in an
+// unassigned conversation on a line they can work) and `mentions` (a note that
+// mentions them: the personal `conversation.mentioned` event). Until the person
+// saves their own, every one is on and `updatedAt` is absent.
+//
+// The event stream carries the events whatever the preferences: a client decides
+// what to notify from them. A person's, so an API key (no person) is 400
+// `invalid_request`.
+//
+// Corresponds with GET /me/notifications (the `GetNotificationPreferences` operationId).
+func (c *Client) GetNotificationPreferences(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetNotificationPreferencesRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutNotificationPreferencesWithBody Save the person's notification preferences (beyond the spec)
+//
+// Replaces the preferences: every field is required. 200 with what was saved. An API key is 400 `invalid_request`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /me/notifications (the `PutNotificationPreferences` operationId).
+func (c *Client) PutNotificationPreferencesWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutNotificationPreferencesRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutNotificationPreferences Save the person's notification preferences (beyond the spec)
+//
+// Replaces the preferences: every field is required. 200 with what was saved. An API key is 400 `invalid_request`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /me/notifications (the `PutNotificationPreferences` operationId).
+func (c *Client) PutNotificationPreferences(ctx context.Context, body PutNotificationPreferencesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutNotificationPreferencesRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetOpenAPI This document, as JSON
 //
 // The OpenAPI description of this API. Needs no credential, but one that is sent must be valid: an invalid, revoked or expired one is 401. It takes no query parameter: any is 400.
@@ -4442,7 +4768,20 @@ func (c *Client) ListComments(ctx context.Context, line Line, number Number, par
 //
 // Saves an internal note (`comment`: not blank, at most 2000 bytes). It is visible to the
 // team through `GET` on this path and never delivered to the other party. 201 with the
-// conversation's current state (created if the pair had none).
+// conversation's current state (created if the pair had none) and `mentions`.
+//
+// Mentions: `@` followed by a teammate's username, full name ("@Ada Lovelace") or
+// first name ("@Ada"), compared case-insensitively, mentions them when the person
+// can work this line (`GET /sms/teammates?lines=`) and is not disabled. The `@`
+// must start the note or follow a character that is not a letter, digit or
+// underscore (an e-mail address mentions nobody), and the name must end the note
+// or be followed by such a character ("@ada," and "@ada's" mention ada). A first
+// or full name two of the line's people share mentions neither (the username
+// does); where several names fit, the longest wins. Anything else is text: a note
+// is never refused for what it mentions. `mentions` lists the user ids, in the
+// order first mentioned, at most 20. The `conversation.commented` event carries
+// them too, and each mentioned person other than the author gets a personal
+// `conversation.mentioned` event on their streams (never a webhook).
 //
 // Takes any type of body and a specified content type.
 //
@@ -4463,13 +4802,50 @@ func (c *Client) AddCommentWithBody(ctx context.Context, line Line, number Numbe
 //
 // Saves an internal note (`comment`: not blank, at most 2000 bytes). It is visible to the
 // team through `GET` on this path and never delivered to the other party. 201 with the
-// conversation's current state (created if the pair had none).
+// conversation's current state (created if the pair had none) and `mentions`.
+//
+// Mentions: `@` followed by a teammate's username, full name ("@Ada Lovelace") or
+// first name ("@Ada"), compared case-insensitively, mentions them when the person
+// can work this line (`GET /sms/teammates?lines=`) and is not disabled. The `@`
+// must start the note or follow a character that is not a letter, digit or
+// underscore (an e-mail address mentions nobody), and the name must end the note
+// or be followed by such a character ("@ada," and "@ada's" mention ada). A first
+// or full name two of the line's people share mentions neither (the username
+// does); where several names fit, the longest wins. Anything else is text: a note
+// is never refused for what it mentions. `mentions` lists the user ids, in the
+// order first mentioned, at most 20. The `conversation.commented` event carries
+// them too, and each mentioned person other than the author gets a personal
+// `conversation.mentioned` event on their streams (never a webhook).
 //
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /sms/conversations/{line}/{number}/comments (the `AddComment` operationId).
 func (c *Client) AddComment(ctx context.Context, line Line, number Number, params *AddCommentParams, body AddCommentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewAddCommentRequest(c.Server, line, number, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetConversationHistory A conversation's history, newest first (beyond the spec)
+//
+// What the team did to the thread and when, for showing inline: `resolved` (`by`
+// the person who resolved it, `userId` the one credited, when an API key named
+// one), `reopened`, `reopenedByText` (a text arrived on a resolved thread; `by`
+// null), `assigned` (`userId` the new owner), `unassigned` and `commented` (with
+// the note). `by` is null for an API key. Empty for a pair with no stored state;
+// deleting the conversation erases its history. Paged by cursor: `limit` (1 to 200,
+// default 50) and `before` (an entry id: only older ones); `next`, beside `data`, is
+// the `before` of the next page while there may be one.
+//
+// Corresponds with GET /sms/conversations/{line}/{number}/history (the `GetConversationHistory` operationId).
+func (c *Client) GetConversationHistory(ctx context.Context, line Line, number Number, params *GetConversationHistoryParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetConversationHistoryRequest(c.Server, line, number, params)
 	if err != nil {
 		return nil, err
 	}
@@ -5254,11 +5630,48 @@ func (c *Client) QuoteSMS(ctx context.Context, body QuoteSMSJSONRequestBody, req
 	return c.Client.Do(req)
 }
 
-// ListTemplates List the caller's saved replies
+// ListTeammates The people who work the caller's lines, by name (beyond the spec)
+//
+// Everyone who can work at least one of the lines the credential may use (`lines`:
+// only these), the caller among them, with their name and those lines: what an
+// assignee picker offers, and how a client names the `by`, `sentBy`, `readBy`,
+// `assignedTo` and `authorId` it shows. A person who can work a line is one whose
+// role's `numbers` is `all`, or `assigned` and the line is assigned to them or to
+// nobody (the same rule that decides who may read its texts).
+//
+// Sharing a line is enough: the Users role permission does not apply, because the
+// answer shows only a teammate's id, username and name, and only lines the caller
+// sees (`GET /users` still governs the full records). `disabled` people (who can no
+// longer sign in) are listed, so that their past work keeps its name, and a client
+// leaves them out of its picker. In `GET /users` order (last name, first name, id).
+//
+// Corresponds with GET /sms/teammates (the `ListTeammates` operationId).
+func (c *Client) ListTeammates(ctx context.Context, params *ListTeammatesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListTeammatesRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListTemplates List the caller's saved replies and the team's
 //
 // Saved replies belong to the person who made them; an API key, which has no person,
-// sees and owns the account's integration replies. Oldest first, not paginated (at
-// most 1,000 per owner).
+// sees and owns the account's integration replies. Beside them are the account's
+// shared replies (`shared: true`, the team's), which every credential of the account
+// lists. Oldest first, not paginated (at most 1,000 per owner, and 1,000 shared).
+//
+// A body may hold variables that the client replaces from the conversation's
+// contact before it shows the preview or sends: `{first_name}` (the contact's
+// name up to its first space), `{last_name}` (the rest of the name), `{name}` (the
+// whole name), `{company}` and `{number}` (the other party's number). The server
+// stores and returns the text as written and never replaces them (a send carries
+// exactly the text it is given); a variable the contact has no value for becomes
+// the empty string, and any other text in braces is left as it is.
 //
 // Corresponds with GET /sms/templates (the `ListTemplates` operationId).
 func (c *Client) ListTemplates(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5275,7 +5688,7 @@ func (c *Client) ListTemplates(ctx context.Context, reqEditors ...RequestEditorF
 
 // CreateTemplateWithBody Save a reply
 //
-// `title` (at most 200 characters) and `body` (at most 2000 bytes, a message's limit) are required and must not be blank. 409 `conflict` when the caller already has 1,000 templates.
+// `title` (at most 200 characters) and `body` (at most 2000 bytes, a message's limit) are required and must not be blank. 409 `conflict` when the caller already has 1,000 templates (1,000 shared ones, for a shared template). `shared: true` makes a team reply, listed to the whole account: it needs, for an OAuth token, a role whose `users` permission is `all` (403 `permission_denied` otherwise); an API key may. Whether a reply is shared is fixed when it is made.
 //
 // Takes any type of body and a specified content type.
 //
@@ -5294,7 +5707,7 @@ func (c *Client) CreateTemplateWithBody(ctx context.Context, contentType string,
 
 // CreateTemplate Save a reply
 //
-// `title` (at most 200 characters) and `body` (at most 2000 bytes, a message's limit) are required and must not be blank. 409 `conflict` when the caller already has 1,000 templates.
+// `title` (at most 200 characters) and `body` (at most 2000 bytes, a message's limit) are required and must not be blank. 409 `conflict` when the caller already has 1,000 templates (1,000 shared ones, for a shared template). `shared: true` makes a team reply, listed to the whole account: it needs, for an OAuth token, a role whose `users` permission is `all` (403 `permission_denied` otherwise); an API key may. Whether a reply is shared is fixed when it is made.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -5313,7 +5726,7 @@ func (c *Client) CreateTemplate(ctx context.Context, body CreateTemplateJSONRequ
 
 // DeleteTemplate Delete a saved reply
 //
-// 204. Another owner's template is 404 `not_found`.
+// 204. Another owner's template is 404 `not_found`; a shared one needs what making one needs (403 `permission_denied` otherwise).
 //
 // Corresponds with DELETE /sms/templates/{id} (the `DeleteTemplate` operationId).
 func (c *Client) DeleteTemplate(ctx context.Context, id TemplateId, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5330,7 +5743,7 @@ func (c *Client) DeleteTemplate(ctx context.Context, id TemplateId, reqEditors .
 
 // ReplaceTemplateWithBody Replace a saved reply
 //
-// Replaces the title and body. Another user's template (or an integration's, for a person) is 404 `not_found`.
+// Replaces the title and body. Another user's template (or an integration's, for a person) is 404 `not_found`. A shared template may be replaced by anyone who may make one (403 `permission_denied` for the others, who see it). `shared` may be left out; given, it must be the template's (400 otherwise: whether a reply is shared is fixed when it is made).
 //
 // Takes any type of body and a specified content type.
 //
@@ -5349,7 +5762,7 @@ func (c *Client) ReplaceTemplateWithBody(ctx context.Context, id TemplateId, con
 
 // ReplaceTemplate Replace a saved reply
 //
-// Replaces the title and body. Another user's template (or an integration's, for a person) is 404 `not_found`.
+// Replaces the title and body. Another user's template (or an integration's, for a person) is 404 `not_found`. A shared template may be replaced by anyone who may make one (403 `permission_denied` for the others, who see it). `shared` may be left out; given, it must be the template's (400 otherwise: whether a reply is shared is fixed when it is made).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -6191,6 +6604,73 @@ func NewGetMeRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
+// NewGetNotificationPreferencesRequest constructs an http.Request for the GetNotificationPreferences method
+func NewGetNotificationPreferencesRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/me/notifications")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPutNotificationPreferencesRequest calls the generic PutNotificationPreferences builder with application/json body
+func NewPutNotificationPreferencesRequest(server string, body PutNotificationPreferencesJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPutNotificationPreferencesRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewPutNotificationPreferencesRequestWithBody constructs an http.Request for the PutNotificationPreferences method, with any body, and a specified content type
+func NewPutNotificationPreferencesRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/me/notifications")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewGetOpenAPIRequest constructs an http.Request for the GetOpenAPI method
 func NewGetOpenAPIRequest(server string) (*http.Request, error) {
 	var err error
@@ -6912,6 +7392,98 @@ func NewAddCommentRequestWithBody(server string, line Line, number Number, param
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewGetConversationHistoryRequest constructs an http.Request for the GetConversationHistory method
+func NewGetConversationHistoryRequest(server string, line Line, number Number, params *GetConversationHistoryParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "line", line, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "number", number, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/sms/conversations/%s/%s/history", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.GroupParticipants != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "groupParticipants", *params.GroupParticipants, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Before != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "before", *params.Before, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	return req, nil
 }
@@ -7928,6 +8500,60 @@ func NewQuoteSMSRequestWithBody(server string, contentType string, body io.Reade
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewListTeammatesRequest constructs an http.Request for the ListTeammates method
+func NewListTeammatesRequest(server string, params *ListTeammatesParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/sms/teammates")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Lines != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "lines", *params.Lines, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	return req, nil
 }
@@ -9201,6 +9827,42 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /me (the `GetMe` operationId).
 	GetMeWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetMeResponse, error)
 
+	// GetNotificationPreferencesWithResponse The person's notification preferences (beyond the spec)
+	//
+	// Which notifications the person wants, kept by the server so that every client
+	// and device of theirs follows one choice: `assignedToMe` (a new inbound text in a
+	// conversation assigned to them), `unassignedOnMyLines` (a new inbound text in an
+	// unassigned conversation on a line they can work) and `mentions` (a note that
+	// mentions them: the personal `conversation.mentioned` event). Until the person
+	// saves their own, every one is on and `updatedAt` is absent.
+	//
+	// The event stream carries the events whatever the preferences: a client decides
+	// what to notify from them. A person's, so an API key (no person) is 400
+	// `invalid_request`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /me/notifications (the `GetNotificationPreferences` operationId).
+	GetNotificationPreferencesWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetNotificationPreferencesResponse, error)
+
+	// PutNotificationPreferencesWithBodyWithResponse Save the person's notification preferences (beyond the spec)
+	//
+	// Replaces the preferences: every field is required. 200 with what was saved. An API key is 400 `invalid_request`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /me/notifications (the `PutNotificationPreferences` operationId).
+	PutNotificationPreferencesWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutNotificationPreferencesResponse, error)
+
+	// PutNotificationPreferencesWithResponse Save the person's notification preferences (beyond the spec)
+	//
+	// Replaces the preferences: every field is required. 200 with what was saved. An API key is 400 `invalid_request`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /me/notifications (the `PutNotificationPreferences` operationId).
+	PutNotificationPreferencesWithResponse(ctx context.Context, body PutNotificationPreferencesJSONRequestBody, reqEditors ...RequestEditorFn) (*PutNotificationPreferencesResponse, error)
+
 	// GetOpenAPIWithResponse This document, as JSON
 	//
 	// The OpenAPI description of this API. Needs no credential, but one that is sent must be valid: an invalid, revoked or expired one is 401. It takes no query parameter: any is 400.
@@ -9352,7 +10014,20 @@ type ClientWithResponsesInterface interface {
 	//
 	// Saves an internal note (`comment`: not blank, at most 2000 bytes). It is visible to the
 	// team through `GET` on this path and never delivered to the other party. 201 with the
-	// conversation's current state (created if the pair had none).
+	// conversation's current state (created if the pair had none) and `mentions`.
+	//
+	// Mentions: `@` followed by a teammate's username, full name ("@Ada Lovelace") or
+	// first name ("@Ada"), compared case-insensitively, mentions them when the person
+	// can work this line (`GET /sms/teammates?lines=`) and is not disabled. The `@`
+	// must start the note or follow a character that is not a letter, digit or
+	// underscore (an e-mail address mentions nobody), and the name must end the note
+	// or be followed by such a character ("@ada," and "@ada's" mention ada). A first
+	// or full name two of the line's people share mentions neither (the username
+	// does); where several names fit, the longest wins. Anything else is text: a note
+	// is never refused for what it mentions. `mentions` lists the user ids, in the
+	// order first mentioned, at most 20. The `conversation.commented` event carries
+	// them too, and each mentioned person other than the author gets a personal
+	// `conversation.mentioned` event on their streams (never a webhook).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9363,12 +10038,41 @@ type ClientWithResponsesInterface interface {
 	//
 	// Saves an internal note (`comment`: not blank, at most 2000 bytes). It is visible to the
 	// team through `GET` on this path and never delivered to the other party. 201 with the
-	// conversation's current state (created if the pair had none).
+	// conversation's current state (created if the pair had none) and `mentions`.
+	//
+	// Mentions: `@` followed by a teammate's username, full name ("@Ada Lovelace") or
+	// first name ("@Ada"), compared case-insensitively, mentions them when the person
+	// can work this line (`GET /sms/teammates?lines=`) and is not disabled. The `@`
+	// must start the note or follow a character that is not a letter, digit or
+	// underscore (an e-mail address mentions nobody), and the name must end the note
+	// or be followed by such a character ("@ada," and "@ada's" mention ada). A first
+	// or full name two of the line's people share mentions neither (the username
+	// does); where several names fit, the longest wins. Anything else is text: a note
+	// is never refused for what it mentions. `mentions` lists the user ids, in the
+	// order first mentioned, at most 20. The `conversation.commented` event carries
+	// them too, and each mentioned person other than the author gets a personal
+	// `conversation.mentioned` event on their streams (never a webhook).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /sms/conversations/{line}/{number}/comments (the `AddComment` operationId).
 	AddCommentWithResponse(ctx context.Context, line Line, number Number, params *AddCommentParams, body AddCommentJSONRequestBody, reqEditors ...RequestEditorFn) (*AddCommentResponse, error)
+
+	// GetConversationHistoryWithResponse A conversation's history, newest first (beyond the spec)
+	//
+	// What the team did to the thread and when, for showing inline: `resolved` (`by`
+	// the person who resolved it, `userId` the one credited, when an API key named
+	// one), `reopened`, `reopenedByText` (a text arrived on a resolved thread; `by`
+	// null), `assigned` (`userId` the new owner), `unassigned` and `commented` (with
+	// the note). `by` is null for an API key. Empty for a pair with no stored state;
+	// deleting the conversation erases its history. Paged by cursor: `limit` (1 to 200,
+	// default 50) and `before` (an entry id: only older ones); `next`, beside `data`, is
+	// the `before` of the next page while there may be one.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /sms/conversations/{line}/{number}/history (the `GetConversationHistory` operationId).
+	GetConversationHistoryWithResponse(ctx context.Context, line Line, number Number, params *GetConversationHistoryParams, reqEditors ...RequestEditorFn) (*GetConversationHistoryResponse, error)
 
 	// DeleteMessageWithResponse Delete a message
 	//
@@ -9876,11 +10580,40 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /sms/quote (the `QuoteSMS` operationId).
 	QuoteSMSWithResponse(ctx context.Context, body QuoteSMSJSONRequestBody, reqEditors ...RequestEditorFn) (*QuoteSMSResponse, error)
 
-	// ListTemplatesWithResponse List the caller's saved replies
+	// ListTeammatesWithResponse The people who work the caller's lines, by name (beyond the spec)
+	//
+	// Everyone who can work at least one of the lines the credential may use (`lines`:
+	// only these), the caller among them, with their name and those lines: what an
+	// assignee picker offers, and how a client names the `by`, `sentBy`, `readBy`,
+	// `assignedTo` and `authorId` it shows. A person who can work a line is one whose
+	// role's `numbers` is `all`, or `assigned` and the line is assigned to them or to
+	// nobody (the same rule that decides who may read its texts).
+	//
+	// Sharing a line is enough: the Users role permission does not apply, because the
+	// answer shows only a teammate's id, username and name, and only lines the caller
+	// sees (`GET /users` still governs the full records). `disabled` people (who can no
+	// longer sign in) are listed, so that their past work keeps its name, and a client
+	// leaves them out of its picker. In `GET /users` order (last name, first name, id).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /sms/teammates (the `ListTeammates` operationId).
+	ListTeammatesWithResponse(ctx context.Context, params *ListTeammatesParams, reqEditors ...RequestEditorFn) (*ListTeammatesResponse, error)
+
+	// ListTemplatesWithResponse List the caller's saved replies and the team's
 	//
 	// Saved replies belong to the person who made them; an API key, which has no person,
-	// sees and owns the account's integration replies. Oldest first, not paginated (at
-	// most 1,000 per owner).
+	// sees and owns the account's integration replies. Beside them are the account's
+	// shared replies (`shared: true`, the team's), which every credential of the account
+	// lists. Oldest first, not paginated (at most 1,000 per owner, and 1,000 shared).
+	//
+	// A body may hold variables that the client replaces from the conversation's
+	// contact before it shows the preview or sends: `{first_name}` (the contact's
+	// name up to its first space), `{last_name}` (the rest of the name), `{name}` (the
+	// whole name), `{company}` and `{number}` (the other party's number). The server
+	// stores and returns the text as written and never replaces them (a send carries
+	// exactly the text it is given); a variable the contact has no value for becomes
+	// the empty string, and any other text in braces is left as it is.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -9889,7 +10622,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateTemplateWithBodyWithResponse Save a reply
 	//
-	// `title` (at most 200 characters) and `body` (at most 2000 bytes, a message's limit) are required and must not be blank. 409 `conflict` when the caller already has 1,000 templates.
+	// `title` (at most 200 characters) and `body` (at most 2000 bytes, a message's limit) are required and must not be blank. 409 `conflict` when the caller already has 1,000 templates (1,000 shared ones, for a shared template). `shared: true` makes a team reply, listed to the whole account: it needs, for an OAuth token, a role whose `users` permission is `all` (403 `permission_denied` otherwise); an API key may. Whether a reply is shared is fixed when it is made.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9898,7 +10631,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateTemplateWithResponse Save a reply
 	//
-	// `title` (at most 200 characters) and `body` (at most 2000 bytes, a message's limit) are required and must not be blank. 409 `conflict` when the caller already has 1,000 templates.
+	// `title` (at most 200 characters) and `body` (at most 2000 bytes, a message's limit) are required and must not be blank. 409 `conflict` when the caller already has 1,000 templates (1,000 shared ones, for a shared template). `shared: true` makes a team reply, listed to the whole account: it needs, for an OAuth token, a role whose `users` permission is `all` (403 `permission_denied` otherwise); an API key may. Whether a reply is shared is fixed when it is made.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9907,7 +10640,7 @@ type ClientWithResponsesInterface interface {
 
 	// DeleteTemplateWithResponse Delete a saved reply
 	//
-	// 204. Another owner's template is 404 `not_found`.
+	// 204. Another owner's template is 404 `not_found`; a shared one needs what making one needs (403 `permission_denied` otherwise).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -9916,7 +10649,7 @@ type ClientWithResponsesInterface interface {
 
 	// ReplaceTemplateWithBodyWithResponse Replace a saved reply
 	//
-	// Replaces the title and body. Another user's template (or an integration's, for a person) is 404 `not_found`.
+	// Replaces the title and body. Another user's template (or an integration's, for a person) is 404 `not_found`. A shared template may be replaced by anyone who may make one (403 `permission_denied` for the others, who see it). `shared` may be left out; given, it must be the template's (400 otherwise: whether a reply is shared is fixed when it is made).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9925,7 +10658,7 @@ type ClientWithResponsesInterface interface {
 
 	// ReplaceTemplateWithResponse Replace a saved reply
 	//
-	// Replaces the title and body. Another user's template (or an integration's, for a person) is 404 `not_found`.
+	// Replaces the title and body. Another user's template (or an integration's, for a person) is 404 `not_found`. A shared template may be replaced by anyone who may make one (403 `permission_denied` for the others, who see it). `shared` may be left out; given, it must be the template's (400 otherwise: whether a reply is shared is fixed when it is made).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -11206,6 +11939,258 @@ func (r GetMeResponse) ContentType() string {
 	return ""
 }
 
+// GetNotificationPreferencesResponse200Headers the declared response headers of an HTTP 200 response for GetNotificationPreferences
+type GetNotificationPreferencesResponse200Headers struct {
+	XRequestId string
+}
+
+// GetNotificationPreferencesResponse400Headers the declared response headers of an HTTP 400 response for GetNotificationPreferences
+type GetNotificationPreferencesResponse400Headers struct {
+	XRequestId string
+}
+
+// GetNotificationPreferencesResponse401Headers the declared response headers of an HTTP 401 response for GetNotificationPreferences
+type GetNotificationPreferencesResponse401Headers struct {
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// GetNotificationPreferencesResponse403Headers the declared response headers of an HTTP 403 response for GetNotificationPreferences
+type GetNotificationPreferencesResponse403Headers struct {
+	XRequestId string
+}
+
+// GetNotificationPreferencesResponse500Headers the declared response headers of an HTTP 500 response for GetNotificationPreferences
+type GetNotificationPreferencesResponse500Headers struct {
+	XRequestId string
+}
+
+// GetNotificationPreferencesResponse503Headers the declared response headers of an HTTP 503 response for GetNotificationPreferences
+type GetNotificationPreferencesResponse503Headers struct {
+	XRequestId string
+}
+
+type GetNotificationPreferencesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *NotificationPreferencesResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetNotificationPreferencesResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetNotificationPreferencesResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetNotificationPreferencesResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetNotificationPreferencesResponse403Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetNotificationPreferencesResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetNotificationPreferencesResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetNotificationPreferencesResponse) GetJSON200() *NotificationPreferencesResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetNotificationPreferencesResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetNotificationPreferencesResponse) GetJSON401() *Unauthenticated {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetNotificationPreferencesResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetNotificationPreferencesResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetNotificationPreferencesResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetNotificationPreferencesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetNotificationPreferencesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetNotificationPreferencesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetNotificationPreferencesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PutNotificationPreferencesResponse200Headers the declared response headers of an HTTP 200 response for PutNotificationPreferences
+type PutNotificationPreferencesResponse200Headers struct {
+	XRequestId string
+}
+
+// PutNotificationPreferencesResponse400Headers the declared response headers of an HTTP 400 response for PutNotificationPreferences
+type PutNotificationPreferencesResponse400Headers struct {
+	XRequestId string
+}
+
+// PutNotificationPreferencesResponse401Headers the declared response headers of an HTTP 401 response for PutNotificationPreferences
+type PutNotificationPreferencesResponse401Headers struct {
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// PutNotificationPreferencesResponse403Headers the declared response headers of an HTTP 403 response for PutNotificationPreferences
+type PutNotificationPreferencesResponse403Headers struct {
+	XRequestId string
+}
+
+// PutNotificationPreferencesResponse413Headers the declared response headers of an HTTP 413 response for PutNotificationPreferences
+type PutNotificationPreferencesResponse413Headers struct {
+	XRequestId string
+}
+
+// PutNotificationPreferencesResponse500Headers the declared response headers of an HTTP 500 response for PutNotificationPreferences
+type PutNotificationPreferencesResponse500Headers struct {
+	XRequestId string
+}
+
+// PutNotificationPreferencesResponse503Headers the declared response headers of an HTTP 503 response for PutNotificationPreferences
+type PutNotificationPreferencesResponse503Headers struct {
+	XRequestId string
+}
+
+type PutNotificationPreferencesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *NotificationPreferencesResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PutNotificationPreferencesResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *PutNotificationPreferencesResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PutNotificationPreferencesResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PutNotificationPreferencesResponse403Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PutNotificationPreferencesResponse413Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PutNotificationPreferencesResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PutNotificationPreferencesResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PutNotificationPreferencesResponse) GetJSON200() *NotificationPreferencesResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PutNotificationPreferencesResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PutNotificationPreferencesResponse) GetJSON401() *Unauthenticated {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PutNotificationPreferencesResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PutNotificationPreferencesResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PutNotificationPreferencesResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PutNotificationPreferencesResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PutNotificationPreferencesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PutNotificationPreferencesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PutNotificationPreferencesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PutNotificationPreferencesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetOpenAPIResponse200Headers the declared response headers of an HTTP 200 response for GetOpenAPI
 type GetOpenAPIResponse200Headers struct {
 	XRequestId string
@@ -12192,8 +13177,8 @@ type AddCommentResponse struct {
 	HTTPResponse *http.Response
 	// JSON201 the response for an HTTP 201 `application/json` response
 	JSON201 *struct {
-		// Data A conversation's state (data of resolve, reopen, assign and comments). A conversation has no id: it is the pair (line, number), plus `groupParticipants` for a group thread.
-		Data ConversationState `json:"data"`
+		// Data A conversation's state after a note (as `ConversationState`), with the people the note mentions.
+		Data CommentResult `json:"data"`
 	}
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
@@ -12229,8 +13214,8 @@ type AddCommentResponse struct {
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
 func (r AddCommentResponse) GetJSON201() *struct {
-	// Data A conversation's state (data of resolve, reopen, assign and comments). A conversation has no id: it is the pair (line, number), plus `groupParticipants` for a group thread.
-	Data ConversationState `json:"data"`
+	// Data A conversation's state after a note (as `ConversationState`), with the people the note mentions.
+	Data CommentResult `json:"data"`
 } {
 	return r.JSON201
 }
@@ -12293,6 +13278,149 @@ func (r AddCommentResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r AddCommentResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetConversationHistoryResponse200Headers the declared response headers of an HTTP 200 response for GetConversationHistory
+type GetConversationHistoryResponse200Headers struct {
+	XRequestId string
+}
+
+// GetConversationHistoryResponse400Headers the declared response headers of an HTTP 400 response for GetConversationHistory
+type GetConversationHistoryResponse400Headers struct {
+	XRequestId string
+}
+
+// GetConversationHistoryResponse401Headers the declared response headers of an HTTP 401 response for GetConversationHistory
+type GetConversationHistoryResponse401Headers struct {
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// GetConversationHistoryResponse403Headers the declared response headers of an HTTP 403 response for GetConversationHistory
+type GetConversationHistoryResponse403Headers struct {
+	XRequestId string
+}
+
+// GetConversationHistoryResponse404Headers the declared response headers of an HTTP 404 response for GetConversationHistory
+type GetConversationHistoryResponse404Headers struct {
+	XRequestId string
+}
+
+// GetConversationHistoryResponse500Headers the declared response headers of an HTTP 500 response for GetConversationHistory
+type GetConversationHistoryResponse500Headers struct {
+	XRequestId string
+}
+
+// GetConversationHistoryResponse503Headers the declared response headers of an HTTP 503 response for GetConversationHistory
+type GetConversationHistoryResponse503Headers struct {
+	XRequestId string
+}
+
+type GetConversationHistoryResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data []HistoryEntry `json:"data"`
+
+		// Next The `before` of the next page; absent on the last page.
+		Next *int64 `json:"next,omitempty"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetConversationHistoryResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetConversationHistoryResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetConversationHistoryResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetConversationHistoryResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetConversationHistoryResponse404Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetConversationHistoryResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetConversationHistoryResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetConversationHistoryResponse) GetJSON200() *struct {
+	Data []HistoryEntry `json:"data"`
+
+	// Next The `before` of the next page; absent on the last page.
+	Next *int64 `json:"next,omitempty"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetConversationHistoryResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetConversationHistoryResponse) GetJSON401() *Unauthenticated {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetConversationHistoryResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetConversationHistoryResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetConversationHistoryResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetConversationHistoryResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetConversationHistoryResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetConversationHistoryResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetConversationHistoryResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetConversationHistoryResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -15191,6 +16319,143 @@ func (r QuoteSMSResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r QuoteSMSResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListTeammatesResponse200Headers the declared response headers of an HTTP 200 response for ListTeammates
+type ListTeammatesResponse200Headers struct {
+	XRequestId string
+}
+
+// ListTeammatesResponse400Headers the declared response headers of an HTTP 400 response for ListTeammates
+type ListTeammatesResponse400Headers struct {
+	XRequestId string
+}
+
+// ListTeammatesResponse401Headers the declared response headers of an HTTP 401 response for ListTeammates
+type ListTeammatesResponse401Headers struct {
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// ListTeammatesResponse403Headers the declared response headers of an HTTP 403 response for ListTeammates
+type ListTeammatesResponse403Headers struct {
+	XRequestId string
+}
+
+// ListTeammatesResponse404Headers the declared response headers of an HTTP 404 response for ListTeammates
+type ListTeammatesResponse404Headers struct {
+	XRequestId string
+}
+
+// ListTeammatesResponse500Headers the declared response headers of an HTTP 500 response for ListTeammates
+type ListTeammatesResponse500Headers struct {
+	XRequestId string
+}
+
+// ListTeammatesResponse503Headers the declared response headers of an HTTP 503 response for ListTeammates
+type ListTeammatesResponse503Headers struct {
+	XRequestId string
+}
+
+type ListTeammatesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data []Teammate `json:"data"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListTeammatesResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListTeammatesResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListTeammatesResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ListTeammatesResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ListTeammatesResponse404Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListTeammatesResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListTeammatesResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListTeammatesResponse) GetJSON200() *struct {
+	Data []Teammate `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListTeammatesResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListTeammatesResponse) GetJSON401() *Unauthenticated {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListTeammatesResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListTeammatesResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListTeammatesResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListTeammatesResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListTeammatesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListTeammatesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListTeammatesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListTeammatesResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -18633,6 +19898,60 @@ func (c *ClientWithResponses) GetMeWithResponse(ctx context.Context, reqEditors 
 	return ParseGetMeResponse(rsp)
 }
 
+// GetNotificationPreferencesWithResponse The person's notification preferences (beyond the spec)
+//
+// Which notifications the person wants, kept by the server so that every client
+// and device of theirs follows one choice: `assignedToMe` (a new inbound text in a
+// conversation assigned to them), `unassignedOnMyLines` (a new inbound text in an
+// unassigned conversation on a line they can work) and `mentions` (a note that
+// mentions them: the personal `conversation.mentioned` event). Until the person
+// saves their own, every one is on and `updatedAt` is absent.
+//
+// The event stream carries the events whatever the preferences: a client decides
+// what to notify from them. A person's, so an API key (no person) is 400
+// `invalid_request`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /me/notifications (the `GetNotificationPreferences` operationId).
+func (c *ClientWithResponses) GetNotificationPreferencesWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetNotificationPreferencesResponse, error) {
+	rsp, err := c.GetNotificationPreferences(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetNotificationPreferencesResponse(rsp)
+}
+
+// PutNotificationPreferencesWithBodyWithResponse Save the person's notification preferences (beyond the spec)
+//
+// Replaces the preferences: every field is required. 200 with what was saved. An API key is 400 `invalid_request`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /me/notifications (the `PutNotificationPreferences` operationId).
+func (c *ClientWithResponses) PutNotificationPreferencesWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutNotificationPreferencesResponse, error) {
+	rsp, err := c.PutNotificationPreferencesWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutNotificationPreferencesResponse(rsp)
+}
+
+// PutNotificationPreferencesWithResponse Save the person's notification preferences (beyond the spec)
+//
+// Replaces the preferences: every field is required. 200 with what was saved. An API key is 400 `invalid_request`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /me/notifications (the `PutNotificationPreferences` operationId).
+func (c *ClientWithResponses) PutNotificationPreferencesWithResponse(ctx context.Context, body PutNotificationPreferencesJSONRequestBody, reqEditors ...RequestEditorFn) (*PutNotificationPreferencesResponse, error) {
+	rsp, err := c.PutNotificationPreferences(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutNotificationPreferencesResponse(rsp)
+}
+
 // GetOpenAPIWithResponse This document, as JSON
 //
 // The OpenAPI description of this API. Needs no credential, but one that is sent must be valid: an invalid, revoked or expired one is 401. It takes no query parameter: any is 400.
@@ -18832,7 +20151,20 @@ func (c *ClientWithResponses) ListCommentsWithResponse(ctx context.Context, line
 //
 // Saves an internal note (`comment`: not blank, at most 2000 bytes). It is visible to the
 // team through `GET` on this path and never delivered to the other party. 201 with the
-// conversation's current state (created if the pair had none).
+// conversation's current state (created if the pair had none) and `mentions`.
+//
+// Mentions: `@` followed by a teammate's username, full name ("@Ada Lovelace") or
+// first name ("@Ada"), compared case-insensitively, mentions them when the person
+// can work this line (`GET /sms/teammates?lines=`) and is not disabled. The `@`
+// must start the note or follow a character that is not a letter, digit or
+// underscore (an e-mail address mentions nobody), and the name must end the note
+// or be followed by such a character ("@ada," and "@ada's" mention ada). A first
+// or full name two of the line's people share mentions neither (the username
+// does); where several names fit, the longest wins. Anything else is text: a note
+// is never refused for what it mentions. `mentions` lists the user ids, in the
+// order first mentioned, at most 20. The `conversation.commented` event carries
+// them too, and each mentioned person other than the author gets a personal
+// `conversation.mentioned` event on their streams (never a webhook).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -18849,7 +20181,20 @@ func (c *ClientWithResponses) AddCommentWithBodyWithResponse(ctx context.Context
 //
 // Saves an internal note (`comment`: not blank, at most 2000 bytes). It is visible to the
 // team through `GET` on this path and never delivered to the other party. 201 with the
-// conversation's current state (created if the pair had none).
+// conversation's current state (created if the pair had none) and `mentions`.
+//
+// Mentions: `@` followed by a teammate's username, full name ("@Ada Lovelace") or
+// first name ("@Ada"), compared case-insensitively, mentions them when the person
+// can work this line (`GET /sms/teammates?lines=`) and is not disabled. The `@`
+// must start the note or follow a character that is not a letter, digit or
+// underscore (an e-mail address mentions nobody), and the name must end the note
+// or be followed by such a character ("@ada," and "@ada's" mention ada). A first
+// or full name two of the line's people share mentions neither (the username
+// does); where several names fit, the longest wins. Anything else is text: a note
+// is never refused for what it mentions. `mentions` lists the user ids, in the
+// order first mentioned, at most 20. The `conversation.commented` event carries
+// them too, and each mentioned person other than the author gets a personal
+// `conversation.mentioned` event on their streams (never a webhook).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -18860,6 +20205,28 @@ func (c *ClientWithResponses) AddCommentWithResponse(ctx context.Context, line L
 		return nil, err
 	}
 	return ParseAddCommentResponse(rsp)
+}
+
+// GetConversationHistoryWithResponse A conversation's history, newest first (beyond the spec)
+//
+// What the team did to the thread and when, for showing inline: `resolved` (`by`
+// the person who resolved it, `userId` the one credited, when an API key named
+// one), `reopened`, `reopenedByText` (a text arrived on a resolved thread; `by`
+// null), `assigned` (`userId` the new owner), `unassigned` and `commented` (with
+// the note). `by` is null for an API key. Empty for a pair with no stored state;
+// deleting the conversation erases its history. Paged by cursor: `limit` (1 to 200,
+// default 50) and `before` (an entry id: only older ones); `next`, beside `data`, is
+// the `before` of the next page while there may be one.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /sms/conversations/{line}/{number}/history (the `GetConversationHistory` operationId).
+func (c *ClientWithResponses) GetConversationHistoryWithResponse(ctx context.Context, line Line, number Number, params *GetConversationHistoryParams, reqEditors ...RequestEditorFn) (*GetConversationHistoryResponse, error) {
+	rsp, err := c.GetConversationHistory(ctx, line, number, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetConversationHistoryResponse(rsp)
 }
 
 // DeleteMessageWithResponse Delete a message
@@ -19542,11 +20909,46 @@ func (c *ClientWithResponses) QuoteSMSWithResponse(ctx context.Context, body Quo
 	return ParseQuoteSMSResponse(rsp)
 }
 
-// ListTemplatesWithResponse List the caller's saved replies
+// ListTeammatesWithResponse The people who work the caller's lines, by name (beyond the spec)
+//
+// Everyone who can work at least one of the lines the credential may use (`lines`:
+// only these), the caller among them, with their name and those lines: what an
+// assignee picker offers, and how a client names the `by`, `sentBy`, `readBy`,
+// `assignedTo` and `authorId` it shows. A person who can work a line is one whose
+// role's `numbers` is `all`, or `assigned` and the line is assigned to them or to
+// nobody (the same rule that decides who may read its texts).
+//
+// Sharing a line is enough: the Users role permission does not apply, because the
+// answer shows only a teammate's id, username and name, and only lines the caller
+// sees (`GET /users` still governs the full records). `disabled` people (who can no
+// longer sign in) are listed, so that their past work keeps its name, and a client
+// leaves them out of its picker. In `GET /users` order (last name, first name, id).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /sms/teammates (the `ListTeammates` operationId).
+func (c *ClientWithResponses) ListTeammatesWithResponse(ctx context.Context, params *ListTeammatesParams, reqEditors ...RequestEditorFn) (*ListTeammatesResponse, error) {
+	rsp, err := c.ListTeammates(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListTeammatesResponse(rsp)
+}
+
+// ListTemplatesWithResponse List the caller's saved replies and the team's
 //
 // Saved replies belong to the person who made them; an API key, which has no person,
-// sees and owns the account's integration replies. Oldest first, not paginated (at
-// most 1,000 per owner).
+// sees and owns the account's integration replies. Beside them are the account's
+// shared replies (`shared: true`, the team's), which every credential of the account
+// lists. Oldest first, not paginated (at most 1,000 per owner, and 1,000 shared).
+//
+// A body may hold variables that the client replaces from the conversation's
+// contact before it shows the preview or sends: `{first_name}` (the contact's
+// name up to its first space), `{last_name}` (the rest of the name), `{name}` (the
+// whole name), `{company}` and `{number}` (the other party's number). The server
+// stores and returns the text as written and never replaces them (a send carries
+// exactly the text it is given); a variable the contact has no value for becomes
+// the empty string, and any other text in braces is left as it is.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -19561,7 +20963,7 @@ func (c *ClientWithResponses) ListTemplatesWithResponse(ctx context.Context, req
 
 // CreateTemplateWithBodyWithResponse Save a reply
 //
-// `title` (at most 200 characters) and `body` (at most 2000 bytes, a message's limit) are required and must not be blank. 409 `conflict` when the caller already has 1,000 templates.
+// `title` (at most 200 characters) and `body` (at most 2000 bytes, a message's limit) are required and must not be blank. 409 `conflict` when the caller already has 1,000 templates (1,000 shared ones, for a shared template). `shared: true` makes a team reply, listed to the whole account: it needs, for an OAuth token, a role whose `users` permission is `all` (403 `permission_denied` otherwise); an API key may. Whether a reply is shared is fixed when it is made.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -19576,7 +20978,7 @@ func (c *ClientWithResponses) CreateTemplateWithBodyWithResponse(ctx context.Con
 
 // CreateTemplateWithResponse Save a reply
 //
-// `title` (at most 200 characters) and `body` (at most 2000 bytes, a message's limit) are required and must not be blank. 409 `conflict` when the caller already has 1,000 templates.
+// `title` (at most 200 characters) and `body` (at most 2000 bytes, a message's limit) are required and must not be blank. 409 `conflict` when the caller already has 1,000 templates (1,000 shared ones, for a shared template). `shared: true` makes a team reply, listed to the whole account: it needs, for an OAuth token, a role whose `users` permission is `all` (403 `permission_denied` otherwise); an API key may. Whether a reply is shared is fixed when it is made.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -19591,7 +20993,7 @@ func (c *ClientWithResponses) CreateTemplateWithResponse(ctx context.Context, bo
 
 // DeleteTemplateWithResponse Delete a saved reply
 //
-// 204. Another owner's template is 404 `not_found`.
+// 204. Another owner's template is 404 `not_found`; a shared one needs what making one needs (403 `permission_denied` otherwise).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -19606,7 +21008,7 @@ func (c *ClientWithResponses) DeleteTemplateWithResponse(ctx context.Context, id
 
 // ReplaceTemplateWithBodyWithResponse Replace a saved reply
 //
-// Replaces the title and body. Another user's template (or an integration's, for a person) is 404 `not_found`.
+// Replaces the title and body. Another user's template (or an integration's, for a person) is 404 `not_found`. A shared template may be replaced by anyone who may make one (403 `permission_denied` for the others, who see it). `shared` may be left out; given, it must be the template's (400 otherwise: whether a reply is shared is fixed when it is made).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -19621,7 +21023,7 @@ func (c *ClientWithResponses) ReplaceTemplateWithBodyWithResponse(ctx context.Co
 
 // ReplaceTemplateWithResponse Replace a saved reply
 //
-// Replaces the title and body. Another user's template (or an integration's, for a person) is 404 `not_found`.
+// Replaces the title and body. Another user's template (or an integration's, for a person) is 404 `not_found`. A shared template may be replaced by anyone who may make one (403 `permission_denied` for the others, who see it). `shared` may be left out; given, it must be the template's (400 otherwise: whether a reply is shared is fixed when it is made).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -21143,6 +22545,285 @@ func ParseGetMeResponse(rsp *http.Response) (*GetMeResponse, error) {
 	return response, nil
 }
 
+// ParseGetNotificationPreferencesResponse parses an HTTP response from a GetNotificationPreferencesWithResponse call
+func ParseGetNotificationPreferencesResponse(rsp *http.Response) (*GetNotificationPreferencesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetNotificationPreferencesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest NotificationPreferencesResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetNotificationPreferencesResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetNotificationPreferencesResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetNotificationPreferencesResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetNotificationPreferencesResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetNotificationPreferencesResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetNotificationPreferencesResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePutNotificationPreferencesResponse parses an HTTP response from a PutNotificationPreferencesWithResponse call
+func ParsePutNotificationPreferencesResponse(rsp *http.Response) (*PutNotificationPreferencesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PutNotificationPreferencesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest NotificationPreferencesResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PutNotificationPreferencesResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers PutNotificationPreferencesResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers PutNotificationPreferencesResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PutNotificationPreferencesResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 413:
+		var headers PutNotificationPreferencesResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 500:
+		var headers PutNotificationPreferencesResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers PutNotificationPreferencesResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseGetOpenAPIResponse parses an HTTP response from a GetOpenAPIWithResponse call
 func ParseGetOpenAPIResponse(rsp *http.Response) (*GetOpenAPIResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -22179,8 +23860,8 @@ func ParseAddCommentResponse(rsp *http.Response) (*AddCommentResponse, error) {
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
 		var dest struct {
-			// Data A conversation's state (data of resolve, reopen, assign and comments). A conversation has no id: it is the pair (line, number), plus `groupParticipants` for a group thread.
-			Data ConversationState `json:"data"`
+			// Data A conversation's state after a note (as `ConversationState`), with the people the note mentions.
+			Data CommentResult `json:"data"`
 		}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
@@ -22318,6 +23999,159 @@ func ParseAddCommentResponse(rsp *http.Response) (*AddCommentResponse, error) {
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers AddCommentResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetConversationHistoryResponse parses an HTTP response from a GetConversationHistoryWithResponse call
+func ParseGetConversationHistoryResponse(rsp *http.Response) (*GetConversationHistoryResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetConversationHistoryResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data []HistoryEntry `json:"data"`
+
+			// Next The `before` of the next page; absent on the last page.
+			Next *int64 `json:"next,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetConversationHistoryResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetConversationHistoryResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetConversationHistoryResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetConversationHistoryResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetConversationHistoryResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetConversationHistoryResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetConversationHistoryResponse503Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -25564,6 +27398,156 @@ func ParseQuoteSMSResponse(rsp *http.Response) (*QuoteSMSResponse, error) {
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers QuoteSMSResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListTeammatesResponse parses an HTTP response from a ListTeammatesWithResponse call
+func ParseListTeammatesResponse(rsp *http.Response) (*ListTeammatesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListTeammatesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data []Teammate `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListTeammatesResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListTeammatesResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListTeammatesResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ListTeammatesResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers ListTeammatesResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListTeammatesResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListTeammatesResponse503Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {

@@ -38,6 +38,7 @@ import (
 	"switchboard/internal/store"
 	"switchboard/internal/stream"
 	"switchboard/internal/sysmem"
+	"switchboard/internal/team"
 	"switchboard/internal/users"
 	"switchboard/internal/webapp"
 	"switchboard/internal/webhooks"
@@ -384,6 +385,7 @@ func newApp(ctx context.Context, c *cli, st *store.Store, log *slog.Logger, publ
 		Inbox: inbox.New(inbox.Config{Store: st, Media: media, Log: log,
 			MediaURL: func(name string) string { return media.URL(publicURL+"/media/", name) }}),
 		Search:       search.New(search.Config{Store: st}),
+		Team:         team.New(team.Config{Store: st}),
 		Media:        media.Handler(),
 		CarrierHooks: hooks,
 		OAuth:        authz.Handler(),

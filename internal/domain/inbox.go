@@ -43,6 +43,7 @@ type ConversationSummary struct {
 	LastMessageAt time.Time
 	LastMessage   string // the newest message's text, cut to a preview
 	LastDirection string // "in" or "out"
+	LastSentBy    int64  // the user who sent the newest message; 0 for a text received or sent with an API key
 	LastHasMedia  bool
 	UnreadCount   int64
 }
@@ -113,4 +114,13 @@ func LineReaders(users []User, roles []Role, line Line) []int64 {
 		}
 	}
 	return out
+}
+
+// NotificationPrefs are what a person wants to be notified of (GET and PUT
+// /me/notifications); their clients notify, the server keeps the choice.
+type NotificationPrefs struct {
+	AssignedToMe      bool // a new inbound text in a conversation assigned to them
+	UnassignedOnLines bool // a new inbound text in an unassigned conversation on their lines
+	Mentions          bool // a note that mentions them
+	UpdatedAt         *time.Time
 }

@@ -53,6 +53,7 @@ type conversationItemJSON struct {
 	LastMessageID     int64      `json:"lastMessageId"`
 	LastMessageAt     time.Time  `json:"lastMessageAt"`
 	Direction         string     `json:"direction"`
+	SentBy            *int64     `json:"lastMessageSentBy"`
 	HasMedia          bool       `json:"hasMedia"`
 	Unread            bool       `json:"unread"`
 	UnreadCount       int64      `json:"unreadCount"`
@@ -64,10 +65,15 @@ type conversationItemJSON struct {
 
 func toItemJSON(c domain.ConversationSummary) conversationItemJSON {
 	st := toStateJSON(c.Conversation)
-	return conversationItemJSON{Line: st.Line, Number: st.Number, GroupParticipants: st.GroupParticipants,
+	item := conversationItemJSON{Line: st.Line, Number: st.Number, GroupParticipants: st.GroupParticipants,
 		LastMessage: c.LastMessage, LastMessageID: c.LastMessageID, LastMessageAt: c.LastMessageAt.Truncate(time.Second),
 		Direction: c.LastDirection, HasMedia: c.LastHasMedia, Unread: c.UnreadCount > 0, UnreadCount: c.UnreadCount,
 		Resolved: st.Resolved, ResolvedBy: st.ResolvedBy, ResolvedAt: st.ResolvedAt, AssignedTo: st.AssignedTo}
+	if c.LastSentBy != 0 {
+		by := c.LastSentBy
+		item.SentBy = &by
+	}
+	return item
 }
 
 // receiptJSON is Message.delivery: the carrier's receipt.
@@ -427,12 +433,19 @@ func (s *Server) addComment(w http.ResponseWriter, r *http.Request) error {
 	if req.Comment == nil {
 		return domain.Errorf(domain.Invalid, "comment is required")
 	}
-	c, err := s.inbox.Comment(r.Context(), principal(r), a, *req.Comment)
+	c, mentions, err := s.inbox.Comment(r.Context(), principal(r), a, *req.Comment)
 	if err != nil {
 		return err
 	}
-	writeData(w, http.StatusCreated, toStateJSON(c))
+	writeData(w, http.StatusCreated, commentedJSON{conversationStateJSON: toStateJSON(c), Mentions: nonNil(mentions)})
 	return nil
+}
+
+// commentedJSON is POST …/comments's answer: the conversation's state and
+// whom the note mentions (user ids; empty when nobody).
+type commentedJSON struct {
+	conversationStateJSON
+	Mentions []int64 `json:"mentions"`
 }
 
 // commentJSON is an internal note as GET …/comments lists it.

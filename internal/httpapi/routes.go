@@ -92,6 +92,15 @@ func (s *Server) routes() {
 	s.api("POST /sms/conversations/{line}/{number}/assign", auth.SMSWrite, s.assignConversation, "groupParticipants")
 	s.api("POST /sms/conversations/{line}/{number}/comments", auth.SMSWrite, s.addComment, "groupParticipants")
 	s.api("GET /sms/conversations/{line}/{number}/comments", auth.MessagesRead, s.listComments, "groupParticipants")
+	s.api("GET /sms/conversations/{line}/{number}/history", auth.MessagesRead, s.conversationHistory, "groupParticipants", "limit", "before")
+
+	// The team (team.go): who works the caller's lines, and the person's
+	// notification preferences.
+	if s.team != nil {
+		s.api("GET /sms/teammates", auth.MessagesRead, s.listTeammates, "lines")
+		s.api("GET /me/notifications", auth.MessagesRead, s.getNotifications)
+		s.api("PUT /me/notifications", auth.MessagesWrite, s.putNotifications)
+	}
 
 	// Search (search.go): what the credential may read, as the inbox's
 	// reads allow it.

@@ -15,6 +15,7 @@ import (
 	"switchboard/internal/search"
 	"switchboard/internal/sms"
 	"switchboard/internal/stream"
+	"switchboard/internal/team"
 	"switchboard/internal/users"
 	"switchboard/internal/webhooks"
 )
@@ -55,6 +56,9 @@ type Config struct {
 	Inbox *inbox.Service
 	// Search serves GET /search; nil leaves the route out.
 	Search *search.Service
+	// Team serves teammates and notification preferences; nil leaves
+	// their routes out.
+	Team *team.Service
 	// Media serves hosted attachments under /media/.
 	Media http.Handler
 	// CarrierHooks serves the carrier driver's callbacks under /carrier/.
@@ -97,6 +101,7 @@ type Server struct {
 	webhooks     *webhooks.Service
 	inbox        *inbox.Service
 	search       *search.Service
+	team         *team.Service
 	media        http.Handler
 	carrierHooks http.Handler
 	oauth        http.Handler
@@ -140,6 +145,7 @@ func New(cfg Config) *Server {
 		webhooks:     cfg.Webhooks,
 		inbox:        cfg.Inbox,
 		search:       cfg.Search,
+		team:         cfg.Team,
 		media:        cfg.Media,
 		carrierHooks: cfg.CarrierHooks,
 		oauth:        cfg.OAuth,

@@ -23,6 +23,7 @@ import (
 	"switchboard/internal/domain"
 	"switchboard/internal/phone"
 	"switchboard/internal/store"
+	"switchboard/internal/team"
 )
 
 // Limits of the inbox endpoints.
@@ -506,23 +507,44 @@ func (s *Service) Assign(ctx context.Context, p auth.Principal, a Address, userI
 	return s.store.Assign(ctx, store.StateChange{Key: key, Actor: p.UserID, Change: ch}, to)
 }
 
-// Comment saves an internal note on a conversation.
-func (s *Service) Comment(ctx context.Context, p auth.Principal, a Address, text string) (domain.Conversation, error) {
+// Comment saves an internal note on a conversation and returns, with the
+// state, the people it mentions (team.Mentions: teammates who can work the
+// line). Each of them but the author gets a personal
+// conversation.mentioned with the note, in the same transaction.
+func (s *Service) Comment(ctx context.Context, p auth.Principal, a Address, text string) (domain.Conversation, []int64, error) {
 	if err := checkComment(text, true); err != nil {
-		return domain.Conversation{}, err
+		return domain.Conversation{}, nil, err
 	}
 	key, err := s.key(ctx, p, a)
 	if err != nil {
-		return domain.Conversation{}, err
+		return domain.Conversation{}, nil, err
 	}
 	text = strings.TrimSpace(text)
+	people, err := team.LineTeam(ctx, s.store, key.Line)
+	if err != nil {
+		return domain.Conversation{}, nil, err
+	}
+	mentions := team.Mentions(text, people)
 	e := newEvent(domain.ConversationCommented, p, key)
-	e.Comment = text
+	e.Comment, e.Mentions = text, mentions
 	ch, err := changed(e)
 	if err != nil {
-		return domain.Conversation{}, err
+		return domain.Conversation{}, nil, err
 	}
-	return s.store.AddComment(ctx, store.StateChange{Key: key, Actor: p.UserID, Change: ch}, text)
+	for _, id := range mentions {
+		if id == p.UserID {
+			continue // one's own note notifies nobody of it
+		}
+		m := newEvent(domain.ConversationMentioned, p, key)
+		m.Comment, m.Mentions = text, mentions
+		t, err := template(m, id)
+		if err != nil {
+			return domain.Conversation{}, nil, err
+		}
+		ch.Also = append(ch.Also, t)
+	}
+	c, err := s.store.AddComment(ctx, store.StateChange{Key: key, Actor: p.UserID, Change: ch}, text)
+	return c, mentions, err
 }
 
 // Comments lists a conversation's notes, oldest first (none for a pair

@@ -181,6 +181,7 @@ func (s *Store) Comments(ctx context.Context, convID int64) ([]domain.Comment, e
 
 // Activity is one recorded change to a conversation.
 type Activity struct {
+	ID             int64
 	Kind           string
 	Actor, Subject int64
 	Body           string
@@ -202,6 +203,33 @@ func (s *Store) ConversationActivity(ctx context.Context, convID int64) ([]Activ
 		var created int64
 		if err := rows.Scan(&a.Kind, &actor, &subject, &a.Body, &created); err != nil {
 			return nil, fmt.Errorf("store: activity: %w", err)
+		}
+		a.Actor, a.Subject, a.CreatedAt = actor.Int64, subject.Int64, fromMicros(created)
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
+// ConversationHistory returns up to limit of a conversation's recorded
+// changes, newest first, older than before (0: from the newest).
+func (s *Store) ConversationHistory(ctx context.Context, convID, before int64, limit int) ([]Activity, error) {
+	q, args := `SELECT id, kind, actor_id, subject_id, body, created_at FROM conversation_activity WHERE conversation_id = ?`, []any{convID}
+	if before > 0 {
+		q += ` AND id < ?`
+		args = append(args, before)
+	}
+	rows, err := s.db.Query(ctx, q+` ORDER BY id DESC LIMIT ?`, append(args, limit)...)
+	if err != nil {
+		return nil, fmt.Errorf("store: history: %w", err)
+	}
+	defer rows.Close()
+	out := []Activity{}
+	for rows.Next() {
+		a := Activity{ConversationID: convID}
+		var actor, subject sql.NullInt64
+		var created int64
+		if err := rows.Scan(&a.ID, &a.Kind, &actor, &subject, &a.Body, &created); err != nil {
+			return nil, fmt.Errorf("store: history: %w", err)
 		}
 		a.Actor, a.Subject, a.CreatedAt = actor.Int64, subject.Int64, fromMicros(created)
 		out = append(out, a)

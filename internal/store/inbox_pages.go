@@ -69,7 +69,7 @@ func (s *Store) conversationSummaries(ctx context.Context, accountID, userID int
 		args = append(args, id)
 	}
 	rows, err := s.db.Query(ctx, `SELECT c.id, c.line_id, c.participants, c.resolved_at, c.resolved_by, c.assigned_to,
-			c.last_message_id, c.last_message_at, c.in_count, c.team_unread, m.direction, m.body, m.media, r.unread
+			c.last_message_id, c.last_message_at, c.in_count, c.team_unread, m.direction, m.body, m.media, m.sent_by, r.unread
 		FROM conversations c
 		JOIN messages m ON m.id = c.last_message_id
 		LEFT JOIN inbox_reads r ON r.conversation_id = c.id AND r.user_id = ?
@@ -82,10 +82,10 @@ func (s *Store) conversationSummaries(ctx context.Context, accountID, userID int
 	for rows.Next() {
 		var c domain.ConversationSummary
 		var participants, media string
-		var resolvedAt, resolvedBy, assignedTo, unread sql.NullInt64
+		var resolvedAt, resolvedBy, assignedTo, sentBy, unread sql.NullInt64
 		var lastAt, inCount, teamUnread int64
 		if err := rows.Scan(&c.ID, &c.Key.Line.ID, &participants, &resolvedAt, &resolvedBy, &assignedTo,
-			&c.LastMessageID, &lastAt, &inCount, &teamUnread, &c.LastDirection, &c.LastMessage, &media, &unread); err != nil {
+			&c.LastMessageID, &lastAt, &inCount, &teamUnread, &c.LastDirection, &c.LastMessage, &media, &sentBy, &unread); err != nil {
 			return nil, fmt.Errorf("store: conversations: %w", err)
 		}
 		c.AccountID = accountID
@@ -94,6 +94,7 @@ func (s *Store) conversationSummaries(ctx context.Context, accountID, userID int
 		setState(&c.Conversation, resolvedAt, resolvedBy, assignedTo)
 		c.LastMessageAt = fromMicros(lastAt)
 		c.LastHasMedia = media != "[]" && media != ""
+		c.LastSentBy = sentBy.Int64
 		switch {
 		case userID == 0:
 			c.UnreadCount = teamUnread
