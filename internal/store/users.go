@@ -132,7 +132,8 @@ func (s *Store) SetUserDisabled(ctx context.Context, accountID, id int64, disabl
 }
 
 // revokeUserAccess revokes every OAuth grant of the user with every token of
-// them, ends their app sessions, and drops their sign-ins waiting for consent. Updating the grants
+// them (their app sessions end with the grants: RefreshAppSession), and
+// drops their sign-ins waiting for consent. Updating the grants
 // first takes their row locks, so an issuance that locked a grant before
 // finishes first and its tokens are revoked here too.
 func revokeUserAccess(ctx context.Context, tx *Tx, userID int64) error {
@@ -145,10 +146,6 @@ func revokeUserAccess(ctx context.Context, tx *Tx, userID int64) error {
 	}
 	if _, err := tx.Exec(ctx, `DELETE FROM oauth_requests WHERE user_id = ?`, userID); err != nil {
 		return fmt.Errorf("store: drop user sign-ins: %w", err)
-	}
-	// The app's sessions end with their grants (their cookies name nothing).
-	if _, err := tx.Exec(ctx, `DELETE FROM app_sessions WHERE grant_id IN (SELECT id FROM oauth_grants WHERE user_id = ?)`, userID); err != nil {
-		return fmt.Errorf("store: end user app sessions: %w", err)
 	}
 	return nil
 }
