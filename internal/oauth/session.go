@@ -109,7 +109,11 @@ func (s *Server) appReturn(raw string) string {
 	def := s.basePath + "/app/inbox"
 	u, err := url.Parse(raw)
 	if raw == "" || err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || strings.Contains(raw, "\\") ||
-		!strings.HasPrefix(u.Path, s.appCookiePath()) || strings.HasPrefix(u.Path, s.basePath+AppRedirectPath) || strings.Contains(u.Path, "/../") {
+		!strings.HasPrefix(u.Path, s.appCookiePath()) || strings.Contains(u.Path, "/../") {
+		return def
+	}
+	// Not back into the sign-in itself.
+	if p := strings.TrimPrefix(u.Path, s.basePath); p == AppSignInPath || p == AppRedirectPath || p == AppSessionPath || strings.HasPrefix(p, AppSessionPath+"/") {
 		return def
 	}
 	u.Fragment = ""

@@ -225,58 +225,60 @@ func (e *appEnv) grants(t *testing.T) []store.OAuthGrant {
 // that token works on the public API. A second tab of the same browser
 // gets its own access token from the same session.
 func TestAppSessionSignIn(t *testing.T) {
-	for _, tc := range []struct {
-		issuer, session, signin string
-	}{
-		{"", "switchboard-session=V; Path=/app/; Max-Age=2592000; HttpOnly; SameSite=Strict",
-			"switchboard-signin=V; Path=/app/; Max-Age=600; HttpOnly; SameSite=Lax"},
-		{"https://sb.example/sb", "__Secure-switchboard-session=V; Path=/sb/app/; Max-Age=2592000; HttpOnly; Secure; SameSite=Strict",
-			"__Secure-switchboard-signin=V; Path=/sb/app/; Max-Age=600; HttpOnly; Secure; SameSite=Lax"},
-	} {
-		storetest.Each(t, func(t *testing.T, st *store.Store) {
-			e := setupApp(t, st, tc.issuer)
-			b := e.browser()
-			landed := b.signIn(t, e.base+"/app/inbox/14155550100/12125550100?x=1")
-			if landed != e.base+"/app/inbox/14155550100/12125550100?x=1" {
-				t.Errorf("%s: the callback sent the browser to %q, want where it started", tc.issuer, landed)
-			}
-			name := valueRE.FindStringSubmatch(tc.session)[1]
-			if got := b.lastSetCookie(name); got != tc.session {
-				t.Errorf("%s: session cookie\n got %q\nwant %q", tc.issuer, got, tc.session)
-			}
-			signin := valueRE.FindStringSubmatch(tc.signin)[1]
-			if got := b.set[0]; valueRE.ReplaceAllString(got, "$1=V") != tc.signin {
-				t.Errorf("%s: sign-in cookie\n got %q\nwant %q", tc.issuer, got, tc.signin)
-			}
-			if _, ok := b.cookies[signin]; ok {
-				t.Errorf("%s: the sign-in cookie outlived the callback", tc.issuer)
-			}
-			if v := b.cookies[name]; !strings.HasPrefix(v, oauth.SessionPrefix) {
-				t.Fatalf("%s: session cookie value %q", tc.issuer, v)
-			}
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		for _, tc := range []struct {
+			issuer, session, signin string
+		}{
+			{"", "switchboard-session=V; Path=/app/; Max-Age=2592000; HttpOnly; SameSite=Strict",
+				"switchboard-signin=V; Path=/app/; Max-Age=600; HttpOnly; SameSite=Lax"},
+			{"https://sb.example/sb", "__Secure-switchboard-session=V; Path=/sb/app/; Max-Age=2592000; HttpOnly; Secure; SameSite=Strict",
+				"__Secure-switchboard-signin=V; Path=/sb/app/; Max-Age=600; HttpOnly; Secure; SameSite=Lax"},
+		} {
+			func() {
+				e := setupApp(t, st, tc.issuer)
+				b := e.browser()
+				landed := b.signIn(t, e.base+"/app/inbox/14155550100/12125550100?x=1")
+				if landed != e.base+"/app/inbox/14155550100/12125550100?x=1" {
+					t.Errorf("%s: the callback sent the browser to %q, want where it started", tc.issuer, landed)
+				}
+				name := valueRE.FindStringSubmatch(tc.session)[1]
+				if got := b.lastSetCookie(name); got != tc.session {
+					t.Errorf("%s: session cookie\n got %q\nwant %q", tc.issuer, got, tc.session)
+				}
+				signin := valueRE.FindStringSubmatch(tc.signin)[1]
+				if got := b.set[0]; valueRE.ReplaceAllString(got, "$1=V") != tc.signin {
+					t.Errorf("%s: sign-in cookie\n got %q\nwant %q", tc.issuer, got, tc.signin)
+				}
+				if _, ok := b.cookies[signin]; ok {
+					t.Errorf("%s: the sign-in cookie outlived the callback", tc.issuer)
+				}
+				if v := b.cookies[name]; !strings.HasPrefix(v, oauth.SessionPrefix) {
+					t.Fatalf("%s: session cookie value %q", tc.issuer, v)
+				}
 
-			status, tok := b.token(t)
-			if status != http.StatusOK || !strings.HasPrefix(tok.AccessToken, oauth.AccessTokenPrefix) || tok.TokenType != "Bearer" ||
-				tok.ExpiresIn != int64(oauth.DefaultSessionAccessTTL/time.Second) || tok.RefreshToken != "" || tok.Session == 0 {
-				t.Fatalf("%s: session token: %d %+v", tc.issuer, status, tok)
-			}
-			if !strings.Contains(tok.Scope, "messages:read") || !strings.Contains(tok.Scope, "sms:send") {
-				t.Errorf("%s: scope %q, want every scope the role allows", tc.issuer, tok.Scope)
-			}
-			if got := e.me(t, tok.AccessToken); got != http.StatusOK {
-				t.Errorf("%s: GET /me with the session's access token: %d", tc.issuer, got)
-			}
-			// Another tab: the same session, a token of its own; the
-			// first tab's token still works.
-			status, other := b.token(t)
-			if status != http.StatusOK || other.AccessToken == tok.AccessToken || other.Session != tok.Session {
-				t.Fatalf("%s: a second tab: %d %+v", tc.issuer, status, other)
-			}
-			if e.me(t, tok.AccessToken) != http.StatusOK || e.me(t, other.AccessToken) != http.StatusOK {
-				t.Errorf("%s: both tabs' tokens should work", tc.issuer)
-			}
-		})
-	}
+				status, tok := b.token(t)
+				if status != http.StatusOK || !strings.HasPrefix(tok.AccessToken, oauth.AccessTokenPrefix) || tok.TokenType != "Bearer" ||
+					tok.ExpiresIn != int64(oauth.DefaultSessionAccessTTL/time.Second) || tok.RefreshToken != "" || tok.Session == 0 {
+					t.Fatalf("%s: session token: %d %+v", tc.issuer, status, tok)
+				}
+				if !strings.Contains(tok.Scope, "messages:read") || !strings.Contains(tok.Scope, "sms:send") {
+					t.Errorf("%s: scope %q, want every scope the role allows", tc.issuer, tok.Scope)
+				}
+				if got := e.me(t, tok.AccessToken); got != http.StatusOK {
+					t.Errorf("%s: GET /me with the session's access token: %d", tc.issuer, got)
+				}
+				// Another tab: the same session, a token of its own; the
+				// first tab's token still works.
+				status, other := b.token(t)
+				if status != http.StatusOK || other.AccessToken == tok.AccessToken || other.Session != tok.Session {
+					t.Fatalf("%s: a second tab: %d %+v", tc.issuer, status, other)
+				}
+				if e.me(t, tok.AccessToken) != http.StatusOK || e.me(t, other.AccessToken) != http.StatusOK {
+					t.Errorf("%s: both tabs' tokens should work", tc.issuer)
+				}
+			}()
+		}
+	})
 }
 
 // TestAppSessionConcurrentTabs: tabs asking at once rotate the session's
@@ -378,7 +380,7 @@ func TestAppSessionCSRF(t *testing.T) {
 			t.Errorf("a forged callback set a session cookie")
 		}
 		// An open redirect through return_to goes to the inbox instead.
-		for _, evil := range []string{"https://evil.example/app/", "//evil.example/app/", "/\\evil.example", "/oauth/authorize", "/app/callback?code=x"} {
+		for _, evil := range []string{"https://evil.example/app/", "//evil.example/app/", "/\\evil.example", "/oauth/authorize", "/app/callback?code=x", "/app/signin", "/app/session/token"} {
 			resp, _ := fresh.do(t, "GET", "/app/signin?return_to="+url.QueryEscape(evil), nil)
 			c := fresh.cookies["switchboard-signin"]
 			_, ret, _ := strings.Cut(c, ".")

@@ -154,6 +154,12 @@ func (s *Store) RefreshAppSession(ctx context.Context, sessionHash []byte, limit
 		if _, err := tx.Exec(ctx, `UPDATE app_sessions SET refresh_hash = ?, used_at = ? WHERE id = ?`, p.RefreshHash, tx.Now(), sess.ID); err != nil {
 			return fmt.Errorf("store: use app session: %w", err)
 		}
+		// The spent token never left the server, so it need not wait out its
+		// lifetime for a replay: expired now, pruning deletes it in a day
+		// (a session rotates at every access token, tens of times a day).
+		if _, err := tx.Exec(ctx, `UPDATE oauth_tokens SET expires_at = ? WHERE hash = ?`, tx.Now(), refreshHash); err != nil {
+			return fmt.Errorf("store: use app session: %w", err)
+		}
 		sess.AccountID, sess.UserID = issued.Grant.AccountID, issued.Grant.UserID
 		sess.CreatedAt, sess.UsedAt = fromMicros(created), fromMicros(tx.Now())
 		return nil
