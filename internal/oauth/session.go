@@ -166,7 +166,12 @@ func (s *Server) appCallback(w http.ResponseWriter, r *http.Request) {
 		return
 	case verifier == "" || subtle.ConstantTimeCompare([]byte(q.Get("state")), []byte(signInState(verifier))) != 1:
 		// Not the sign-in this browser started (or its cookie expired):
-		// what a forged callback looks like, so it is never redeemed.
+		// what a forged callback looks like, so it is never redeemed. A
+		// browser already signed in (back to an old callback) goes to the app.
+		if old, err := r.Cookie(s.sessionCookieName()); err == nil && wellFormed(old.Value, SessionPrefix) && verifier == "" {
+			http.Redirect(w, r, s.basePath+"/app/inbox", http.StatusSeeOther)
+			return
+		}
 		failed("stale")
 		return
 	case !wellFormed(q.Get("code"), CodePrefix):

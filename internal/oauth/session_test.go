@@ -379,6 +379,14 @@ func TestAppSessionCSRF(t *testing.T) {
 		if _, ok := fresh.cookies["switchboard-session"]; ok {
 			t.Errorf("a forged callback set a session cookie")
 		}
+		// A browser signed in, back at an old callback address: to the app.
+		resp, _ = b.do(t, "GET", "/app/callback?code="+oauth.CodePrefix+strings.Repeat("A", 43)+"&state=old", nil)
+		if loc := resp.Header.Get("Location"); loc != "/app/inbox" {
+			t.Errorf("an old callback in a signed-in browser: to %q, want /app/inbox", loc)
+		}
+		if status, _ := b.token(t); status != http.StatusOK {
+			t.Errorf("the session after an old callback: %d, want it intact", status)
+		}
 		// An open redirect through return_to goes to the inbox instead.
 		for _, evil := range []string{"https://evil.example/app/", "//evil.example/app/", "/\\evil.example", "/oauth/authorize", "/app/callback?code=x", "/app/signin", "/app/session/token"} {
 			resp, _ := fresh.do(t, "GET", "/app/signin?return_to="+url.QueryEscape(evil), nil)
