@@ -359,15 +359,27 @@ func (a *appTab) axe(screen string) {
 	}
 }
 
-// checkTokens checks that no token is where another script, the history
-// or a log could find it: not in localStorage, not in the address, not in
-// any URL the page requested.
+// checkTokens checks that no token is where a script, the history or a
+// log could find it: not in document.cookie, localStorage, sessionStorage
+// or IndexedDB, not in the address, not in any URL the page requested. The
+// session's cookie is HttpOnly: the browser holds it, no script reads it.
 func (a *appTab) checkTokens() {
 	a.t.Helper()
-	local := appEval[string](a, "read localStorage", `JSON.stringify(Object.entries(localStorage))`)
-	for _, p := range []string{"sbat_", "sbrt_", "sbac_"} {
-		if strings.Contains(local, p) {
-			a.t.Errorf("%s: localStorage holds a token (%s…): %.200s", a.who, p, local)
+	stores := appEval[string](a, "read what script can read", `(async () => {
+		const out = {cookie: document.cookie, local: Object.entries(localStorage), session: Object.entries(sessionStorage), idb: []};
+		for (const info of (indexedDB.databases ? await indexedDB.databases() : [])) {
+			const db = await new Promise((ok, fail) => { const r = indexedDB.open(info.name); r.onsuccess = () => ok(r.result); r.onerror = () => fail(r.error); });
+			for (const name of db.objectStoreNames) {
+				const rows = await new Promise((ok) => { const r = db.transaction(name).objectStore(name).getAll(); r.onsuccess = () => ok(r.result); r.onerror = () => ok([]); });
+				out.idb.push([info.name, name, rows]);
+			}
+			db.close();
+		}
+		return JSON.stringify(out);
+	})()`)
+	for _, p := range []string{"sbat_", "sbrt_", "sbac_", "sbas_"} {
+		if strings.Contains(stores, p) {
+			a.t.Errorf("%s: a token (%s…) is readable by script: %.300s", a.who, p, stores)
 		}
 	}
 	if loc := a.location(); strings.Contains(loc, "code=") || strings.Contains(loc, "sbat_") || strings.Contains(loc, "sbrt_") {
@@ -376,10 +388,44 @@ func (a *appTab) checkTokens() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for _, u := range a.requests {
-		if strings.Contains(u, "sbat_") || strings.Contains(u, "sbrt_") {
+		if strings.Contains(u, "sbat_") || strings.Contains(u, "sbrt_") || strings.Contains(u, "sbas_") {
 			a.t.Errorf("%s: a request carried a token in its URL: %.120s", a.who, u)
 		}
 	}
+}
+
+// sessionCookie is the app's session cookie as the browser keeps it
+// (through the DevTools protocol: no script of the page can read it).
+func (a *appTab) sessionCookie() *network.Cookie {
+	a.t.Helper()
+	ctx, cancel := context.WithTimeout(a.ctx, stepTimeout)
+	defer cancel()
+	res, err := chromedp.Call(ctx, network.GetCookies, network.GetCookiesParams{URLs: []string{a.base + "/app/"}})
+	if err != nil {
+		a.t.Fatalf("browser (%s): read cookies: %v", a.who, err)
+	}
+	for _, c := range res.Cookies {
+		if c.Name == "switchboard-session" {
+			return c
+		}
+	}
+	return nil
+}
+
+// sessionToken asks the server for an access token with cookie, as the
+// app's page would (its header and origin), and returns the status.
+func sessionTokenStatus(t *testing.T, base, cookie string) int {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, base+"/app/session/token", nil)
+	req.Header.Set("X-Switchboard-App", "1")
+	req.Header.Set("Origin", base)
+	req.AddCookie(&http.Cookie{Name: "switchboard-session", Value: cookie})
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("POST /app/session/token: %v", err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
 }
 
 func (a *appTab) checkOrigin() {
@@ -388,12 +434,6 @@ func (a *appTab) checkOrigin() {
 	for _, u := range a.offOrigin {
 		a.t.Errorf("%s: the page requested %s, outside the server's origin %s", a.who, u, a.base)
 	}
-}
-
-// refreshTokenInTab reads the refresh token the app keeps for this tab.
-func (a *appTab) refreshTokenInTab() string {
-	a.t.Helper()
-	return appEval[string](a, "read the refresh token", `sessionStorage.getItem("switchboard.refresh") || ""`)
 }
 
 // appAPIKeySend sends a text through the public API with an API key and
@@ -708,24 +748,34 @@ func TestAppInboxInBrowser(t *testing.T) {
 	}
 
 	// ---- sign-out revokes the grant ----
-	md := discover(t, base)
-	mariasRefresh := mt.refreshTokenInTab()
-	if !strings.HasPrefix(mariasRefresh, "sbrt_") {
-		t.Fatalf("maria's tab keeps no refresh token in sessionStorage (got %q)", mariasRefresh)
+	mariasSession := mt.sessionCookie()
+	if mariasSession == nil || !mariasSession.HTTPOnly || mariasSession.SameSite != network.CookieSameSiteStrict || mariasSession.Path != "/app/" {
+		t.Fatalf("maria's session cookie: %+v, want HttpOnly, SameSite=Strict, Path=/app/", mariasSession)
 	}
 	mt.do("sign out", chromedp.Click(chromedp.CSS(".who button")))
 	mt.waitText("the signed-out screen", "main", "You signed out", 5*time.Second)
-	if rt := mt.refreshTokenInTab(); rt != "" {
-		t.Errorf("after signing out the tab still keeps a refresh token")
+	if c := mt.sessionCookie(); c != nil {
+		t.Errorf("after signing out the browser still holds the session cookie")
 	}
-	r := oauthForm(t, md.TokenEndpoint, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {mariasRefresh}, "client_id": {"switchboard-app"}})
-	oauthErrorIs(t, "maria's refresh token after she signed out", r, "invalid_grant")
+	if got := sessionTokenStatus(t, base, mariasSession.Value); got != http.StatusUnauthorized {
+		t.Errorf("maria's session after she signed out: %d, want 401", got)
+	}
 	mt.screenshots("signed-out")
 	mt.axe("the signed-out screen")
 
-	// ---- a reused refresh token ends the session: signed out, not stuck ----
-	stolen := jt.refreshTokenInTab()
-	refreshToken(t, md, "switchboard-app", stolen) // someone else rotates it first
+	// ---- a revoked grant ends the session: signed out, not stuck ----
+	var grants struct {
+		Grants []struct {
+			ID      int64 `json:"id"`
+			Revoked bool  `json:"revoked"`
+		} `json:"grants"`
+	}
+	cliJSON(t, db, &grants, "oauth", "grants", "--account", fmt.Sprint(acct), "--user", fmt.Sprint(james))
+	for _, g := range grants.Grants {
+		if !g.Revoked {
+			cliJSON(t, db, &struct{}{}, "oauth", "revoke-grant", "--account", fmt.Sprint(acct), "--id", fmt.Sprint(g.ID))
+		}
+	}
 	jt.do("reload the app", chromedp.Reload())
 	jt.waitText("the session-ended screen", "main", "Your session has ended", 10*time.Second)
 	jt.waitJS("a sign-in button", `[...document.querySelectorAll("main button")].some((b) => b.textContent === "Sign in")`, 2*time.Second)

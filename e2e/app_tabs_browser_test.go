@@ -79,10 +79,21 @@ func TestAppTabsShareOneStream(t *testing.T) {
 		t.Fatalf("browser: the holder tab: %v", err)
 	}
 	beside := chromedp.WithExistingBrowserContext(chromedp.FromContext(holder).BrowserContextID)
-	openTab := func(username, password string, n int) *appTab {
+	// The first tab signs in; the browser's later tabs are signed in by
+	// its session cookie. Another person signs in in a browser context of
+	// their own (one browser holds one session).
+	openTab := func(username, password string, n int, opts ...chromedp.ContextOption) *appTab {
 		t.Helper()
-		a := b.openAppWith(base, fmt.Sprintf("%s-%d", username, n), beside)
-		a.signIn(username, password)
+		if opts == nil {
+			opts = []chromedp.ContextOption{beside}
+		}
+		a := b.openAppWith(base, fmt.Sprintf("%s-%d", username, n), opts...)
+		if n == 1 {
+			a.signIn(username, password)
+		} else {
+			a.waitJS("the inbox, signed in by the session", `location.pathname.startsWith("/app/inbox") && !!document.querySelector(".inbox") && !document.querySelector(".list-status .spinner")`, 15*time.Second)
+			a.checkTokens()
+		}
 		// Every event the tab's stream hands its listeners, read or relayed.
 		a.do("record the events", chromedp.Evaluate[chromedp.Void](`window.__heard = []; window.__switchboard.stream.on("*", (p) => window.__heard.push(JSON.stringify(p)))`))
 		return a
@@ -204,9 +215,9 @@ func TestAppTabsShareOneStream(t *testing.T) {
 	away.waitJS("live again", live, 5*time.Second)
 
 	// ---- james signs in beside them: a stream of his own ----
-	// sessionStorage is per tab, so one browser may hold two people's
-	// sessions; the lock's name keeps maria's events from his tab.
-	jt := openTab("james", "james-password", 1)
+	// In a browser context of his own: the lock's name would keep maria's
+	// events from his tab even where locks were shared.
+	jt := openTab("james", "james-password", 1, chromedp.WithNewBrowserContext())
 	jt.waitJS("james's tab leads its own stream", `window.__switchboard.stream.role === "leader"`, 10*time.Second)
 	jt.waitJS("james live", live, 10*time.Second)
 	waitStreams("maria's tabs and james's", 2)
@@ -224,27 +235,27 @@ func TestAppTabsShareOneStream(t *testing.T) {
 		t.Errorf("james's tab was handed an event about the Billing line, which is maria's alone")
 	}
 
-	// ---- signing out of the leader's tab hands the stream on ----
+	// ---- signing out of one tab signs out every tab of the browser ----
 	next.do("sign out", chromedp.Click(chromedp.CSS(".who button")))
 	next.waitText("the signed-out screen", "main", "You signed out", 5*time.Second)
-	var last *appTab
 	for _, a := range rest {
 		if a != next {
-			last = a
+			a.waitText("signed out by the other tab", "main", "You signed out in another tab", 5*time.Second)
+		}
+		if r := roleOf(a); r != "stopped" {
+			t.Errorf("%s: a signed-out tab's stream: role %q, want stopped", a.who, r)
 		}
 	}
-	last.waitJS("the last tab leads", `window.__switchboard.stream.role === "leader"`, 10*time.Second)
+	waitStreams("james's alone", 1)
 	fifth := appAPIKeySend(t, base, key, desk, patient, "Fifth change, after a sign-out.")
 	if fifth == 0 {
 		t.Fatal("the fifth text: no message id")
 	}
-	showsLive("Fifth change", last, jt)
-	last.waitJS("the fifth text heard", fmt.Sprintf(`window.__heard.some((j) => JSON.parse(j).data?.messageId === %d)`, fifth), 5*time.Second)
-	if r := roleOf(next); r != "stopped" {
-		t.Errorf("the signed-out tab's stream: role %q, want stopped", r)
+	showsLive("Fifth change", jt)
+	for _, a := range rest {
+		if appEval[bool](a, "look for the fifth text", fmt.Sprintf(`window.__heard.some((j) => JSON.parse(j).data?.messageId === %d)`, fifth)) {
+			t.Errorf("%s: a tab signed out was still handed events", a.who)
+		}
+		a.checkTokens()
 	}
-	if appEval[bool](next, "look for the fifth text", fmt.Sprintf(`window.__heard.some((j) => JSON.parse(j).data?.messageId === %d)`, fifth)) {
-		t.Errorf("the tab signed out was still handed events")
-	}
-	waitStreams("maria's last tab and james's", 2)
 }

@@ -121,6 +121,9 @@ func (c *cli) checkServeFlags() error {
 	if c.reconcileAfter <= 0 {
 		return usageError{fmt.Sprintf("--reconcile-after %v: want a positive duration, e.g. 2m", c.reconcileAfter)}
 	}
+	if c.appSessionIdle < time.Minute || c.appSessionMax < time.Minute {
+		return usageError{fmt.Sprintf("--app-session-idle %v, --app-session-max %v: want durations of at least a minute, e.g. 168h and 720h", c.appSessionIdle, c.appSessionMax)}
+	}
 	if c.streamLimit < 1 {
 		return usageError{fmt.Sprintf("--stream-limit %d: want at least 1", c.streamLimit)}
 	}
@@ -356,7 +359,8 @@ func newApp(ctx context.Context, c *cli, st *store.Store, log *slog.Logger, publ
 	// dispatcher's client, metrics and per-subscription slots.
 	a.dispatcher = a.webhooks.Dispatcher(webhooks.DispatcherConfig{Registry: reg})
 	a.events = stream.New(stream.Config{Store: st, Log: log, Limit: c.streamLimit, Metrics: stream.NewMetrics(reg)})
-	authz := oauth.New(oauth.Config{Store: st, Issuer: publicURL, Log: log, TrustedProxies: c.trustedProxies, Registry: reg})
+	authz := oauth.New(oauth.Config{Store: st, Issuer: publicURL, Log: log, TrustedProxies: c.trustedProxies, Registry: reg,
+		SessionIdle: c.appSessionIdle, SessionLifetime: c.appSessionMax})
 	// The app signs in as this server's own first-party client.
 	_, refused, err := authz.RegisterApp(ctx)
 	if err != nil {

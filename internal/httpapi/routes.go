@@ -123,6 +123,12 @@ func (s *Server) routes() {
 		s.mux.Handle("/.well-known/oauth-authorization-server", s.oauth)
 		s.mux.Handle("/oauth/", s.oauth)
 		s.mux.Handle("/api/v1/oauth/", s.oauth)
+		// The app's sign-in and its session (a token-mediating backend,
+		// oauth/session.go): under /app/, where the session cookie is sent.
+		s.mux.Handle("/app/signin", s.oauth)
+		s.mux.Handle("/app/callback", s.oauth)
+		s.mux.Handle("/app/session", s.oauth)
+		s.mux.Handle("/app/session/", s.oauth)
 	}
 
 	// The Switchboard app: static files, a client of the API above.

@@ -144,28 +144,26 @@ function header(ctx) {
 async function boot() {
   // The app's front door is the inbox.
   if (location.pathname === APP || location.pathname === APP.slice(0, -1)) history.replaceState(null, '', APP + 'inbox' + location.search);
-  if (location.pathname === APP + 'callback') {
-    try {
-      const next = await auth.handleCallback();
-      history.replaceState(null, '', next);
-    } catch (err) {
-      signedOutScreen(err.message, { error: true });
-      return;
-    }
-  } else if (!auth.accessToken()) {
-    if (!sessionStorage.getItem('switchboard.refresh')) {
-      const notice = auth.takeNotice();
-      if (notice) { signedOutScreen(notice); return; }
-      // A first visit goes straight to the server's sign-in page.
-      await auth.signIn(location.pathname + location.search);
-      return;
-    }
-    if (!(await auth.refreshAccess())) {
-      if (!auth.hasSession()) return; // onSignedOut showed why
-      signedOutScreen('The server could not be reached to continue your session. Check the connection and reload.', { error: true });
-      return;
-    }
+  if (location.pathname === APP + 'signed-out') {
+    // Where the server sends a sign-in that did not finish, with why.
+    const reason = new URLSearchParams(location.search).get('reason');
+    history.replaceState(null, '', APP + 'signed-out');
+    signedOutScreen(auth.signInFailed(reason), { error: reason !== 'cancelled' });
+    return;
   }
+  const started = await auth.start();
+  if (started === 'none') {
+    const notice = auth.takeNotice();
+    if (notice) { signedOutScreen(notice); return; }
+    // A first visit goes straight to the server's sign-in page.
+    auth.signIn(location.pathname + location.search);
+    return;
+  }
+  if (started === 'offline') {
+    signedOutScreen('The server could not be reached to continue your session. Check the connection and reload.', { error: true });
+    return;
+  }
+  if (started !== 'ok') { signedOutScreen(started); return; }
 
   let me = null;
   try {
@@ -175,9 +173,9 @@ async function boot() {
     if (!(err instanceof ApiError) || err.status === 401) throw err;
   }
   // Tabs signed in as the same person share one stream (stream.js). The
-  // name is the server's, the account's, the person's and the grant's: the
-  // refresh token is per tab, so two tabs may be signed in as different
-  // people, and one must never be handed the other's events.
+  // name is the server's, the account's, the person's and the grant's: a
+  // tab still showing someone signed out elsewhere must never be handed
+  // the next person's events.
   const stream = createStream(me?.kind === 'user' && me.userId
     ? ['switchboard-stream', API_BASE, me.account.id, me.userId, me.scopes.join(' ')].join(':')
     : null);
