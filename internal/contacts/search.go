@@ -5,7 +5,6 @@ import (
 	"unicode"
 
 	"golang.org/x/text/unicode/norm"
-
 )
 
 // fold lowers s and drops its diacritics ("José" → "jose"): names match
