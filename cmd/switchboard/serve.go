@@ -30,6 +30,7 @@ import (
 	"switchboard/internal/carrier"
 	"switchboard/internal/carrier/kannel"
 	"switchboard/internal/carrier/sim"
+	"switchboard/internal/contacts"
 	"switchboard/internal/httpapi"
 	"switchboard/internal/inbox"
 	"switchboard/internal/oauth"
@@ -382,6 +383,7 @@ func newApp(ctx context.Context, c *cli, st *store.Store, log *slog.Logger, publ
 		Webhooks: a.webhooks,
 		Inbox: inbox.New(inbox.Config{Store: st, Media: media, Log: log,
 			MediaURL: func(name string) string { return media.URL(publicURL+"/media/", name) }}),
+		Contacts:     contacts.New(st),
 		Media:        media.Handler(),
 		CarrierHooks: hooks,
 		OAuth:        authz.Handler(),

@@ -11,6 +11,7 @@ import (
 
 	"switchboard/internal/auth"
 	"switchboard/internal/calls"
+	"switchboard/internal/contacts"
 	"switchboard/internal/inbox"
 	"switchboard/internal/sms"
 	"switchboard/internal/stream"
@@ -52,6 +53,8 @@ type Config struct {
 	Webhooks *webhooks.Service
 	// Inbox serves the shared inbox (required).
 	Inbox *inbox.Service
+	// Contacts serves the team address book (required).
+	Contacts *contacts.Service
 	// Media serves hosted attachments under /media/.
 	Media http.Handler
 	// CarrierHooks serves the carrier driver's callbacks under /carrier/.
@@ -93,6 +96,7 @@ type Server struct {
 	calls        *calls.Service
 	webhooks     *webhooks.Service
 	inbox        *inbox.Service
+	contacts     *contacts.Service
 	media        http.Handler
 	carrierHooks http.Handler
 	oauth        http.Handler
@@ -135,6 +139,7 @@ func New(cfg Config) *Server {
 		calls:        cfg.Calls,
 		webhooks:     cfg.Webhooks,
 		inbox:        cfg.Inbox,
+		contacts:     cfg.Contacts,
 		media:        cfg.Media,
 		carrierHooks: cfg.CarrierHooks,
 		oauth:        cfg.OAuth,
