@@ -46,20 +46,21 @@ func utc(t *time.Time) *time.Time {
 
 // conversationItemJSON is the public API's ConversationListItem.
 type conversationItemJSON struct {
-	Line              string     `json:"line"`
-	Number            string     `json:"number"`
-	GroupParticipants []string   `json:"groupParticipants,omitempty"`
-	LastMessage       string     `json:"lastMessage"`
-	LastMessageID     int64      `json:"lastMessageId"`
-	LastMessageAt     time.Time  `json:"lastMessageAt"`
-	Direction         string     `json:"direction"`
-	HasMedia          bool       `json:"hasMedia"`
-	Unread            bool       `json:"unread"`
-	UnreadCount       int64      `json:"unreadCount"`
-	Resolved          bool       `json:"resolved"`
-	ResolvedBy        int64      `json:"resolvedBy,omitempty"`
-	ResolvedAt        *time.Time `json:"resolvedAt,omitempty"`
-	AssignedTo        int64      `json:"assignedTo,omitempty"`
+	Line              string             `json:"line"`
+	Number            string             `json:"number"`
+	Contact           *domain.ContactRef `json:"contact,omitempty"`
+	GroupParticipants []string           `json:"groupParticipants,omitempty"`
+	LastMessage       string             `json:"lastMessage"`
+	LastMessageID     int64              `json:"lastMessageId"`
+	LastMessageAt     time.Time          `json:"lastMessageAt"`
+	Direction         string             `json:"direction"`
+	HasMedia          bool               `json:"hasMedia"`
+	Unread            bool               `json:"unread"`
+	UnreadCount       int64              `json:"unreadCount"`
+	Resolved          bool               `json:"resolved"`
+	ResolvedBy        int64              `json:"resolvedBy,omitempty"`
+	ResolvedAt        *time.Time         `json:"resolvedAt,omitempty"`
+	AssignedTo        int64              `json:"assignedTo,omitempty"`
 }
 
 // receiptJSON is Message.delivery: the carrier's receipt.
@@ -91,9 +92,10 @@ type messageJSON struct {
 
 // threadJSON is the thread read response.
 type threadJSON struct {
-	Line              string   `json:"line"`
-	Number            string   `json:"number"`
-	GroupParticipants []string `json:"groupParticipants,omitempty"`
+	Line              string             `json:"line"`
+	Number            string             `json:"number"`
+	Contact           *domain.ContactRef `json:"contact,omitempty"`
+	GroupParticipants []string           `json:"groupParticipants,omitempty"`
 	// State is beyond the spec: the conversation's resolution and owner,
 	// so a client that opens a thread by its address can show them.
 	State      conversationStateJSON `json:"state"`
@@ -104,7 +106,7 @@ type threadJSON struct {
 func toThreadJSON(t domain.Thread) threadJSON {
 	state := t.State
 	state.Key = t.Key
-	out := threadJSON{Line: t.Key.Line.Number, Number: t.Key.Number(), State: toStateJSON(state), Messages: make([]messageJSON, len(t.Messages)), MarkedRead: t.MarkedRead}
+	out := threadJSON{Line: t.Key.Line.Number, Number: t.Key.Number(), Contact: t.Contact, State: toStateJSON(state), Messages: make([]messageJSON, len(t.Messages)), MarkedRead: t.MarkedRead}
 	if t.Key.IsGroup() {
 		out.GroupParticipants = t.Key.Participants
 	}
@@ -156,7 +158,8 @@ func (s *Server) listConversations(w http.ResponseWriter, r *http.Request) error
 			out[i] = conversationItemJSON{Line: st.Line, Number: st.Number, GroupParticipants: st.GroupParticipants,
 				LastMessage: c.LastMessage, LastMessageID: c.LastMessageID, LastMessageAt: c.LastMessageAt.Truncate(time.Second),
 				Direction: c.LastDirection, HasMedia: c.LastHasMedia, Unread: c.UnreadCount > 0, UnreadCount: c.UnreadCount,
-				Resolved: st.Resolved, ResolvedBy: st.ResolvedBy, ResolvedAt: st.ResolvedAt, AssignedTo: st.AssignedTo}
+				Resolved: st.Resolved, ResolvedBy: st.ResolvedBy, ResolvedAt: st.ResolvedAt, AssignedTo: st.AssignedTo,
+				Contact: c.Contact}
 		}
 		return encodeData(out)
 	})
