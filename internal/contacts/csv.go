@@ -38,7 +38,7 @@ const (
 	colCompany
 	colEmail
 	colNotes
-	colTags      // separated by ";" or ","
+	colTags      // separated by ";" (Outlook's Categories, the plain Tags)
 	colGroups    // Google's: " ::: " between groups, system ones starred
 	colPhone     // a number (or several, " ::: " between them), label fixed
 	colPhoneType // the label of the numbers of the value column of its index
@@ -196,7 +196,11 @@ func csvRow(line int, cols []column, rec []string) row {
 		case colNotes:
 			c.Notes = v
 		case colTags:
-			c.Tags = append(c.Tags, strings.FieldsFunc(v, func(r rune) bool { return r == ';' || r == ',' })...)
+			for _, t := range strings.Split(v, ";") {
+				if t = strings.TrimSpace(t); t != "" {
+					c.Tags = append(c.Tags, t)
+				}
+			}
 		case colGroups:
 			for _, g := range strings.Split(v, ":::") {
 				g = strings.TrimSpace(g)
@@ -227,11 +231,16 @@ func csvRow(line int, cols []column, rec []string) row {
 	return row{line: line, contact: c}
 }
 
-// googleLabel is a Google "Phone N - Type" as a label: "* Mobile" (the
-// star marks the primary number) is "mobile".
+// googleLabel is a Google "Phone N - Type" (or "- Label") as a label:
+// Google's own types lower-cased ("* Mobile", the star marking the primary
+// number, is "mobile"), a label the person wrote as written.
 func googleLabel(t string) string {
 	t = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(t), "*"))
-	return strings.ToLower(t)
+	switch l := strings.ToLower(t); l {
+	case "mobile", "home", "work", "main", "other", "pager", "home fax", "work fax", "google voice":
+		return l
+	}
+	return t // the person's own label, as written
 }
 
 // formulaStart are the first characters a spreadsheet reads as a formula:

@@ -122,8 +122,10 @@ func (s *Service) importRow(ct *store.ContactTx, p auth.Principal, r row, count 
 		return r.problem, nil
 	}
 	c := r.contact
-	if c.Name == "" {
-		// A company's entry, or a number someone only labelled.
+	named := c.Name != ""
+	if !named {
+		// A company's entry: named by the company if it creates a contact;
+		// an update keeps the contact's name.
 		c.Name = c.Company
 	}
 	if len(c.Numbers) == 0 {
@@ -162,7 +164,11 @@ func (s *Service) importRow(ct *store.ContactTx, p auth.Principal, r row, count 
 		if err != nil {
 			return "", err
 		}
-		merged := merge(cur, c)
+		in := c
+		if !named {
+			in.Name = ""
+		}
+		merged := merge(cur, in)
 		if err := validate(&merged); err != nil {
 			return fmt.Sprintf("would update contact %d (%s): %s", cur.ID, cur.Name, reason(err)), nil
 		}

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -312,5 +314,218 @@ func TestContactsWhoMay(t *testing.T) {
 				t.Errorf("%s: got %d %s, want %d", tc.name, status, b, tc.status)
 			}
 		}
+	})
+}
+
+// post sends body as contentType.
+func (f *contactsFixture) post(t *testing.T, path, cred, contentType, body string) (int, []byte) {
+	t.Helper()
+	req, err := http.NewRequest("POST", f.url+path, strings.NewReader(body))
+	must(t, err)
+	req.Header.Set("Authorization", "Bearer "+cred)
+	req.Header.Set("Content-Type", contentType)
+	resp, err := f.client.Do(req)
+	must(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	must(t, err)
+	return resp.StatusCode, b
+}
+
+type importReport struct {
+	Created, Updated int
+	Skipped          []struct {
+		Line   int
+		Reason string
+	}
+}
+
+func (f *contactsFixture) importFile(t *testing.T, cred, contentType, body string) importReport {
+	t.Helper()
+	status, b := f.post(t, contactsPath+"/import", cred, contentType, body)
+	if status != 200 {
+		t.Fatalf("import: %d %s", status, b)
+	}
+	return decodeInto[struct{ Data importReport }](t, b).Data
+}
+
+// skippedLines is the report's skipped lines, each with a word of its reason.
+func (r importReport) skippedLines(t *testing.T, want map[int]string) {
+	t.Helper()
+	if len(r.Skipped) != len(want) {
+		t.Errorf("skipped %+v, want lines %v", r.Skipped, want)
+		return
+	}
+	for _, s := range r.Skipped {
+		if w, ok := want[s.Line]; !ok || !strings.Contains(s.Reason, w) {
+			t.Errorf("skipped line %d: %q, want %q", s.Line, s.Reason, w)
+		}
+	}
+}
+
+func sample(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile("../contacts/testdata/" + name)
+	must(t, err)
+	return string(b)
+}
+
+// TestContactsImportFormats imports each sample through the API: Google
+// Contacts' and Outlook's CSV exports, the plain columns, vCard 3.0 and
+// 4.0; the report counts and names the lines it skipped, and the contacts
+// hold what the files said.
+func TestContactsImportFormats(t *testing.T) {
+	forEachContacts(t, func(t *testing.T, f *contactsFixture) {
+		for _, tc := range []struct {
+			file, contentType string
+			created           int
+			skipped           map[int]string
+			want              []contactBody
+		}{
+			{"google.csv", "text/csv", 2, map[int]string{5: "no phone number", 6: "numbers[0].number"}, []contactBody{
+				{Name: "María José Pérez", Company: "Sunrise Clinic", Email: "maria@example.com", Notes: "Allergic to latex\nprefers mornings", Tags: []string{"Patients"},
+					Numbers: []domain.ContactNumber{{Number: "14155552001", Label: "mobile"}, {Number: "14155552002", Label: "mobile"}, {Number: "14155552003", Label: "work"}}},
+				{Name: "Tom Baker", Tags: []string{}, Numbers: []domain.ContactNumber{{Number: "442079460101", Label: "home"}}},
+			}},
+			{"outlook.csv", "text/csv; charset=utf-8", 3, map[int]string{}, []contactBody{
+				{Name: "Sam O'Neill", Company: "O'Neill Roofing", Email: "sam@oneill.example", Notes: "Call before 9", Tags: []string{"Suppliers", "Roofing"},
+					Numbers: []domain.ContactNumber{{Number: "14155555001", Label: "home"}, {Number: "14155555002", Label: "mobile"}}},
+				{Name: "Lee Wong", Tags: []string{}, Numbers: []domain.ContactNumber{{Number: "14155555003", Label: "mobile"}}},
+				{Name: "Acme Widgets", Company: "Acme Widgets", Tags: []string{}, Numbers: []domain.ContactNumber{{Number: "14155555004", Label: "work"}}},
+			}},
+			{"plain.csv", "application/vnd.ms-excel", 2, map[int]string{4: "empty row", 5: "not a phone number"}, []contactBody{
+				{Name: "Ana Ruiz", Company: "Ruiz & Co", Email: "ana@ruiz.example", Notes: "Prefers texts, never calls", Tags: []string{},
+					Numbers: []domain.ContactNumber{{Number: "14155556001"}}},
+				{Name: "Bo Chen", Tags: []string{}, Numbers: []domain.ContactNumber{{Number: "442079460102"}}},
+			}},
+			{"v3.vcf", "text/vcard", 1, map[int]string{13: "no phone number", 18: "2.1"}, []contactBody{
+				{Name: "Kenji Nakamura", Company: "Nakamura Dental", Email: "kenji@example.jp", Notes: "Line one\nLine two and a long line that is folded because vCard lines are short",
+					Tags: []string{"Patients", "VIP"}, Numbers: []domain.ContactNumber{{Number: "14155553001", Label: "mobile"}, {Number: "14155553002", Label: "work"}}},
+			}},
+			{"v4.vcf", "text/x-vcard", 2, map[int]string{}, []contactBody{
+				{Name: "Zoë Ångström", Company: "Ångström AB", Email: "zoe@example.se", Tags: []string{},
+					Numbers: []domain.ContactNumber{{Number: "14155554001", Label: "mobile"}, {Number: "442079460103", Label: "home"}}},
+				{Name: "Dr. Chidi Okafor", Tags: []string{}, Numbers: []domain.ContactNumber{{Number: "14155554002"}}},
+			}},
+		} {
+			rep := f.importFile(t, f.key, tc.contentType, sample(t, tc.file))
+			if rep.Created != tc.created || rep.Updated != 0 {
+				t.Errorf("%s: created %d updated %d, want %d and 0", tc.file, rep.Created, rep.Updated, tc.created)
+			}
+			rep.skippedLines(t, tc.skipped)
+			got, _ := f.list(t, f.key, fmt.Sprintf("?limit=%d", len(tc.want)))
+			slices.Reverse(got) // newest first: the file's last row first
+			for i, w := range tc.want {
+				if i >= len(got) || !got[i].same(w) {
+					t.Errorf("%s: contact %d is %+v, want %+v", tc.file, i, got, w)
+					break
+				}
+			}
+		}
+		for _, bad := range []struct{ contentType, body string }{
+			{"application/json", `{}`},
+			{"text/csv", "Name,Company\nAna,Acme\n"},
+			{"text/csv", ""},
+		} {
+			status, b := f.post(t, contactsPath+"/import", f.key, bad.contentType, bad.body)
+			wantContactError(t, "import "+bad.contentType, status, b, 400, "invalid_request")
+		}
+	})
+}
+
+// TestContactsImportRowsWhole: a row is applied whole or not at all. A row
+// whose numbers two contacts hold, or with one bad number among good
+// ones, changes nothing; a row whose number one contact holds updates that
+// contact; rows later in the file see what earlier rows did.
+func TestContactsImportRowsWhole(t *testing.T) {
+	forEachContacts(t, func(t *testing.T, f *contactsFixture) {
+		ana := f.create(t, f.key, `{"name":"Ana Ruiz","tags":["patient"],"numbers":[{"number":"`+custA+`","label":"mobile"}]}`)
+		bo := f.create(t, f.key, `{"name":"Bo Chen","company":"Chen Ltd","numbers":[{"number":"`+custB+`"}]}`)
+		csv := "Name,Phone,Company,Tags\r\n" +
+			"Both,+1 415 555 1001 ::: +1 415 555 1002,,\r\n" + // line 2: two holders
+			"Half,+1 415 555 1003 ::: 12345,,\r\n" + // line 3: one bad number
+			"Ana R. Ruiz,+1 415 555 1001 ::: +1 415 555 1004,Ruiz Clinic,vip\r\n" + // line 4: updates Ana
+			"New One,+1 415 555 1005,,\r\n" + // line 5: created
+			",+1 415 555 1005,Again Inc,\r\n" // line 6: updates line 5's contact
+		rep := f.importFile(t, f.key, "text/csv", csv)
+		if rep.Created != 1 || rep.Updated != 2 {
+			t.Errorf("created %d updated %d, want 1 and 2", rep.Created, rep.Updated)
+		}
+		rep.skippedLines(t, map[int]string{2: fmt.Sprintf("different contacts: %d (Ana Ruiz), %d (Bo Chen)", ana.ID, bo.ID), 3: "numbers[1].number"})
+		got := map[string]contactBody{}
+		all, _ := f.list(t, f.key, "")
+		for _, c := range all {
+			got[c.Name] = c
+		}
+		want := map[string]contactBody{
+			"Ana R. Ruiz": {Name: "Ana R. Ruiz", Company: "Ruiz Clinic", Tags: []string{"patient", "vip"},
+				Numbers: []domain.ContactNumber{{Number: custA, Label: "mobile"}, {Number: custD}}},
+			"Bo Chen": {Name: "Bo Chen", Company: "Chen Ltd", Tags: []string{}, Numbers: []domain.ContactNumber{{Number: custB}}},
+			"New One": {Name: "New One", Company: "Again Inc", Tags: []string{}, Numbers: []domain.ContactNumber{{Number: "14155551005"}}},
+		}
+		if len(got) != len(want) {
+			t.Fatalf("contacts %v, want %d", names(all), len(want))
+		}
+		for name, w := range want {
+			if !got[name].same(w) {
+				t.Errorf("%s: %+v, want %+v", name, got[name], w)
+			}
+		}
+		// custC, the good number of the half-bad row, was not taken.
+		if list, _ := f.list(t, f.key, "?q="+custC); len(list) != 0 {
+			t.Errorf("the skipped row's good number is held by %v", names(list))
+		}
+	})
+}
+
+// TestContactsExportRoundTrip: an export imported into another account
+// gives the same contacts, in both formats, with text that breaks naive
+// writers (quotes, commas, line breaks, a formula, non-Latin letters).
+func TestContactsExportRoundTrip(t *testing.T) {
+	forEachContacts(t, func(t *testing.T, f *contactsFixture) {
+		f.create(t, f.key, `{"name":"=HYPERLINK(\"x\")","company":"Comma, Quote \" Co","email":"a@b.example","notes":"two\nlines; and a ::: too",
+			"tags":["a;b","vip"],"numbers":[{"number":"`+custA+`","label":"mobile"},{"number":"+44 20 7946 0958","label":"work"}]}`)
+		f.create(t, f.key, `{"name":"山田 太郎","numbers":[{"number":"`+custB+`"}]}`)
+		f.create(t, f.key, `{"name":"-Dash","company":"@home","notes":"+1","numbers":[{"number":"`+custC+`","label":"Front desk"}]}`)
+		mine, _ := f.list(t, f.key, "")
+		for _, format := range []string{"csv", "vcard"} {
+			beta := storetest.Account(t, f.st, &storetest.AccountOpts{Name: "Copy " + format})
+			_, betaKey := storetest.Key(t, f.st, beta.ID)
+			status, h, b := f.do(t, "GET", contactsPath+"/export?format="+format, f.key, "")
+			if status != 200 {
+				t.Fatalf("export %s: %d %s", format, status, b)
+			}
+			if format == "csv" && !strings.Contains(string(b), `'=HYPERLINK`) {
+				t.Errorf("csv export: the formula is not escaped: %s", b)
+			}
+			ct := h.Get("Content-Type")
+			rep := f.importFile(t, betaKey, ct, string(b))
+			if rep.Created != len(mine) || len(rep.Skipped) != 0 {
+				t.Fatalf("%s round trip: %+v\n%s", format, rep, b)
+			}
+			theirs, _ := f.list(t, betaKey, "")
+			slices.Reverse(theirs) // the export is newest first, so the import made the oldest last
+			for i := range mine {
+				w := mine[i]
+				if format == "vcard" {
+					w.Numbers = slices.Clone(w.Numbers) // "Front desk" is no vCard TYPE
+					for j := range w.Numbers {
+						if w.Numbers[j].Label == "Front desk" {
+							w.Numbers[j].Label = ""
+						}
+					}
+				} else {
+					w.Tags = slices.Clone(w.Tags) // ";" separates tags in the CSV
+					for j := range w.Tags {
+						w.Tags[j] = strings.ReplaceAll(w.Tags[j], ";", ",")
+					}
+				}
+				if !theirs[i].same(w) {
+					t.Errorf("%s round trip: %+v, want %+v", format, theirs[i], w)
+				}
+			}
+		}
+		status, _, b := f.do(t, "GET", contactsPath+"/export?format=xml", f.key, "")
+		wantContactError(t, "export xml", status, b, 400, "invalid_request")
 	})
 }
