@@ -12,7 +12,9 @@ import (
 // Outlook export, the plain columns, vCard 3.0 and 4.0) into the rows the
 // import applies, with the line each starts on.
 func TestParseSamples(t *testing.T) {
-	n := func(number, label string) domain.ContactNumber { return domain.ContactNumber{Number: number, Label: label} }
+	n := func(number, label string) domain.ContactNumber {
+		return domain.ContactNumber{Number: number, Label: label}
+	}
 	for _, tc := range []struct {
 		file string
 		want []row
