@@ -529,3 +529,135 @@ func TestContactsExportRoundTrip(t *testing.T) {
 		wantContactError(t, "export xml", status, b, 400, "invalid_request")
 	})
 }
+
+type namedItem struct {
+	Number  string
+	Contact *domain.ContactRef
+}
+
+// contactOf returns the contact the conversation list shows beside number
+// (nil: none), read with cred.
+func (f *contactsFixture) contactOf(t *testing.T, cred, number string) *domain.ContactRef {
+	t.Helper()
+	status, _, b := f.do(t, "GET", "/api/public/v1/sms/conversations", cred, "")
+	if status != 200 {
+		t.Fatalf("list: %d %s", status, b)
+	}
+	for _, c := range decodeInto[struct{ Data []namedItem }](t, b).Data {
+		if c.Number == number {
+			return c.Contact
+		}
+	}
+	t.Fatalf("no conversation with %s: %s", number, b)
+	return nil
+}
+
+// TestContactsNameConversations: the conversation list (whose first page
+// is kept encoded) and the thread read name the contact that holds the
+// other party's number, as soon as the contact is written, renamed or
+// deleted; group threads and credentials that may not read contacts get
+// none.
+func TestContactsNameConversations(t *testing.T) {
+	forEachContacts(t, func(t *testing.T, f *contactsFixture) {
+		f.receive(t, inboxMain, custA, "hello")
+		f.receive(t, inboxMain, custB, "group hi", custC)
+		thread := "/api/public/v1/sms/conversations/" + inboxMain + "/" + custA
+		if c := f.contactOf(t, f.key, custA); c != nil {
+			t.Fatalf("a contact before any: %+v", c)
+		}
+		ana := f.create(t, f.key, `{"name":"Ana Ruiz","numbers":[{"number":"`+custA+`"},{"number":"`+custB+`"}]}`)
+		want := domain.ContactRef{ID: ana.ID, Name: "Ana Ruiz"}
+		for _, cred := range []string{f.key, f.maxTok} {
+			if c := f.contactOf(t, cred, custA); c == nil || *c != want {
+				t.Errorf("after the create: %+v, want %+v", c, want)
+			}
+		}
+		status, _, b := f.do(t, "GET", thread, f.key, "")
+		if got := decodeInto[struct{ Data namedItem }](t, b).Data.Contact; status != 200 || got == nil || *got != want {
+			t.Errorf("thread: %d %s", status, b)
+		}
+		// A group thread is no one contact's.
+		status, _, b = f.do(t, "GET", "/api/public/v1/sms/conversations", f.key, "")
+		for _, c := range decodeInto[struct {
+			Data []struct {
+				GroupParticipants []string
+				Contact           *domain.ContactRef
+			}
+		}](t, b).Data {
+			if len(c.GroupParticipants) > 0 && c.Contact != nil {
+				t.Errorf("a group thread names %+v", c.Contact)
+			}
+		}
+		// The kept first page follows a rename at once.
+		status, _, b = f.do(t, "PATCH", contactsPath+"/"+strconv.FormatInt(ana.ID, 10), f.key, `{"name":"Ana María Ruiz"}`)
+		if status != 200 {
+			t.Fatalf("rename: %d %s", status, b)
+		}
+		want.Name = "Ana María Ruiz"
+		if c := f.contactOf(t, f.key, custA); c == nil || *c != want {
+			t.Errorf("after the rename: %+v, want %+v", c, want)
+		}
+		// The other account's contact of the same number is not ours.
+		f.create(t, f.betaKey, `{"name":"Beta's","numbers":[{"number":"`+custD+`"}]}`)
+		f.receive(t, inboxMain, custD, "hi")
+		if c := f.contactOf(t, f.key, custD); c != nil {
+			t.Errorf("another account's contact named: %+v", c)
+		}
+		status, _, b = f.do(t, "DELETE", contactsPath+"/"+strconv.FormatInt(ana.ID, 10), f.key, "")
+		if status != 204 {
+			t.Fatalf("delete: %d %s", status, b)
+		}
+		if c := f.contactOf(t, f.key, custA); c != nil {
+			t.Errorf("after the delete: %+v", c)
+		}
+	})
+}
+
+// TestContactsNameCalls: call search and detail name the contact of the
+// other party (the caller inbound, the called number outbound), for a
+// credential that may read contacts.
+func TestContactsNameCalls(t *testing.T) {
+	forEachCallsEngine(t, func(t *testing.T, f *callsFixture) {
+		acme := f.users["Alice"].AccountID
+		key := auth.Principal{AccountID: acme, Scopes: auth.AllScopes}
+		bob, err := contacts.New(f.st).Create(ctx, key, contacts.Input{Name: ptr("Bob Caller (contact)"), Numbers: &[]domain.ContactNumber{{Number: "+1 415 555 0002"}}})
+		must(t, err)
+		_, reportsOnly := storetest.Key(t, f.st, acme, auth.ReportsRead)
+		want := &domain.ContactRef{ID: bob.ID, Name: "Bob Caller (contact)"}
+		search := func(cred string) map[string]*domain.ContactRef {
+			status, _, b := f.do(t, "POST", "/api/public/v1/calls/search", cred, fmt.Sprintf(`{"start":%d,"end":%d}`, marchStart, marchEnd))
+			if status != 200 {
+				t.Fatalf("search: %d %s", status, b)
+			}
+			out := map[string]*domain.ContactRef{}
+			for _, c := range decodeInto[struct {
+				Data struct {
+					Calls []struct {
+						ID      string
+						Contact *domain.ContactRef
+					}
+				}
+			}](t, b).Data.Calls {
+				out[c.ID] = c.Contact
+			}
+			return out
+		}
+		got := search(f.keys["acme"])
+		for id, w := range map[string]*domain.ContactRef{c1: nil, c2: want, c3: want, c4: want, c5: nil} {
+			if g := got[id]; (g == nil) != (w == nil) || g != nil && *g != *w {
+				t.Errorf("search: call %s names %+v, want %+v", id, g, w)
+			}
+		}
+		for id, g := range search(reportsOnly) {
+			if g != nil {
+				t.Errorf("reports:read alone: call %s names %+v", id, g)
+			}
+		}
+		status, _, b := f.do(t, "GET", "/api/public/v1/calls/"+c3, f.keys["acme"], "")
+		if got := decodeInto[struct{ Data struct{ Contact *domain.ContactRef } }](t, b).Data.Contact; status != 200 || got == nil || *got != *want {
+			t.Errorf("detail: %d %s", status, b)
+		}
+	})
+}
+
+func ptr[T any](v T) *T { return &v }
