@@ -654,7 +654,9 @@ func TestContactsNameCalls(t *testing.T) {
 			}
 		}
 		status, _, b := f.do(t, "GET", "/api/public/v1/calls/"+c3, f.keys["acme"], "")
-		if got := decodeInto[struct{ Data struct{ Contact *domain.ContactRef } }](t, b).Data.Contact; status != 200 || got == nil || *got != *want {
+		if got := decodeInto[struct {
+			Data struct{ Contact *domain.ContactRef }
+		}](t, b).Data.Contact; status != 200 || got == nil || *got != *want {
 			t.Errorf("detail: %d %s", status, b)
 		}
 	})
