@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"switchboard/internal/auth"
@@ -191,7 +192,7 @@ func text(field, s string) error {
 		return invalid("%s must be UTF-8 text", field)
 	}
 	for _, r := range s {
-		if r < 0x20 || r == 0x7f {
+		if unicode.IsControl(r) { // C0, DEL and C1
 			return invalid("%s must not hold control characters", field)
 		}
 	}
