@@ -266,6 +266,27 @@ func (e CallSearchRequestSortDirection) Valid() bool {
 	}
 }
 
+// Defines values for ContactEventDataEvent.
+const (
+	ContactCreated ContactEventDataEvent = "contact.created"
+	ContactDeleted ContactEventDataEvent = "contact.deleted"
+	ContactUpdated ContactEventDataEvent = "contact.updated"
+)
+
+// Valid indicates whether the value is a known member of the ContactEventDataEvent enum.
+func (e ContactEventDataEvent) Valid() bool {
+	switch e {
+	case ContactCreated:
+		return true
+	case ContactDeleted:
+		return true
+	case ContactUpdated:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ConversationEventDataEvent.
 const (
 	ConversationAssigned  ConversationEventDataEvent = "conversation.assigned"
@@ -662,6 +683,7 @@ func (e WebhookRecoveryStatus) Valid() bool {
 // Defines values for WebhookType.
 const (
 	AccountAITranscription WebhookType = "AccountAITranscription"
+	AccountContacts        WebhookType = "AccountContacts"
 	AccountConversations   WebhookType = "AccountConversations"
 	AccountEndedCalls      WebhookType = "AccountEndedCalls"
 	AccountRealTimeCalls   WebhookType = "AccountRealTimeCalls"
@@ -673,6 +695,8 @@ const (
 func (e WebhookType) Valid() bool {
 	switch e {
 	case AccountAITranscription:
+		return true
+	case AccountContacts:
 		return true
 	case AccountConversations:
 		return true
@@ -791,6 +815,24 @@ func (e Unresolved) Valid() bool {
 	case UnresolvedFalse:
 		return true
 	case UnresolvedTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ExportContactsParamsFormat.
+const (
+	Csv   ExportContactsParamsFormat = "csv"
+	Vcard ExportContactsParamsFormat = "vcard"
+)
+
+// Valid indicates whether the value is a known member of the ExportContactsParamsFormat enum.
+func (e ExportContactsParamsFormat) Valid() bool {
+	switch e {
+	case Csv:
+		return true
+	case Vcard:
 		return true
 	default:
 		return false
@@ -1055,6 +1097,9 @@ type Call struct {
 	// CallerType external, user, queue or huntgroup (empty when the phone system did not say).
 	CallerType string `json:"callerType"`
 
+	// Contact The contact that holds the other party's number (the caller's on an inbound call, the called number on another); absent when none does or the credential may not read contacts.
+	Contact *ContactRef `json:"contact,omitempty"`
+
 	// DialledNumber What was dialled; for inbound, the account DID.
 	DialledNumber string        `json:"dialledNumber"`
 	Direction     CallDirection `json:"direction"`
@@ -1113,6 +1158,9 @@ type CallDetail struct {
 
 	// CallerType external, user, queue or huntgroup (empty when the phone system did not say).
 	CallerType string `json:"callerType"`
+
+	// Contact The contact that holds the other party's number (the caller's on an inbound call, the called number on another); absent when none does or the credential may not read contacts.
+	Contact *ContactRef `json:"contact,omitempty"`
 
 	// DialledNumber What was dialled; for inbound, the account DID.
 	DialledNumber string              `json:"dialledNumber"`
@@ -1347,6 +1395,93 @@ type CommentResult struct {
 	ResolvedBy *UserId `json:"resolvedBy,omitempty"`
 }
 
+// Contact An entry of the account's team address book.
+type Contact struct {
+	Company   string          `json:"company"`
+	CreatedAt time.Time       `json:"createdAt"`
+	Email     string          `json:"email"`
+	Id        int64           `json:"id"`
+	Name      string          `json:"name"`
+	Notes     string          `json:"notes"`
+	Numbers   []ContactNumber `json:"numbers"`
+	Tags      []string        `json:"tags"`
+	UpdatedAt time.Time       `json:"updatedAt"`
+}
+
+// ContactEventData `data` of an AccountContacts event (a Switchboard addition): a change of the team address book. `by` is the user who made it (null for an API key); `contact` is the contact after the change (as it was, for `contact.deleted`). An import writes one event per contact it creates or updates. Streamed to credentials that may read contacts (`messages:read` and, for an OAuth token, a role with phone numbers); about no line, so a stream narrowed by `lines` leaves them out.
+type ContactEventData struct {
+	By *int64 `json:"by"`
+
+	// Contact An entry of the account's team address book.
+	Contact Contact               `json:"contact"`
+	Event   ContactEventDataEvent `json:"event"`
+}
+
+// ContactEventDataEvent defines model for ContactEventData.Event.
+type ContactEventDataEvent string
+
+// ContactImportReport defines model for ContactImportReport.
+type ContactImportReport struct {
+	Created int `json:"created"`
+
+	// Skipped The rows left out, in file order.
+	Skipped []struct {
+		// Line The file's line where the row (CSV record, or `BEGIN:VCARD`) starts.
+		Line   int    `json:"line"`
+		Reason string `json:"reason"`
+	} `json:"skipped"`
+
+	// Updated Rows whose numbers a contact already held, applied to that contact.
+	Updated int `json:"updated"`
+}
+
+// ContactNumber defines model for ContactNumber.
+type ContactNumber struct {
+	// Label Free text, at most 50 characters (`mobile`, `work`, …); may be empty.
+	Label string `json:"label"`
+
+	// Number Digits only, including the country code.
+	//
+	// Example: 15551234567
+	Number PhoneNumber `json:"number"`
+}
+
+// ContactNumberInput defines model for ContactNumberInput.
+type ContactNumberInput struct {
+	Label *string `json:"label,omitempty"`
+
+	// Number As written (`+1 (415) 555-0123`); stored normalized, digits with the country code.
+	Number string `json:"number"`
+}
+
+// ContactPatch The fields to change; the others stay.
+type ContactPatch struct {
+	Company *string               `json:"company,omitempty"`
+	Email   *string               `json:"email,omitempty"`
+	Name    *string               `json:"name,omitempty"`
+	Notes   *string               `json:"notes,omitempty"`
+	Numbers *[]ContactNumberInput `json:"numbers,omitempty"`
+	Tags    *[]string             `json:"tags,omitempty"`
+}
+
+// ContactRef The contact that holds the other party's number, beside a conversation or a call (absent when no contact holds it, or the credential may not read contacts: `messages:read` and, for an OAuth token, a role with phone numbers).
+type ContactRef struct {
+	Id   int64  `json:"id"`
+	Name string `json:"name"`
+}
+
+// ContactRequest defines model for ContactRequest.
+type ContactRequest struct {
+	Company *string `json:"company,omitempty"`
+	Email   *string `json:"email,omitempty"`
+	Name    string  `json:"name"`
+
+	// Notes At most 4000 bytes.
+	Notes   *string              `json:"notes,omitempty"`
+	Numbers []ContactNumberInput `json:"numbers"`
+	Tags    *[]string            `json:"tags,omitempty"`
+}
+
 // ConversationEventData `data` of an AccountConversations event (a Switchboard addition beside the spec's five types): a change in the shared inbox. `by` is the user who made it (null for an API key); `state` is the conversation's state after it, every field present (null when unset). `conversation.resolved` may carry the resolve's `comment`; `conversation.commented` carries the note (also when a resolved conversation is resolved again with a comment, which re-stamps nothing); `message.deleted` the `messageId` erased; `conversation.deleted` has the emptied state (resolution and owner go with it). `conversation.read` and `conversation.unread` are personal (one user's read state): `readThrough` after a read of the whole thread (the user's watermark: every message up to it is read) or `messageIds` after single messages were marked. They reach only that user's event streams and API-key streams, and are never delivered to webhooks. `conversation.commented` carries `mentions` when the note mentions anyone (see `POST …/comments`); each mentioned person but the author also gets `conversation.mentioned`, personal like a read (their streams and API-key streams only, never a webhook), with the note and `mentions`: what a client notifies on. A request that changes nothing (reopening an open conversation, assigning to the current owner, resolving a resolved one without a comment, reading a read thread) writes no event.
 type ConversationEventData struct {
 	// By The user who made the change; null for an API key.
@@ -1395,6 +1530,9 @@ type ConversationListItem struct {
 	//
 	// Example: 42
 	AssignedTo *UserId `json:"assignedTo,omitempty"`
+
+	// Contact The contact that holds `number` (1:1 conversations only); absent when none does.
+	Contact *ContactRef `json:"contact,omitempty"`
 
 	// Direction Direction of the newest message.
 	Direction ConversationListItemDirection `json:"direction"`
@@ -2051,6 +2189,8 @@ type TestEventDataEvent string
 
 // ThreadRead defines model for ThreadRead.
 type ThreadRead struct {
+	// Contact The contact that holds `number` (1:1 conversations only); absent when none does.
+	Contact           *ContactRef    `json:"contact,omitempty"`
 	GroupParticipants *[]PhoneNumber `json:"groupParticipants,omitempty"`
 
 	// Line Digits only, including the country code.
@@ -2179,7 +2319,7 @@ type Webhook struct {
 	Id      int64  `json:"id"`
 	Name    string `json:"name"`
 
-	// Type An event type, as `GET /webhooks/types` lists them: the spec's five and Switchboard's `AccountConversations` (the shared inbox's changes).
+	// Type An event type, as `GET /webhooks/types` lists them: the spec's five and Switchboard's `AccountConversations` (the shared inbox's changes) and `AccountContacts` (the address book's).
 	Type      WebhookType `json:"type"`
 	UpdatedAt time.Time   `json:"updatedAt"`
 
@@ -2209,7 +2349,7 @@ type WebhookCreate struct {
 	Enabled     *bool   `json:"enabled,omitempty"`
 	Name        *string `json:"name,omitempty"`
 
-	// Type An event type, as `GET /webhooks/types` lists them: the spec's five and Switchboard's `AccountConversations` (the shared inbox's changes).
+	// Type An event type, as `GET /webhooks/types` lists them: the spec's five and Switchboard's `AccountConversations` (the shared inbox's changes) and `AccountContacts` (the address book's).
 	Type WebhookType `json:"type"`
 	Url  string      `json:"url"`
 }
@@ -2242,7 +2382,7 @@ type WebhookDelivery struct {
 	RecoveryId *int64               `json:"recoveryId,omitempty"`
 	State      WebhookDeliveryState `json:"state"`
 
-	// Type An event type, as `GET /webhooks/types` lists them: the spec's five and Switchboard's `AccountConversations` (the shared inbox's changes).
+	// Type An event type, as `GET /webhooks/types` lists them: the spec's five and Switchboard's `AccountConversations` (the shared inbox's changes) and `AccountContacts` (the address book's).
 	Type      WebhookType `json:"type"`
 	WebhookId int64       `json:"webhookId"`
 }
@@ -2261,7 +2401,7 @@ type WebhookPayload struct {
 	// Timestamp When the event happened.
 	Timestamp time.Time `json:"timestamp"`
 
-	// Type An event type, as `GET /webhooks/types` lists them: the spec's five and Switchboard's `AccountConversations` (the shared inbox's changes).
+	// Type An event type, as `GET /webhooks/types` lists them: the spec's five and Switchboard's `AccountConversations` (the shared inbox's changes) and `AccountContacts` (the address book's).
 	Type WebhookType `json:"type"`
 }
 
@@ -2299,7 +2439,7 @@ type WebhookRecoveryStatus string
 // WebhookSecret The Standard Webhooks signing secret: `whsec_` and base64 of 32 random bytes. Treat as a password.
 type WebhookSecret = string
 
-// WebhookType An event type, as `GET /webhooks/types` lists them: the spec's five and Switchboard's `AccountConversations` (the shared inbox's changes).
+// WebhookType An event type, as `GET /webhooks/types` lists them: the spec's five and Switchboard's `AccountConversations` (the shared inbox's changes) and `AccountContacts` (the address book's).
 type WebhookType string
 
 // WebhookUpdate A merge update; fields left out are unchanged.
@@ -2308,7 +2448,7 @@ type WebhookUpdate struct {
 	Enabled     *bool   `json:"enabled,omitempty"`
 	Name        *string `json:"name,omitempty"`
 
-	// Type An event type, as `GET /webhooks/types` lists them: the spec's five and Switchboard's `AccountConversations` (the shared inbox's changes).
+	// Type An event type, as `GET /webhooks/types` lists them: the spec's five and Switchboard's `AccountConversations` (the shared inbox's changes) and `AccountContacts` (the address book's).
 	Type *WebhookType `json:"type,omitempty"`
 	Url  *string      `json:"url,omitempty"`
 }
@@ -2324,7 +2464,7 @@ type WebhookWithSecret struct {
 	// Secret The Standard Webhooks signing secret: `whsec_` and base64 of 32 random bytes. Treat as a password.
 	Secret WebhookSecret `json:"secret"`
 
-	// Type An event type, as `GET /webhooks/types` lists them: the spec's five and Switchboard's `AccountConversations` (the shared inbox's changes).
+	// Type An event type, as `GET /webhooks/types` lists them: the spec's five and Switchboard's `AccountConversations` (the shared inbox's changes) and `AccountContacts` (the address book's).
 	Type      WebhookType `json:"type"`
 	UpdatedAt time.Time   `json:"updatedAt"`
 	Url       string      `json:"url"`
@@ -2335,6 +2475,9 @@ type AssignedToMe string
 
 // CallIdParameter defines model for CallId.
 type CallIdParameter = string
+
+// ContactId defines model for ContactId.
+type ContactId = int64
 
 // DraftId defines model for DraftId.
 type DraftId = string
@@ -2408,6 +2551,12 @@ type BlockedSenderResponse struct {
 // Conflict The error envelope of every error response.
 type Conflict = Error
 
+// ContactOK defines model for ContactOK.
+type ContactOK struct {
+	// Data An entry of the account's team address book.
+	Data Contact `json:"data"`
+}
+
 // DraftResponse defines model for Draft.
 type DraftResponse struct {
 	// Data Example: {"draftId":"ticket-4711","message":"Thanks, we are looking into it"}
@@ -2470,6 +2619,22 @@ type WebhookSecretOK struct {
 		Secret WebhookSecret `json:"secret"`
 	} `json:"data"`
 }
+
+// ListContactsParams defines parameters for ListContacts.
+type ListContactsParams struct {
+	// Q Name or company word prefixes, or a number's digits; at most 200 characters.
+	Q      *string `form:"q,omitempty" json:"q,omitempty"`
+	Limit  *int    `form:"limit,omitempty" json:"limit,omitempty"`
+	Before *int64  `form:"before,omitempty" json:"before,omitempty"`
+}
+
+// ExportContactsParams defines parameters for ExportContacts.
+type ExportContactsParams struct {
+	Format *ExportContactsParamsFormat `form:"format,omitempty" json:"format,omitempty"`
+}
+
+// ExportContactsParamsFormat defines parameters for ExportContacts.
+type ExportContactsParamsFormat string
 
 // StreamEventsParams defines parameters for StreamEvents.
 type StreamEventsParams struct {
@@ -2740,6 +2905,12 @@ type RecoverWebhookJSONBody struct {
 // SearchCallsJSONRequestBody defines body for SearchCalls for application/json ContentType.
 type SearchCallsJSONRequestBody = CallSearchRequest
 
+// CreateContactJSONRequestBody defines body for CreateContact for application/json ContentType.
+type CreateContactJSONRequestBody = ContactRequest
+
+// UpdateContactJSONRequestBody defines body for UpdateContact for application/json ContentType.
+type UpdateContactJSONRequestBody = ContactPatch
+
 // PutNotificationPreferencesJSONRequestBody defines body for PutNotificationPreferences for application/json ContentType.
 type PutNotificationPreferencesJSONRequestBody = NotificationPreferencesRequest
 
@@ -3001,6 +3172,142 @@ type ClientInterface interface {
 	// Corresponds with GET /calls/{callid}/transcripts (the `GetCallTranscripts` operationId).
 	GetCallTranscripts(ctx context.Context, callid CallIdParameter, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListContacts List the account's contacts, newest first
+	//
+	// The team address book, newest first, paged by cursor: `limit` (1 to 200, default 50)
+	// and `before` (a contact id: only older ones); `next`, beside `data`, is the `before`
+	// of the next page while there may be one.
+	//
+	// `q` narrows the list: every word of it must start a word of the contact's name or
+	// company (case and diacritics ignored: `jose` finds "José García", `gar` too), or,
+	// when `q` is written as a number is (digits and `+ - . ( ) /`, spaces), its digits
+	// may appear anywhere in one of the contact's numbers (`415555`, `0100`).
+	//
+	// Needs `messages:read` and, for an OAuth token, a role with phone numbers (any
+	// lines): contacts name the numbers of the inbox.
+	//
+	// Corresponds with GET /contacts (the `ListContacts` operationId).
+	ListContacts(ctx context.Context, params *ListContactsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateContactWithBody Add a contact
+	//
+	// `name` and `numbers` (1 to 10) are required. Each number is normalized as a send's
+	// recipient is (formatting stripped, a 10-digit number without `+` is North American,
+	// then checked dialable: digits with the country code); the same number given twice is
+	// one. One contact per number per account: a number another contact holds is 409
+	// `conflict`, whose message names that contact (its id and name). Limits: name and
+	// company at most 200 characters, email at most 254 bytes, notes at most 4000 bytes,
+	// at most 20 tags of at most 50 characters, labels at most 50 characters, at most
+	// 100,000 contacts per account (409 beyond). A field that breaks one is 400
+	// `invalid_request` naming the field. Writes an `AccountContacts` event
+	// (`contact.created`).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /contacts (the `CreateContact` operationId).
+	CreateContactWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateContact Add a contact
+	//
+	// `name` and `numbers` (1 to 10) are required. Each number is normalized as a send's
+	// recipient is (formatting stripped, a 10-digit number without `+` is North American,
+	// then checked dialable: digits with the country code); the same number given twice is
+	// one. One contact per number per account: a number another contact holds is 409
+	// `conflict`, whose message names that contact (its id and name). Limits: name and
+	// company at most 200 characters, email at most 254 bytes, notes at most 4000 bytes,
+	// at most 20 tags of at most 50 characters, labels at most 50 characters, at most
+	// 100,000 contacts per account (409 beyond). A field that breaks one is 400
+	// `invalid_request` naming the field. Writes an `AccountContacts` event
+	// (`contact.created`).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /contacts (the `CreateContact` operationId).
+	CreateContact(ctx context.Context, body CreateContactJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ExportContacts Export every contact as CSV or vCard
+	//
+	// Every contact of the account, newest first, as a file: `format=csv` (the default; a
+	// header row `Name, Company, Email, Notes, Tags` then `Phone N - Label` and `Phone N -
+	// Value` pairs, numbers with a `+`; text a spreadsheet would run as a formula, starting
+	// with `= + - @`, is written after an apostrophe, which an import takes off) or
+	// `format=vcard` (vCard 4.0). `POST /contacts/import` reads either back.
+	//
+	// Corresponds with GET /contacts/export (the `ExportContacts` operationId).
+	ExportContacts(ctx context.Context, params *ExportContactsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ImportContactsWithBody Import contacts from a CSV or vCard file
+	//
+	// The body is the file; its `Content-Type` says which format: `text/csv` (also
+	// `application/csv`, `application/vnd.ms-excel`) or `text/vcard` (also `text/x-vcard`,
+	// `text/directory`). At most 16 MiB and 20,000 contacts (about 10,000 contacts of
+	// Google's widest export fit in a quarter of it).
+	//
+	// **CSV** needs a header row; columns are found by name, case ignored: the plain
+	// `Name`, `Phone`, `Company`, `Email`, `Notes`, `Tags` (`;` between tags); Google
+	// Contacts' (`Name` or `Given Name`/`Family Name`, `Phone N - Type` or `- Label` with
+	// `Phone N - Value`, several numbers in one value joined by ` ::: `, `Organization 1 -
+	// Name`, `E-mail 1 - Value`, `Notes`, `Group Membership` or `Labels` as tags, Google's
+	// own starred groups left out); Outlook's (`First Name`, `Middle Name`, `Last Name`,
+	// `Company`, `Mobile Phone`, `Business Phone`, `Home Phone`, `Other Phone`, …,
+	// `E-mail Address`, `Notes`, `Categories`). Other columns are ignored. **vCard** 3.0
+	// and 4.0: `FN` (or `N`), `ORG`, `EMAIL`, `NOTE`, `CATEGORIES`, every `TEL` (a 4.0
+	// `tel:` URI too), its `TYPE` as the label (`cell` is `mobile`).
+	//
+	// One transaction: each row creates a contact, or updates the one contact that already
+	// holds any of its numbers (the row's non-empty fields replace the contact's, its tags
+	// and numbers are added; counted as `updated`), or is skipped with its line (where the
+	// CSV record or the `BEGIN:VCARD` starts) and the reason (no number, an invalid field,
+	// numbers held by two different contacts, …). A row is decided whole before anything
+	// of it is written: none is ever half applied. A row without a name takes its company's.
+	// Every contact created or updated writes its `AccountContacts` event.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /contacts/import (the `ImportContacts` operationId).
+	ImportContactsWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteContact Delete a contact
+	//
+	// For an OAuth token, only a person whose role has every phone number (`numbers:all`)
+	// may delete: a front desk on assigned lines keeps the book but cannot empty it (403
+	// `permission_denied`). Writes an `AccountContacts` event (`contact.deleted`, with the
+	// contact as it was).
+	//
+	// Corresponds with DELETE /contacts/{id} (the `DeleteContact` operationId).
+	DeleteContact(ctx context.Context, id ContactId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetContact Get a contact
+	//
+	// Another account's contact is `not_found`, as one that does not exist.
+	//
+	// Corresponds with GET /contacts/{id} (the `GetContact` operationId).
+	GetContact(ctx context.Context, id ContactId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateContactWithBody Change a contact's fields (only those given)
+	//
+	// A field left out (or null) stays as it is; `tags` and `numbers` given replace the
+	// whole list. The rules and limits of `POST /contacts` apply to the result, including
+	// 409 `conflict` naming the contact that holds a number. Writes an `AccountContacts`
+	// event (`contact.updated`).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /contacts/{id} (the `UpdateContact` operationId).
+	UpdateContactWithBody(ctx context.Context, id ContactId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateContact Change a contact's fields (only those given)
+	//
+	// A field left out (or null) stays as it is; `tags` and `numbers` given replace the
+	// whole list. The rules and limits of `POST /contacts` apply to the result, including
+	// 409 `conflict` naming the contact that holds a number. Writes an `AccountContacts`
+	// event (`contact.updated`).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /contacts/{id} (the `UpdateContact` operationId).
+	UpdateContact(ctx context.Context, id ContactId, body UpdateContactJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// StreamEvents Live event stream (Server-Sent Events)
 	//
 	// The account's events as they happen, as Server-Sent Events (the WHATWG HTML
@@ -3033,7 +3340,8 @@ type ClientInterface interface {
 	// or `sms:read` and, for an OAuth token, a line the user's role grants (Phone numbers);
 	// call events need `reports:read` and, for an OAuth token, the Call reports permission;
 	// `AccountAITranscription` also `recordings:read`, allow-recordings and the account's
-	// sensitive-content setting off. A personal event (`conversation.read`,
+	// sensitive-content setting off; `AccountContacts` needs `messages:read` and, for an
+	// OAuth token, a role with phone numbers (any lines). A personal event (`conversation.read`,
 	// `conversation.unread`) goes to its user's streams and to API-key streams only. Another
 	// account's events never appear. Visibility is checked again every second: a revoked
 	// credential's stream ends within a second, and a role change applies.
@@ -3967,7 +4275,7 @@ type ClientInterface interface {
 
 	// ListWebhookTypes List the event types a subscription may name
 	//
-	// The spec's five types in its order, then `AccountConversations` (the shared inbox's changes, a Switchboard addition; see x-webhooks).
+	// The spec's five types in its order, then `AccountConversations` (the shared inbox's changes) and `AccountContacts` (the address book's), Switchboard additions; see x-webhooks.
 	//
 	// Corresponds with GET /webhooks/types (the `ListWebhookTypes` operationId).
 	ListWebhookTypes(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -4373,6 +4681,232 @@ func (c *Client) GetCallTranscripts(ctx context.Context, callid CallIdParameter,
 	return c.Client.Do(req)
 }
 
+// ListContacts List the account's contacts, newest first
+//
+// The team address book, newest first, paged by cursor: `limit` (1 to 200, default 50)
+// and `before` (a contact id: only older ones); `next`, beside `data`, is the `before`
+// of the next page while there may be one.
+//
+// `q` narrows the list: every word of it must start a word of the contact's name or
+// company (case and diacritics ignored: `jose` finds "José García", `gar` too), or,
+// when `q` is written as a number is (digits and `+ - . ( ) /`, spaces), its digits
+// may appear anywhere in one of the contact's numbers (`415555`, `0100`).
+//
+// Needs `messages:read` and, for an OAuth token, a role with phone numbers (any
+// lines): contacts name the numbers of the inbox.
+//
+// Corresponds with GET /contacts (the `ListContacts` operationId).
+func (c *Client) ListContacts(ctx context.Context, params *ListContactsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListContactsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateContactWithBody Add a contact
+//
+// `name` and `numbers` (1 to 10) are required. Each number is normalized as a send's
+// recipient is (formatting stripped, a 10-digit number without `+` is North American,
+// then checked dialable: digits with the country code); the same number given twice is
+// one. One contact per number per account: a number another contact holds is 409
+// `conflict`, whose message names that contact (its id and name). Limits: name and
+// company at most 200 characters, email at most 254 bytes, notes at most 4000 bytes,
+// at most 20 tags of at most 50 characters, labels at most 50 characters, at most
+// 100,000 contacts per account (409 beyond). A field that breaks one is 400
+// `invalid_request` naming the field. Writes an `AccountContacts` event
+// (`contact.created`).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /contacts (the `CreateContact` operationId).
+func (c *Client) CreateContactWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateContactRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateContact Add a contact
+//
+// `name` and `numbers` (1 to 10) are required. Each number is normalized as a send's
+// recipient is (formatting stripped, a 10-digit number without `+` is North American,
+// then checked dialable: digits with the country code); the same number given twice is
+// one. One contact per number per account: a number another contact holds is 409
+// `conflict`, whose message names that contact (its id and name). Limits: name and
+// company at most 200 characters, email at most 254 bytes, notes at most 4000 bytes,
+// at most 20 tags of at most 50 characters, labels at most 50 characters, at most
+// 100,000 contacts per account (409 beyond). A field that breaks one is 400
+// `invalid_request` naming the field. Writes an `AccountContacts` event
+// (`contact.created`).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /contacts (the `CreateContact` operationId).
+func (c *Client) CreateContact(ctx context.Context, body CreateContactJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateContactRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ExportContacts Export every contact as CSV or vCard
+//
+// Every contact of the account, newest first, as a file: `format=csv` (the default; a
+// header row `Name, Company, Email, Notes, Tags` then `Phone N - Label` and `Phone N -
+// Value` pairs, numbers with a `+`; text a spreadsheet would run as a formula, starting
+// with `= + - @`, is written after an apostrophe, which an import takes off) or
+// `format=vcard` (vCard 4.0). `POST /contacts/import` reads either back.
+//
+// Corresponds with GET /contacts/export (the `ExportContacts` operationId).
+func (c *Client) ExportContacts(ctx context.Context, params *ExportContactsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewExportContactsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ImportContactsWithBody Import contacts from a CSV or vCard file
+//
+// The body is the file; its `Content-Type` says which format: `text/csv` (also
+// `application/csv`, `application/vnd.ms-excel`) or `text/vcard` (also `text/x-vcard`,
+// `text/directory`). At most 16 MiB and 20,000 contacts (about 10,000 contacts of
+// Google's widest export fit in a quarter of it).
+//
+// **CSV** needs a header row; columns are found by name, case ignored: the plain
+// `Name`, `Phone`, `Company`, `Email`, `Notes`, `Tags` (`;` between tags); Google
+// Contacts' (`Name` or `Given Name`/`Family Name`, `Phone N - Type` or `- Label` with
+// `Phone N - Value`, several numbers in one value joined by ` ::: `, `Organization 1 -
+// Name`, `E-mail 1 - Value`, `Notes`, `Group Membership` or `Labels` as tags, Google's
+// own starred groups left out); Outlook's (`First Name`, `Middle Name`, `Last Name`,
+// `Company`, `Mobile Phone`, `Business Phone`, `Home Phone`, `Other Phone`, …,
+// `E-mail Address`, `Notes`, `Categories`). Other columns are ignored. **vCard** 3.0
+// and 4.0: `FN` (or `N`), `ORG`, `EMAIL`, `NOTE`, `CATEGORIES`, every `TEL` (a 4.0
+// `tel:` URI too), its `TYPE` as the label (`cell` is `mobile`).
+//
+// One transaction: each row creates a contact, or updates the one contact that already
+// holds any of its numbers (the row's non-empty fields replace the contact's, its tags
+// and numbers are added; counted as `updated`), or is skipped with its line (where the
+// CSV record or the `BEGIN:VCARD` starts) and the reason (no number, an invalid field,
+// numbers held by two different contacts, …). A row is decided whole before anything
+// of it is written: none is ever half applied. A row without a name takes its company's.
+// Every contact created or updated writes its `AccountContacts` event.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /contacts/import (the `ImportContacts` operationId).
+func (c *Client) ImportContactsWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewImportContactsRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteContact Delete a contact
+//
+// For an OAuth token, only a person whose role has every phone number (`numbers:all`)
+// may delete: a front desk on assigned lines keeps the book but cannot empty it (403
+// `permission_denied`). Writes an `AccountContacts` event (`contact.deleted`, with the
+// contact as it was).
+//
+// Corresponds with DELETE /contacts/{id} (the `DeleteContact` operationId).
+func (c *Client) DeleteContact(ctx context.Context, id ContactId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteContactRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetContact Get a contact
+//
+// Another account's contact is `not_found`, as one that does not exist.
+//
+// Corresponds with GET /contacts/{id} (the `GetContact` operationId).
+func (c *Client) GetContact(ctx context.Context, id ContactId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetContactRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateContactWithBody Change a contact's fields (only those given)
+//
+// A field left out (or null) stays as it is; `tags` and `numbers` given replace the
+// whole list. The rules and limits of `POST /contacts` apply to the result, including
+// 409 `conflict` naming the contact that holds a number. Writes an `AccountContacts`
+// event (`contact.updated`).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /contacts/{id} (the `UpdateContact` operationId).
+func (c *Client) UpdateContactWithBody(ctx context.Context, id ContactId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateContactRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateContact Change a contact's fields (only those given)
+//
+// A field left out (or null) stays as it is; `tags` and `numbers` given replace the
+// whole list. The rules and limits of `POST /contacts` apply to the result, including
+// 409 `conflict` naming the contact that holds a number. Writes an `AccountContacts`
+// event (`contact.updated`).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /contacts/{id} (the `UpdateContact` operationId).
+func (c *Client) UpdateContact(ctx context.Context, id ContactId, body UpdateContactJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateContactRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // StreamEvents Live event stream (Server-Sent Events)
 //
 // The account's events as they happen, as Server-Sent Events (the WHATWG HTML
@@ -4405,7 +4939,8 @@ func (c *Client) GetCallTranscripts(ctx context.Context, callid CallIdParameter,
 // or `sms:read` and, for an OAuth token, a line the user's role grants (Phone numbers);
 // call events need `reports:read` and, for an OAuth token, the Call reports permission;
 // `AccountAITranscription` also `recordings:read`, allow-recordings and the account's
-// sensitive-content setting off. A personal event (`conversation.read`,
+// sensitive-content setting off; `AccountContacts` needs `messages:read` and, for an
+// OAuth token, a role with phone numbers (any lines). A personal event (`conversation.read`,
 // `conversation.unread`) goes to its user's streams and to API-key streams only. Another
 // account's events never appear. Visibility is checked again every second: a revoked
 // credential's stream ends within a second, and a role change applies.
@@ -5909,7 +6444,7 @@ func (c *Client) CreateWebhook(ctx context.Context, body CreateWebhookJSONReques
 
 // ListWebhookTypes List the event types a subscription may name
 //
-// The spec's five types in its order, then `AccountConversations` (the shared inbox's changes, a Switchboard addition; see x-webhooks).
+// The spec's five types in its order, then `AccountConversations` (the shared inbox's changes) and `AccountContacts` (the address book's), Switchboard additions; see x-webhooks.
 //
 // Corresponds with GET /webhooks/types (the `ListWebhookTypes` operationId).
 func (c *Client) ListWebhookTypes(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -6480,6 +7015,322 @@ func NewGetCallTranscriptsRequest(server string, callid CallIdParameter) (*http.
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewListContactsRequest constructs an http.Request for the ListContacts method
+func NewListContactsRequest(server string, params *ListContactsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/contacts")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Before != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "before", *params.Before, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateContactRequest calls the generic CreateContact builder with application/json body
+func NewCreateContactRequest(server string, body CreateContactJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateContactRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewCreateContactRequestWithBody constructs an http.Request for the CreateContact method, with any body, and a specified content type
+func NewCreateContactRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/contacts")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewExportContactsRequest constructs an http.Request for the ExportContacts method
+func NewExportContactsRequest(server string, params *ExportContactsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/contacts/export")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Format != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "format", *params.Format, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewImportContactsRequestWithBody constructs an http.Request for the ImportContacts method, with any body, and a specified content type
+func NewImportContactsRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/contacts/import")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewDeleteContactRequest constructs an http.Request for the DeleteContact method
+func NewDeleteContactRequest(server string, id ContactId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/contacts/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetContactRequest constructs an http.Request for the GetContact method
+func NewGetContactRequest(server string, id ContactId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/contacts/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewUpdateContactRequest calls the generic UpdateContact builder with application/json body
+func NewUpdateContactRequest(server string, id ContactId, body UpdateContactJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUpdateContactRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewUpdateContactRequestWithBody constructs an http.Request for the UpdateContact method, with any body, and a specified content type
+func NewUpdateContactRequestWithBody(server string, id ContactId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/contacts/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -9731,6 +10582,150 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /calls/{callid}/transcripts (the `GetCallTranscripts` operationId).
 	GetCallTranscriptsWithResponse(ctx context.Context, callid CallIdParameter, reqEditors ...RequestEditorFn) (*GetCallTranscriptsResponse, error)
 
+	// ListContactsWithResponse List the account's contacts, newest first
+	//
+	// The team address book, newest first, paged by cursor: `limit` (1 to 200, default 50)
+	// and `before` (a contact id: only older ones); `next`, beside `data`, is the `before`
+	// of the next page while there may be one.
+	//
+	// `q` narrows the list: every word of it must start a word of the contact's name or
+	// company (case and diacritics ignored: `jose` finds "José García", `gar` too), or,
+	// when `q` is written as a number is (digits and `+ - . ( ) /`, spaces), its digits
+	// may appear anywhere in one of the contact's numbers (`415555`, `0100`).
+	//
+	// Needs `messages:read` and, for an OAuth token, a role with phone numbers (any
+	// lines): contacts name the numbers of the inbox.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /contacts (the `ListContacts` operationId).
+	ListContactsWithResponse(ctx context.Context, params *ListContactsParams, reqEditors ...RequestEditorFn) (*ListContactsResponse, error)
+
+	// CreateContactWithBodyWithResponse Add a contact
+	//
+	// `name` and `numbers` (1 to 10) are required. Each number is normalized as a send's
+	// recipient is (formatting stripped, a 10-digit number without `+` is North American,
+	// then checked dialable: digits with the country code); the same number given twice is
+	// one. One contact per number per account: a number another contact holds is 409
+	// `conflict`, whose message names that contact (its id and name). Limits: name and
+	// company at most 200 characters, email at most 254 bytes, notes at most 4000 bytes,
+	// at most 20 tags of at most 50 characters, labels at most 50 characters, at most
+	// 100,000 contacts per account (409 beyond). A field that breaks one is 400
+	// `invalid_request` naming the field. Writes an `AccountContacts` event
+	// (`contact.created`).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /contacts (the `CreateContact` operationId).
+	CreateContactWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateContactResponse, error)
+
+	// CreateContactWithResponse Add a contact
+	//
+	// `name` and `numbers` (1 to 10) are required. Each number is normalized as a send's
+	// recipient is (formatting stripped, a 10-digit number without `+` is North American,
+	// then checked dialable: digits with the country code); the same number given twice is
+	// one. One contact per number per account: a number another contact holds is 409
+	// `conflict`, whose message names that contact (its id and name). Limits: name and
+	// company at most 200 characters, email at most 254 bytes, notes at most 4000 bytes,
+	// at most 20 tags of at most 50 characters, labels at most 50 characters, at most
+	// 100,000 contacts per account (409 beyond). A field that breaks one is 400
+	// `invalid_request` naming the field. Writes an `AccountContacts` event
+	// (`contact.created`).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /contacts (the `CreateContact` operationId).
+	CreateContactWithResponse(ctx context.Context, body CreateContactJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateContactResponse, error)
+
+	// ExportContactsWithResponse Export every contact as CSV or vCard
+	//
+	// Every contact of the account, newest first, as a file: `format=csv` (the default; a
+	// header row `Name, Company, Email, Notes, Tags` then `Phone N - Label` and `Phone N -
+	// Value` pairs, numbers with a `+`; text a spreadsheet would run as a formula, starting
+	// with `= + - @`, is written after an apostrophe, which an import takes off) or
+	// `format=vcard` (vCard 4.0). `POST /contacts/import` reads either back.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /contacts/export (the `ExportContacts` operationId).
+	ExportContactsWithResponse(ctx context.Context, params *ExportContactsParams, reqEditors ...RequestEditorFn) (*ExportContactsResponse, error)
+
+	// ImportContactsWithBodyWithResponse Import contacts from a CSV or vCard file
+	//
+	// The body is the file; its `Content-Type` says which format: `text/csv` (also
+	// `application/csv`, `application/vnd.ms-excel`) or `text/vcard` (also `text/x-vcard`,
+	// `text/directory`). At most 16 MiB and 20,000 contacts (about 10,000 contacts of
+	// Google's widest export fit in a quarter of it).
+	//
+	// **CSV** needs a header row; columns are found by name, case ignored: the plain
+	// `Name`, `Phone`, `Company`, `Email`, `Notes`, `Tags` (`;` between tags); Google
+	// Contacts' (`Name` or `Given Name`/`Family Name`, `Phone N - Type` or `- Label` with
+	// `Phone N - Value`, several numbers in one value joined by ` ::: `, `Organization 1 -
+	// Name`, `E-mail 1 - Value`, `Notes`, `Group Membership` or `Labels` as tags, Google's
+	// own starred groups left out); Outlook's (`First Name`, `Middle Name`, `Last Name`,
+	// `Company`, `Mobile Phone`, `Business Phone`, `Home Phone`, `Other Phone`, …,
+	// `E-mail Address`, `Notes`, `Categories`). Other columns are ignored. **vCard** 3.0
+	// and 4.0: `FN` (or `N`), `ORG`, `EMAIL`, `NOTE`, `CATEGORIES`, every `TEL` (a 4.0
+	// `tel:` URI too), its `TYPE` as the label (`cell` is `mobile`).
+	//
+	// One transaction: each row creates a contact, or updates the one contact that already
+	// holds any of its numbers (the row's non-empty fields replace the contact's, its tags
+	// and numbers are added; counted as `updated`), or is skipped with its line (where the
+	// CSV record or the `BEGIN:VCARD` starts) and the reason (no number, an invalid field,
+	// numbers held by two different contacts, …). A row is decided whole before anything
+	// of it is written: none is ever half applied. A row without a name takes its company's.
+	// Every contact created or updated writes its `AccountContacts` event.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /contacts/import (the `ImportContacts` operationId).
+	ImportContactsWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ImportContactsResponse, error)
+
+	// DeleteContactWithResponse Delete a contact
+	//
+	// For an OAuth token, only a person whose role has every phone number (`numbers:all`)
+	// may delete: a front desk on assigned lines keeps the book but cannot empty it (403
+	// `permission_denied`). Writes an `AccountContacts` event (`contact.deleted`, with the
+	// contact as it was).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /contacts/{id} (the `DeleteContact` operationId).
+	DeleteContactWithResponse(ctx context.Context, id ContactId, reqEditors ...RequestEditorFn) (*DeleteContactResponse, error)
+
+	// GetContactWithResponse Get a contact
+	//
+	// Another account's contact is `not_found`, as one that does not exist.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /contacts/{id} (the `GetContact` operationId).
+	GetContactWithResponse(ctx context.Context, id ContactId, reqEditors ...RequestEditorFn) (*GetContactResponse, error)
+
+	// UpdateContactWithBodyWithResponse Change a contact's fields (only those given)
+	//
+	// A field left out (or null) stays as it is; `tags` and `numbers` given replace the
+	// whole list. The rules and limits of `POST /contacts` apply to the result, including
+	// 409 `conflict` naming the contact that holds a number. Writes an `AccountContacts`
+	// event (`contact.updated`).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /contacts/{id} (the `UpdateContact` operationId).
+	UpdateContactWithBodyWithResponse(ctx context.Context, id ContactId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateContactResponse, error)
+
+	// UpdateContactWithResponse Change a contact's fields (only those given)
+	//
+	// A field left out (or null) stays as it is; `tags` and `numbers` given replace the
+	// whole list. The rules and limits of `POST /contacts` apply to the result, including
+	// 409 `conflict` naming the contact that holds a number. Writes an `AccountContacts`
+	// event (`contact.updated`).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /contacts/{id} (the `UpdateContact` operationId).
+	UpdateContactWithResponse(ctx context.Context, id ContactId, body UpdateContactJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateContactResponse, error)
+
 	// StreamEventsWithResponse Live event stream (Server-Sent Events)
 	//
 	// The account's events as they happen, as Server-Sent Events (the WHATWG HTML
@@ -9763,7 +10758,8 @@ type ClientWithResponsesInterface interface {
 	// or `sms:read` and, for an OAuth token, a line the user's role grants (Phone numbers);
 	// call events need `reports:read` and, for an OAuth token, the Call reports permission;
 	// `AccountAITranscription` also `recordings:read`, allow-recordings and the account's
-	// sensitive-content setting off. A personal event (`conversation.read`,
+	// sensitive-content setting off; `AccountContacts` needs `messages:read` and, for an
+	// OAuth token, a role with phone numbers (any lines). A personal event (`conversation.read`,
 	// `conversation.unread`) goes to its user's streams and to API-key streams only. Another
 	// account's events never appear. Visibility is checked again every second: a revoked
 	// credential's stream ends within a second, and a role change applies.
@@ -10751,7 +11747,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListWebhookTypesWithResponse List the event types a subscription may name
 	//
-	// The spec's five types in its order, then `AccountConversations` (the shared inbox's changes, a Switchboard addition; see x-webhooks).
+	// The spec's five types in its order, then `AccountConversations` (the shared inbox's changes) and `AccountContacts` (the address book's), Switchboard additions; see x-webhooks.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -11667,6 +12663,952 @@ func (r GetCallTranscriptsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetCallTranscriptsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListContactsResponse200Headers the declared response headers of an HTTP 200 response for ListContacts
+type ListContactsResponse200Headers struct {
+	XRequestId string
+}
+
+// ListContactsResponse400Headers the declared response headers of an HTTP 400 response for ListContacts
+type ListContactsResponse400Headers struct {
+	XRequestId string
+}
+
+// ListContactsResponse401Headers the declared response headers of an HTTP 401 response for ListContacts
+type ListContactsResponse401Headers struct {
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// ListContactsResponse403Headers the declared response headers of an HTTP 403 response for ListContacts
+type ListContactsResponse403Headers struct {
+	XRequestId string
+}
+
+// ListContactsResponse500Headers the declared response headers of an HTTP 500 response for ListContacts
+type ListContactsResponse500Headers struct {
+	XRequestId string
+}
+
+// ListContactsResponse503Headers the declared response headers of an HTTP 503 response for ListContacts
+type ListContactsResponse503Headers struct {
+	XRequestId string
+}
+
+type ListContactsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data []Contact `json:"data"`
+
+		// Next The `before` of the next page; absent on the last page.
+		Next *int64 `json:"next,omitempty"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListContactsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListContactsResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListContactsResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ListContactsResponse403Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListContactsResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListContactsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListContactsResponse) GetJSON200() *struct {
+	Data []Contact `json:"data"`
+
+	// Next The `before` of the next page; absent on the last page.
+	Next *int64 `json:"next,omitempty"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListContactsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListContactsResponse) GetJSON401() *Unauthenticated {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListContactsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListContactsResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListContactsResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListContactsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListContactsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListContactsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListContactsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreateContactResponse201Headers the declared response headers of an HTTP 201 response for CreateContact
+type CreateContactResponse201Headers struct {
+	XRequestId string
+}
+
+// CreateContactResponse400Headers the declared response headers of an HTTP 400 response for CreateContact
+type CreateContactResponse400Headers struct {
+	XRequestId string
+}
+
+// CreateContactResponse401Headers the declared response headers of an HTTP 401 response for CreateContact
+type CreateContactResponse401Headers struct {
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// CreateContactResponse403Headers the declared response headers of an HTTP 403 response for CreateContact
+type CreateContactResponse403Headers struct {
+	XRequestId string
+}
+
+// CreateContactResponse409Headers the declared response headers of an HTTP 409 response for CreateContact
+type CreateContactResponse409Headers struct {
+	XRequestId string
+}
+
+// CreateContactResponse413Headers the declared response headers of an HTTP 413 response for CreateContact
+type CreateContactResponse413Headers struct {
+	XRequestId string
+}
+
+// CreateContactResponse500Headers the declared response headers of an HTTP 500 response for CreateContact
+type CreateContactResponse500Headers struct {
+	XRequestId string
+}
+
+// CreateContactResponse503Headers the declared response headers of an HTTP 503 response for CreateContact
+type CreateContactResponse503Headers struct {
+	XRequestId string
+}
+
+type CreateContactResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *ContactOK
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *CreateContactResponse201Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *CreateContactResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CreateContactResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *CreateContactResponse403Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *CreateContactResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *CreateContactResponse413Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *CreateContactResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreateContactResponse503Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateContactResponse) GetJSON201() *ContactOK {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreateContactResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreateContactResponse) GetJSON401() *Unauthenticated {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateContactResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CreateContactResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CreateContactResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CreateContactResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CreateContactResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateContactResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateContactResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateContactResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateContactResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ExportContactsResponse200Headers the declared response headers of an HTTP 200 response for ExportContacts
+type ExportContactsResponse200Headers struct {
+	ContentDisposition *string
+	XRequestId         string
+}
+
+// ExportContactsResponse400Headers the declared response headers of an HTTP 400 response for ExportContacts
+type ExportContactsResponse400Headers struct {
+	XRequestId string
+}
+
+// ExportContactsResponse401Headers the declared response headers of an HTTP 401 response for ExportContacts
+type ExportContactsResponse401Headers struct {
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// ExportContactsResponse403Headers the declared response headers of an HTTP 403 response for ExportContacts
+type ExportContactsResponse403Headers struct {
+	XRequestId string
+}
+
+// ExportContactsResponse500Headers the declared response headers of an HTTP 500 response for ExportContacts
+type ExportContactsResponse500Headers struct {
+	XRequestId string
+}
+
+// ExportContactsResponse503Headers the declared response headers of an HTTP 503 response for ExportContacts
+type ExportContactsResponse503Headers struct {
+	XRequestId string
+}
+
+type ExportContactsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ExportContactsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ExportContactsResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ExportContactsResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ExportContactsResponse403Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ExportContactsResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ExportContactsResponse503Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ExportContactsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ExportContactsResponse) GetJSON401() *Unauthenticated {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ExportContactsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ExportContactsResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ExportContactsResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ExportContactsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ExportContactsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ExportContactsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ExportContactsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ImportContactsResponse200Headers the declared response headers of an HTTP 200 response for ImportContacts
+type ImportContactsResponse200Headers struct {
+	XRequestId string
+}
+
+// ImportContactsResponse400Headers the declared response headers of an HTTP 400 response for ImportContacts
+type ImportContactsResponse400Headers struct {
+	XRequestId string
+}
+
+// ImportContactsResponse401Headers the declared response headers of an HTTP 401 response for ImportContacts
+type ImportContactsResponse401Headers struct {
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// ImportContactsResponse403Headers the declared response headers of an HTTP 403 response for ImportContacts
+type ImportContactsResponse403Headers struct {
+	XRequestId string
+}
+
+// ImportContactsResponse413Headers the declared response headers of an HTTP 413 response for ImportContacts
+type ImportContactsResponse413Headers struct {
+	XRequestId string
+}
+
+// ImportContactsResponse500Headers the declared response headers of an HTTP 500 response for ImportContacts
+type ImportContactsResponse500Headers struct {
+	XRequestId string
+}
+
+// ImportContactsResponse503Headers the declared response headers of an HTTP 503 response for ImportContacts
+type ImportContactsResponse503Headers struct {
+	XRequestId string
+}
+
+type ImportContactsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data ContactImportReport `json:"data"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ImportContactsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ImportContactsResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ImportContactsResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ImportContactsResponse403Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *ImportContactsResponse413Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ImportContactsResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ImportContactsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ImportContactsResponse) GetJSON200() *struct {
+	Data ContactImportReport `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ImportContactsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ImportContactsResponse) GetJSON401() *Unauthenticated {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ImportContactsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ImportContactsResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ImportContactsResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ImportContactsResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ImportContactsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ImportContactsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ImportContactsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ImportContactsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeleteContactResponse204Headers the declared response headers of an HTTP 204 response for DeleteContact
+type DeleteContactResponse204Headers struct {
+	XRequestId string
+}
+
+// DeleteContactResponse400Headers the declared response headers of an HTTP 400 response for DeleteContact
+type DeleteContactResponse400Headers struct {
+	XRequestId string
+}
+
+// DeleteContactResponse401Headers the declared response headers of an HTTP 401 response for DeleteContact
+type DeleteContactResponse401Headers struct {
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// DeleteContactResponse403Headers the declared response headers of an HTTP 403 response for DeleteContact
+type DeleteContactResponse403Headers struct {
+	XRequestId string
+}
+
+// DeleteContactResponse404Headers the declared response headers of an HTTP 404 response for DeleteContact
+type DeleteContactResponse404Headers struct {
+	XRequestId string
+}
+
+// DeleteContactResponse500Headers the declared response headers of an HTTP 500 response for DeleteContact
+type DeleteContactResponse500Headers struct {
+	XRequestId string
+}
+
+// DeleteContactResponse503Headers the declared response headers of an HTTP 503 response for DeleteContact
+type DeleteContactResponse503Headers struct {
+	XRequestId string
+}
+
+type DeleteContactResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers204 the parsed response headers for an HTTP 204 response
+	Headers204 *DeleteContactResponse204Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *DeleteContactResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DeleteContactResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *DeleteContactResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *DeleteContactResponse404Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *DeleteContactResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeleteContactResponse503Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DeleteContactResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteContactResponse) GetJSON401() *Unauthenticated {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteContactResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteContactResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r DeleteContactResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r DeleteContactResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteContactResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteContactResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteContactResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteContactResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetContactResponse200Headers the declared response headers of an HTTP 200 response for GetContact
+type GetContactResponse200Headers struct {
+	XRequestId string
+}
+
+// GetContactResponse400Headers the declared response headers of an HTTP 400 response for GetContact
+type GetContactResponse400Headers struct {
+	XRequestId string
+}
+
+// GetContactResponse401Headers the declared response headers of an HTTP 401 response for GetContact
+type GetContactResponse401Headers struct {
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// GetContactResponse403Headers the declared response headers of an HTTP 403 response for GetContact
+type GetContactResponse403Headers struct {
+	XRequestId string
+}
+
+// GetContactResponse404Headers the declared response headers of an HTTP 404 response for GetContact
+type GetContactResponse404Headers struct {
+	XRequestId string
+}
+
+// GetContactResponse500Headers the declared response headers of an HTTP 500 response for GetContact
+type GetContactResponse500Headers struct {
+	XRequestId string
+}
+
+// GetContactResponse503Headers the declared response headers of an HTTP 503 response for GetContact
+type GetContactResponse503Headers struct {
+	XRequestId string
+}
+
+type GetContactResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ContactOK
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetContactResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetContactResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetContactResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetContactResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetContactResponse404Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetContactResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetContactResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetContactResponse) GetJSON200() *ContactOK {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetContactResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetContactResponse) GetJSON401() *Unauthenticated {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetContactResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetContactResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetContactResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetContactResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetContactResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetContactResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetContactResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetContactResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// UpdateContactResponse200Headers the declared response headers of an HTTP 200 response for UpdateContact
+type UpdateContactResponse200Headers struct {
+	XRequestId string
+}
+
+// UpdateContactResponse400Headers the declared response headers of an HTTP 400 response for UpdateContact
+type UpdateContactResponse400Headers struct {
+	XRequestId string
+}
+
+// UpdateContactResponse401Headers the declared response headers of an HTTP 401 response for UpdateContact
+type UpdateContactResponse401Headers struct {
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// UpdateContactResponse403Headers the declared response headers of an HTTP 403 response for UpdateContact
+type UpdateContactResponse403Headers struct {
+	XRequestId string
+}
+
+// UpdateContactResponse404Headers the declared response headers of an HTTP 404 response for UpdateContact
+type UpdateContactResponse404Headers struct {
+	XRequestId string
+}
+
+// UpdateContactResponse409Headers the declared response headers of an HTTP 409 response for UpdateContact
+type UpdateContactResponse409Headers struct {
+	XRequestId string
+}
+
+// UpdateContactResponse413Headers the declared response headers of an HTTP 413 response for UpdateContact
+type UpdateContactResponse413Headers struct {
+	XRequestId string
+}
+
+// UpdateContactResponse500Headers the declared response headers of an HTTP 500 response for UpdateContact
+type UpdateContactResponse500Headers struct {
+	XRequestId string
+}
+
+// UpdateContactResponse503Headers the declared response headers of an HTTP 503 response for UpdateContact
+type UpdateContactResponse503Headers struct {
+	XRequestId string
+}
+
+type UpdateContactResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ContactOK
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *UpdateContactResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *UpdateContactResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *UpdateContactResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *UpdateContactResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *UpdateContactResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *UpdateContactResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *UpdateContactResponse413Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *UpdateContactResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *UpdateContactResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r UpdateContactResponse) GetJSON200() *ContactOK {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r UpdateContactResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r UpdateContactResponse) GetJSON401() *Unauthenticated {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r UpdateContactResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r UpdateContactResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r UpdateContactResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r UpdateContactResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r UpdateContactResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r UpdateContactResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r UpdateContactResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UpdateContactResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UpdateContactResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UpdateContactResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -17562,7 +19504,7 @@ type ListWebhookTypesResponse struct {
 		Data []struct {
 			Description string `json:"description"`
 
-			// Type An event type, as `GET /webhooks/types` lists them: the spec's five and Switchboard's `AccountConversations` (the shared inbox's changes).
+			// Type An event type, as `GET /webhooks/types` lists them: the spec's five and Switchboard's `AccountConversations` (the shared inbox's changes) and `AccountContacts` (the address book's).
 			Type WebhookType `json:"type"`
 		} `json:"data"`
 	}
@@ -17591,7 +19533,7 @@ func (r ListWebhookTypesResponse) GetJSON200() *struct {
 	Data []struct {
 		Description string `json:"description"`
 
-		// Type An event type, as `GET /webhooks/types` lists them: the spec's five and Switchboard's `AccountConversations` (the shared inbox's changes).
+		// Type An event type, as `GET /webhooks/types` lists them: the spec's five and Switchboard's `AccountConversations` (the shared inbox's changes) and `AccountContacts` (the address book's).
 		Type WebhookType `json:"type"`
 	} `json:"data"`
 } {
@@ -19790,6 +21732,204 @@ func (c *ClientWithResponses) GetCallTranscriptsWithResponse(ctx context.Context
 	return ParseGetCallTranscriptsResponse(rsp)
 }
 
+// ListContactsWithResponse List the account's contacts, newest first
+//
+// The team address book, newest first, paged by cursor: `limit` (1 to 200, default 50)
+// and `before` (a contact id: only older ones); `next`, beside `data`, is the `before`
+// of the next page while there may be one.
+//
+// `q` narrows the list: every word of it must start a word of the contact's name or
+// company (case and diacritics ignored: `jose` finds "José García", `gar` too), or,
+// when `q` is written as a number is (digits and `+ - . ( ) /`, spaces), its digits
+// may appear anywhere in one of the contact's numbers (`415555`, `0100`).
+//
+// Needs `messages:read` and, for an OAuth token, a role with phone numbers (any
+// lines): contacts name the numbers of the inbox.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /contacts (the `ListContacts` operationId).
+func (c *ClientWithResponses) ListContactsWithResponse(ctx context.Context, params *ListContactsParams, reqEditors ...RequestEditorFn) (*ListContactsResponse, error) {
+	rsp, err := c.ListContacts(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListContactsResponse(rsp)
+}
+
+// CreateContactWithBodyWithResponse Add a contact
+//
+// `name` and `numbers` (1 to 10) are required. Each number is normalized as a send's
+// recipient is (formatting stripped, a 10-digit number without `+` is North American,
+// then checked dialable: digits with the country code); the same number given twice is
+// one. One contact per number per account: a number another contact holds is 409
+// `conflict`, whose message names that contact (its id and name). Limits: name and
+// company at most 200 characters, email at most 254 bytes, notes at most 4000 bytes,
+// at most 20 tags of at most 50 characters, labels at most 50 characters, at most
+// 100,000 contacts per account (409 beyond). A field that breaks one is 400
+// `invalid_request` naming the field. Writes an `AccountContacts` event
+// (`contact.created`).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /contacts (the `CreateContact` operationId).
+func (c *ClientWithResponses) CreateContactWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateContactResponse, error) {
+	rsp, err := c.CreateContactWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateContactResponse(rsp)
+}
+
+// CreateContactWithResponse Add a contact
+//
+// `name` and `numbers` (1 to 10) are required. Each number is normalized as a send's
+// recipient is (formatting stripped, a 10-digit number without `+` is North American,
+// then checked dialable: digits with the country code); the same number given twice is
+// one. One contact per number per account: a number another contact holds is 409
+// `conflict`, whose message names that contact (its id and name). Limits: name and
+// company at most 200 characters, email at most 254 bytes, notes at most 4000 bytes,
+// at most 20 tags of at most 50 characters, labels at most 50 characters, at most
+// 100,000 contacts per account (409 beyond). A field that breaks one is 400
+// `invalid_request` naming the field. Writes an `AccountContacts` event
+// (`contact.created`).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /contacts (the `CreateContact` operationId).
+func (c *ClientWithResponses) CreateContactWithResponse(ctx context.Context, body CreateContactJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateContactResponse, error) {
+	rsp, err := c.CreateContact(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateContactResponse(rsp)
+}
+
+// ExportContactsWithResponse Export every contact as CSV or vCard
+//
+// Every contact of the account, newest first, as a file: `format=csv` (the default; a
+// header row `Name, Company, Email, Notes, Tags` then `Phone N - Label` and `Phone N -
+// Value` pairs, numbers with a `+`; text a spreadsheet would run as a formula, starting
+// with `= + - @`, is written after an apostrophe, which an import takes off) or
+// `format=vcard` (vCard 4.0). `POST /contacts/import` reads either back.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /contacts/export (the `ExportContacts` operationId).
+func (c *ClientWithResponses) ExportContactsWithResponse(ctx context.Context, params *ExportContactsParams, reqEditors ...RequestEditorFn) (*ExportContactsResponse, error) {
+	rsp, err := c.ExportContacts(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseExportContactsResponse(rsp)
+}
+
+// ImportContactsWithBodyWithResponse Import contacts from a CSV or vCard file
+//
+// The body is the file; its `Content-Type` says which format: `text/csv` (also
+// `application/csv`, `application/vnd.ms-excel`) or `text/vcard` (also `text/x-vcard`,
+// `text/directory`). At most 16 MiB and 20,000 contacts (about 10,000 contacts of
+// Google's widest export fit in a quarter of it).
+//
+// **CSV** needs a header row; columns are found by name, case ignored: the plain
+// `Name`, `Phone`, `Company`, `Email`, `Notes`, `Tags` (`;` between tags); Google
+// Contacts' (`Name` or `Given Name`/`Family Name`, `Phone N - Type` or `- Label` with
+// `Phone N - Value`, several numbers in one value joined by ` ::: `, `Organization 1 -
+// Name`, `E-mail 1 - Value`, `Notes`, `Group Membership` or `Labels` as tags, Google's
+// own starred groups left out); Outlook's (`First Name`, `Middle Name`, `Last Name`,
+// `Company`, `Mobile Phone`, `Business Phone`, `Home Phone`, `Other Phone`, …,
+// `E-mail Address`, `Notes`, `Categories`). Other columns are ignored. **vCard** 3.0
+// and 4.0: `FN` (or `N`), `ORG`, `EMAIL`, `NOTE`, `CATEGORIES`, every `TEL` (a 4.0
+// `tel:` URI too), its `TYPE` as the label (`cell` is `mobile`).
+//
+// One transaction: each row creates a contact, or updates the one contact that already
+// holds any of its numbers (the row's non-empty fields replace the contact's, its tags
+// and numbers are added; counted as `updated`), or is skipped with its line (where the
+// CSV record or the `BEGIN:VCARD` starts) and the reason (no number, an invalid field,
+// numbers held by two different contacts, …). A row is decided whole before anything
+// of it is written: none is ever half applied. A row without a name takes its company's.
+// Every contact created or updated writes its `AccountContacts` event.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /contacts/import (the `ImportContacts` operationId).
+func (c *ClientWithResponses) ImportContactsWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ImportContactsResponse, error) {
+	rsp, err := c.ImportContactsWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseImportContactsResponse(rsp)
+}
+
+// DeleteContactWithResponse Delete a contact
+//
+// For an OAuth token, only a person whose role has every phone number (`numbers:all`)
+// may delete: a front desk on assigned lines keeps the book but cannot empty it (403
+// `permission_denied`). Writes an `AccountContacts` event (`contact.deleted`, with the
+// contact as it was).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /contacts/{id} (the `DeleteContact` operationId).
+func (c *ClientWithResponses) DeleteContactWithResponse(ctx context.Context, id ContactId, reqEditors ...RequestEditorFn) (*DeleteContactResponse, error) {
+	rsp, err := c.DeleteContact(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteContactResponse(rsp)
+}
+
+// GetContactWithResponse Get a contact
+//
+// Another account's contact is `not_found`, as one that does not exist.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /contacts/{id} (the `GetContact` operationId).
+func (c *ClientWithResponses) GetContactWithResponse(ctx context.Context, id ContactId, reqEditors ...RequestEditorFn) (*GetContactResponse, error) {
+	rsp, err := c.GetContact(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetContactResponse(rsp)
+}
+
+// UpdateContactWithBodyWithResponse Change a contact's fields (only those given)
+//
+// A field left out (or null) stays as it is; `tags` and `numbers` given replace the
+// whole list. The rules and limits of `POST /contacts` apply to the result, including
+// 409 `conflict` naming the contact that holds a number. Writes an `AccountContacts`
+// event (`contact.updated`).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /contacts/{id} (the `UpdateContact` operationId).
+func (c *ClientWithResponses) UpdateContactWithBodyWithResponse(ctx context.Context, id ContactId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateContactResponse, error) {
+	rsp, err := c.UpdateContactWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateContactResponse(rsp)
+}
+
+// UpdateContactWithResponse Change a contact's fields (only those given)
+//
+// A field left out (or null) stays as it is; `tags` and `numbers` given replace the
+// whole list. The rules and limits of `POST /contacts` apply to the result, including
+// 409 `conflict` naming the contact that holds a number. Writes an `AccountContacts`
+// event (`contact.updated`).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /contacts/{id} (the `UpdateContact` operationId).
+func (c *ClientWithResponses) UpdateContactWithResponse(ctx context.Context, id ContactId, body UpdateContactJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateContactResponse, error) {
+	rsp, err := c.UpdateContact(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateContactResponse(rsp)
+}
+
 // StreamEventsWithResponse Live event stream (Server-Sent Events)
 //
 // The account's events as they happen, as Server-Sent Events (the WHATWG HTML
@@ -19822,7 +21962,8 @@ func (c *ClientWithResponses) GetCallTranscriptsWithResponse(ctx context.Context
 // or `sms:read` and, for an OAuth token, a line the user's role grants (Phone numbers);
 // call events need `reports:read` and, for an OAuth token, the Call reports permission;
 // `AccountAITranscription` also `recordings:read`, allow-recordings and the account's
-// sensitive-content setting off. A personal event (`conversation.read`,
+// sensitive-content setting off; `AccountContacts` needs `messages:read` and, for an
+// OAuth token, a role with phone numbers (any lines). A personal event (`conversation.read`,
 // `conversation.unread`) goes to its user's streams and to API-key streams only. Another
 // account's events never appear. Visibility is checked again every second: a revoked
 // credential's stream ends within a second, and a role change applies.
@@ -21152,7 +23293,7 @@ func (c *ClientWithResponses) CreateWebhookWithResponse(ctx context.Context, bod
 
 // ListWebhookTypesWithResponse List the event types a subscription may name
 //
-// The spec's five types in its order, then `AccountConversations` (the shared inbox's changes, a Switchboard addition; see x-webhooks).
+// The spec's five types in its order, then `AccountConversations` (the shared inbox's changes) and `AccountContacts` (the address book's), Switchboard additions; see x-webhooks.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -22233,6 +24374,1062 @@ func ParseGetCallTranscriptsResponse(rsp *http.Response) (*GetCallTranscriptsRes
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers GetCallTranscriptsResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListContactsResponse parses an HTTP response from a ListContactsWithResponse call
+func ParseListContactsResponse(rsp *http.Response) (*ListContactsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListContactsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data []Contact `json:"data"`
+
+			// Next The `before` of the next page; absent on the last page.
+			Next *int64 `json:"next,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListContactsResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListContactsResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListContactsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ListContactsResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListContactsResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListContactsResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreateContactResponse parses an HTTP response from a CreateContactWithResponse call
+func ParseCreateContactResponse(rsp *http.Response) (*CreateContactResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateContactResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest ContactOK
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers CreateContactResponse201Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 400:
+		var headers CreateContactResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers CreateContactResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers CreateContactResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 409:
+		var headers CreateContactResponse409Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers CreateContactResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 500:
+		var headers CreateContactResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers CreateContactResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseExportContactsResponse parses an HTTP response from a ExportContactsWithResponse call
+func ParseExportContactsResponse(rsp *http.Response) (*ExportContactsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ExportContactsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ExportContactsResponse200Headers
+		if values := rsp.Header.Values("Content-Disposition"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Disposition", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentDisposition = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ExportContactsResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ExportContactsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ExportContactsResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 500:
+		var headers ExportContactsResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ExportContactsResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseImportContactsResponse parses an HTTP response from a ImportContactsWithResponse call
+func ParseImportContactsResponse(rsp *http.Response) (*ImportContactsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ImportContactsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data ContactImportReport `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ImportContactsResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ImportContactsResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ImportContactsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ImportContactsResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 413:
+		var headers ImportContactsResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 500:
+		var headers ImportContactsResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ImportContactsResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeleteContactResponse parses an HTTP response from a DeleteContactWithResponse call
+func ParseDeleteContactResponse(rsp *http.Response) (*DeleteContactResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteContactResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		var headers DeleteContactResponse204Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers204 = &headers
+	case rsp.StatusCode == 400:
+		var headers DeleteContactResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers DeleteContactResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers DeleteContactResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers DeleteContactResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 500:
+		var headers DeleteContactResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers DeleteContactResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetContactResponse parses an HTTP response from a GetContactWithResponse call
+func ParseGetContactResponse(rsp *http.Response) (*GetContactResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetContactResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ContactOK
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetContactResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetContactResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetContactResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetContactResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetContactResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetContactResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetContactResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseUpdateContactResponse parses an HTTP response from a UpdateContactWithResponse call
+func ParseUpdateContactResponse(rsp *http.Response) (*UpdateContactResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UpdateContactResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ContactOK
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers UpdateContactResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers UpdateContactResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers UpdateContactResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers UpdateContactResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers UpdateContactResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers UpdateContactResponse409Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers UpdateContactResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 500:
+		var headers UpdateContactResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers UpdateContactResponse503Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -28761,7 +31958,7 @@ func ParseListWebhookTypesResponse(rsp *http.Response) (*ListWebhookTypesRespons
 			Data []struct {
 				Description string `json:"description"`
 
-				// Type An event type, as `GET /webhooks/types` lists them: the spec's five and Switchboard's `AccountConversations` (the shared inbox's changes).
+				// Type An event type, as `GET /webhooks/types` lists them: the spec's five and Switchboard's `AccountConversations` (the shared inbox's changes) and `AccountContacts` (the address book's).
 				Type WebhookType `json:"type"`
 			} `json:"data"`
 		}

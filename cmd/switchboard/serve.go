@@ -30,6 +30,7 @@ import (
 	"switchboard/internal/carrier"
 	"switchboard/internal/carrier/kannel"
 	"switchboard/internal/carrier/sim"
+	"switchboard/internal/contacts"
 	"switchboard/internal/httpapi"
 	"switchboard/internal/inbox"
 	"switchboard/internal/oauth"
@@ -390,6 +391,7 @@ func newApp(ctx context.Context, c *cli, st *store.Store, log *slog.Logger, publ
 			MediaURL: func(name string) string { return media.URL(publicURL+"/media/", name) }}),
 		Search:       search.New(search.Config{Store: st}),
 		Team:         team.New(team.Config{Store: st}),
+		Contacts:     contacts.New(st),
 		Media:        media.Handler(),
 		CarrierHooks: hooks,
 		OAuth:        authz.Handler(),

@@ -46,6 +46,9 @@ type ConversationSummary struct {
 	LastSentBy    int64  // the user who sent the newest message; 0 for a text received or sent with an API key
 	LastHasMedia  bool
 	UnreadCount   int64
+	// Contact is the contact that holds a 1:1 conversation's number, where
+	// the caller may read contacts.
+	Contact *ContactRef
 }
 
 // ThreadMessage is a message as a thread read shows it to one caller.
@@ -68,6 +71,8 @@ type Thread struct {
 	State      Conversation
 	Messages   []ThreadMessage
 	MarkedRead bool
+	// Contact: as ConversationSummary's.
+	Contact *ContactRef
 }
 
 // Comment is an internal note on a conversation, never sent to the other party.

@@ -46,21 +46,22 @@ func utc(t *time.Time) *time.Time {
 
 // conversationItemJSON is the public API's ConversationListItem.
 type conversationItemJSON struct {
-	Line              string     `json:"line"`
-	Number            string     `json:"number"`
-	GroupParticipants []string   `json:"groupParticipants,omitempty"`
-	LastMessage       string     `json:"lastMessage"`
-	LastMessageID     int64      `json:"lastMessageId"`
-	LastMessageAt     time.Time  `json:"lastMessageAt"`
-	Direction         string     `json:"direction"`
-	SentBy            *int64     `json:"lastMessageSentBy"`
-	HasMedia          bool       `json:"hasMedia"`
-	Unread            bool       `json:"unread"`
-	UnreadCount       int64      `json:"unreadCount"`
-	Resolved          bool       `json:"resolved"`
-	ResolvedBy        int64      `json:"resolvedBy,omitempty"`
-	ResolvedAt        *time.Time `json:"resolvedAt,omitempty"`
-	AssignedTo        int64      `json:"assignedTo,omitempty"`
+	Line              string             `json:"line"`
+	Number            string             `json:"number"`
+	Contact           *domain.ContactRef `json:"contact,omitempty"`
+	GroupParticipants []string           `json:"groupParticipants,omitempty"`
+	LastMessage       string             `json:"lastMessage"`
+	LastMessageID     int64              `json:"lastMessageId"`
+	LastMessageAt     time.Time          `json:"lastMessageAt"`
+	Direction         string             `json:"direction"`
+	SentBy            *int64             `json:"lastMessageSentBy"`
+	HasMedia          bool               `json:"hasMedia"`
+	Unread            bool               `json:"unread"`
+	UnreadCount       int64              `json:"unreadCount"`
+	Resolved          bool               `json:"resolved"`
+	ResolvedBy        int64              `json:"resolvedBy,omitempty"`
+	ResolvedAt        *time.Time         `json:"resolvedAt,omitempty"`
+	AssignedTo        int64              `json:"assignedTo,omitempty"`
 }
 
 func toItemJSON(c domain.ConversationSummary) conversationItemJSON {
@@ -68,7 +69,8 @@ func toItemJSON(c domain.ConversationSummary) conversationItemJSON {
 	item := conversationItemJSON{Line: st.Line, Number: st.Number, GroupParticipants: st.GroupParticipants,
 		LastMessage: c.LastMessage, LastMessageID: c.LastMessageID, LastMessageAt: c.LastMessageAt.Truncate(time.Second),
 		Direction: c.LastDirection, HasMedia: c.LastHasMedia, Unread: c.UnreadCount > 0, UnreadCount: c.UnreadCount,
-		Resolved: st.Resolved, ResolvedBy: st.ResolvedBy, ResolvedAt: st.ResolvedAt, AssignedTo: st.AssignedTo}
+		Resolved: st.Resolved, ResolvedBy: st.ResolvedBy, ResolvedAt: st.ResolvedAt, AssignedTo: st.AssignedTo,
+		Contact: c.Contact}
 	if c.LastSentBy != 0 {
 		by := c.LastSentBy
 		item.SentBy = &by
@@ -105,9 +107,10 @@ type messageJSON struct {
 
 // threadJSON is the thread read response.
 type threadJSON struct {
-	Line              string   `json:"line"`
-	Number            string   `json:"number"`
-	GroupParticipants []string `json:"groupParticipants,omitempty"`
+	Line              string             `json:"line"`
+	Number            string             `json:"number"`
+	Contact           *domain.ContactRef `json:"contact,omitempty"`
+	GroupParticipants []string           `json:"groupParticipants,omitempty"`
 	// State is beyond the spec: the conversation's resolution and owner,
 	// so a client that opens a thread by its address can show them.
 	State      conversationStateJSON `json:"state"`
@@ -118,7 +121,7 @@ type threadJSON struct {
 func toThreadJSON(t domain.Thread) threadJSON {
 	state := t.State
 	state.Key = t.Key
-	out := threadJSON{Line: t.Key.Line.Number, Number: t.Key.Number(), State: toStateJSON(state), Messages: make([]messageJSON, len(t.Messages)), MarkedRead: t.MarkedRead}
+	out := threadJSON{Line: t.Key.Line.Number, Number: t.Key.Number(), Contact: t.Contact, State: toStateJSON(state), Messages: make([]messageJSON, len(t.Messages)), MarkedRead: t.MarkedRead}
 	if t.Key.IsGroup() {
 		out.GroupParticipants = t.Key.Participants
 	}

@@ -7,6 +7,7 @@ import (
 
 	"switchboard/internal/auth"
 	"switchboard/internal/calls"
+	"switchboard/internal/contacts"
 )
 
 // routes is the route table: every endpoint Switchboard serves, in one place.
@@ -107,6 +108,15 @@ func (s *Server) routes() {
 	if s.search != nil {
 		s.api("GET /search", auth.MessagesRead, s.searchAll, "q", "types", "lines", "direction", "from", "to", "resolved", "unresolved", "cursor", "limit")
 	}
+	// The team address book (contacts.go): messages:read to read, sms:write
+	// to write, and a role with phone numbers; deleting needs every line.
+	s.apiRole("GET /contacts", auth.MessagesRead, keepContacts, s.listContacts, "q", "limit", "before")
+	s.apiRole("POST /contacts", auth.SMSWrite, keepContacts, s.createContact)
+	s.apiRole("GET /contacts/export", auth.MessagesRead, keepContacts, s.exportContacts, "format")
+	s.apiRole("POST /contacts/import", auth.SMSWrite, keepContacts, s.budgeted(contacts.MaxImportBytes, s.importContacts))
+	s.apiRole("GET /contacts/{id}", auth.MessagesRead, keepContacts, s.getContact)
+	s.apiRole("PATCH /contacts/{id}", auth.SMSWrite, keepContacts, s.updateContact)
+	s.apiRole("DELETE /contacts/{id}", auth.SMSWrite, deleteContacts, bodiless(s.deleteContact))
 
 	// Hosted attachments: public, unguessable names.
 	if s.media != nil {

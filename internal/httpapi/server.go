@@ -11,6 +11,7 @@ import (
 
 	"switchboard/internal/auth"
 	"switchboard/internal/calls"
+	"switchboard/internal/contacts"
 	"switchboard/internal/inbox"
 	"switchboard/internal/search"
 	"switchboard/internal/sms"
@@ -59,6 +60,8 @@ type Config struct {
 	// Team serves teammates and notification preferences; nil leaves
 	// their routes out.
 	Team *team.Service
+	// Contacts serves the team address book (required).
+	Contacts *contacts.Service
 	// Media serves hosted attachments under /media/.
 	Media http.Handler
 	// CarrierHooks serves the carrier driver's callbacks under /carrier/.
@@ -102,6 +105,7 @@ type Server struct {
 	inbox        *inbox.Service
 	search       *search.Service
 	team         *team.Service
+	contacts     *contacts.Service
 	media        http.Handler
 	carrierHooks http.Handler
 	oauth        http.Handler
@@ -146,6 +150,7 @@ func New(cfg Config) *Server {
 		inbox:        cfg.Inbox,
 		search:       cfg.Search,
 		team:         cfg.Team,
+		contacts:     cfg.Contacts,
 		media:        cfg.Media,
 		carrierHooks: cfg.CarrierHooks,
 		oauth:        cfg.OAuth,

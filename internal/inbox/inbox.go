@@ -20,6 +20,7 @@ import (
 	"unicode/utf8"
 
 	"switchboard/internal/auth"
+	"switchboard/internal/contacts"
 	"switchboard/internal/domain"
 	"switchboard/internal/phone"
 	"switchboard/internal/store"
@@ -202,9 +203,24 @@ func (s *Service) List(ctx context.Context, p auth.Principal, lp ListParams) ([]
 	if err != nil {
 		return nil, err
 	}
+	numbers := make([]string, 0, len(page))
 	for i := range page {
 		page[i].Key.Line = byID[page[i].Key.Line.ID]
 		page[i].LastMessage = Preview(page[i].LastMessage)
+		if !page[i].Key.IsGroup() {
+			numbers = append(numbers, page[i].Key.Number())
+		}
+	}
+	// The names beside the numbers (issue 33): one read for the page,
+	// inside the first page's load, so that a kept first page has them.
+	held, err := contacts.Names(ctx, s.store, p, numbers)
+	if err != nil {
+		return nil, err
+	}
+	for i := range page {
+		if ref, ok := held[page[i].Key.Number()]; ok && !page[i].Key.IsGroup() {
+			page[i].Contact = &ref
+		}
 	}
 	return page, nil
 }
@@ -266,7 +282,20 @@ func (s *Service) Thread(ctx context.Context, p auth.Principal, tp ThreadParams)
 		return domain.Thread{}, err
 	}
 	s.urls(msgs)
-	return domain.Thread{Key: key, State: c, Messages: msgs, MarkedRead: tp.MarkRead}, nil
+	t := domain.Thread{Key: key, State: c, Messages: msgs, MarkedRead: tp.MarkRead}
+	return t, s.name(ctx, p, &t)
+}
+
+// name fills t's Contact: the contact that holds a 1:1 thread's number.
+func (s *Service) name(ctx context.Context, p auth.Principal, t *domain.Thread) error {
+	if t.Key.IsGroup() {
+		return nil
+	}
+	held, err := contacts.Names(ctx, s.store, p, []string{t.Key.Number()})
+	if ref, ok := held[t.Key.Number()]; ok {
+		t.Contact = &ref
+	}
+	return err
 }
 
 // markThreadRead marks the thread read for p. It is the hot read's write:
@@ -304,7 +333,8 @@ func (s *Service) ThreadAround(ctx context.Context, p auth.Principal, a Address,
 		return domain.Thread{}, err
 	}
 	s.urls(msgs)
-	return domain.Thread{Key: key, State: c, Messages: msgs}, nil
+	t := domain.Thread{Key: key, State: c, Messages: msgs}
+	return t, s.name(ctx, p, &t)
 }
 
 func (s *Service) urls(msgs []domain.ThreadMessage) {
