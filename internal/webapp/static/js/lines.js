@@ -4,7 +4,7 @@
 // /sms/lines/{line}/blocked).
 import { ApiError } from './api.js';
 import { h, formatTime, formatPhone, formatMoney, showError, announce, emptyState, spinner } from './ui.js';
-import { formatWhen } from './composer.js';
+import { formatWhen } from './composer/words.js';
 
 function linePath(line, rest) {
   return `/sms/lines/${encodeURIComponent(line)}${rest}`;

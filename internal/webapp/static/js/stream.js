@@ -227,8 +227,6 @@ export function createStream(name) {
     on,
     get lastId() { return lastId; },
     get state() { return state; },
-    // role is 'leader' or 'follower' (shared), 'alone' or 'stopped' (for tests).
-    get role() { return !session ? 'stopped' : !shared ? 'alone' : session.leading ? 'leader' : 'follower'; },
     // start opens the stream (or joins the leader's); after (an event id)
     // resumes after it.
     start(after) {
@@ -247,7 +245,7 @@ export function createStream(name) {
       setState('closed');
     },
     // reconnect drops the connection now and resumes from the last id
-    // (used by tests and when the network comes back); a follower has none.
+    // (when the network comes back); a follower has none.
     reconnect() { session?.controller?.abort(); },
   };
 }
