@@ -5,9 +5,12 @@
 // The API has no list of drafts, and asking for one that is not there is
 // a 404, which every browser logs as an error. So the app keeps, as one
 // more draft of the person's (INDEX), the keys of the conversation drafts
-// it saved, and asks only for those (docs/decisions.md, "The app's
-// draft index").
+// it saved, and asks only for those; and this browser remembers whether
+// that index exists (a flag in localStorage, no token), so a person who
+// never saved a draft is never answered 404 on opening a thread
+// (docs/decisions.md, "The app's draft index").
 import { ApiError } from '../api.js';
+import { store } from '../store.js';
 
 const DRAFT_DELAY = 1000;
 const INDEX = 'switchboard-app-draft-index';
@@ -31,25 +34,42 @@ export async function draftKey(line, number, groupParticipants) {
 const is404 = (err) => err instanceof ApiError && err.status === 404;
 const path = (key) => `/sms/drafts/${encodeURIComponent(key)}`;
 
-// The index, read once per page (and after each change of it): a list of
-// keys, newest last. A person who never had one gets an empty one written,
-// so the 404 happens once in their life, not on every thread.
+// hasIndex is the browser's knowledge that the person's index exists.
+function flagName() {
+  const me = store.get('me');
+  return `switchboard.draftIndex.${me?.account?.id ?? ''}.${me?.userId ?? ''}`;
+}
+const hasIndex = () => { try { return localStorage.getItem(flagName()) === '1'; } catch { return false; } };
+function setHasIndex(on) {
+  try { if (on) localStorage.setItem(flagName(), '1'); else localStorage.removeItem(flagName()); } catch { /* private mode: ask again next time */ }
+}
+
+// readIndex reads the index (a list of keys, newest last), once per page
+// and after each change of it; [] when this browser knows of none.
 let indexRead = null;
-function readIndex(api) {
+function readIndex(api, { ask = hasIndex() } = {}) {
+  if (!ask) return Promise.resolve([]);
   return (indexRead ||= api('GET', path(INDEX)).then((d) => {
+    setHasIndex(true);
     try { const keys = JSON.parse(d.message || '[]'); return Array.isArray(keys) ? keys : []; } catch { return []; }
-  }, async (err) => {
-    if (!is404(err)) { indexRead = null; throw err; }
-    await api('PUT', path(INDEX), { body: { message: '[]' } }).catch(() => {});
+  }, (err) => {
+    indexRead = null;
+    if (!is404(err)) throw err;
+    setHasIndex(false);
     return [];
   }));
 }
+// markIndex records that key holds a draft (has) or not. Saving a first
+// draft in this browser asks whether another one made the index already
+// (the one 404 a person may see, before their first draft anywhere).
 async function markIndex(api, key, has) {
-  indexRead = null; // another tab may have changed it
-  const keys = (await readIndex(api)).filter((k) => k !== key);
+  if (!has && !hasIndex()) return;
+  indexRead = null; // another tab or device may have changed it
+  const keys = (await readIndex(api, { ask: true })).filter((k) => k !== key);
   if (has) keys.push(key);
   const next = keys.slice(-INDEX_MAX);
   await api('PUT', path(INDEX), { body: { message: JSON.stringify(next) } });
+  setHasIndex(true);
   indexRead = Promise.resolve(next);
 }
 

@@ -59,7 +59,7 @@ export function newTextButton(ctx) {
     if (!ok || to.length < 7) return;
     ctx.navigate(threadHref(line.value, to) + '?new=1');
   }
-  return h('button', { type: 'button', class: 'btn btn-new', on: { click: start } }, h('span', { 'aria-hidden': 'true' }, '+ '), 'New text');
+  return h('button', { type: 'button', class: 'btn btn-new', on: { click: start } }, h('span', { 'aria-hidden': 'true' }, '+\u00a0'), 'New\u00a0text');
 }
 
 // notifyButton asks for the browser's permission to notify, on a click
@@ -69,7 +69,8 @@ export function notifyButton() {
   const btn = h('button', { type: 'button', class: 'btn btn-quiet notify-btn' });
   function paint() {
     const p = Notification.permission;
-    btn.textContent = p === 'granted' ? 'Notifications on' : p === 'denied' ? 'Notifications blocked' : 'Turn on notifications';
+    if (p === 'default') btn.replaceChildren(h('span', { class: 'label-wide', text: 'Turn on notifications' }), h('span', { class: 'label-narrow', text: 'Notify me' }));
+    else btn.textContent = p === 'granted' ? 'Notifications on' : 'Notifications blocked';
     btn.disabled = p !== 'default';
     btn.title = p === 'denied' ? 'The browser blocks notifications for this site: allow them in its site settings.' : '';
   }
