@@ -59,7 +59,7 @@ export function newTextButton(ctx) {
     if (!ok || to.length < 7) return;
     ctx.navigate(threadHref(line.value, to) + '?new=1');
   }
-  return h('button', { type: 'button', class: 'btn btn-new', on: { click: start } }, h('span', { 'aria-hidden': 'true' }, '+\u00a0'), 'New\u00a0text');
+  return h('button', { type: 'button', class: 'btn btn-new', 'aria-label': 'New text', on: { click: start } }, h('span', { 'aria-hidden': 'true' }, '+\u00a0'), 'New', h('span', { class: 'label-wide', text: '\u00a0text' }));
 }
 
 // notifyButton asks for the browser's permission to notify, on a click
@@ -69,10 +69,10 @@ export function notifyButton() {
   const btn = h('button', { type: 'button', class: 'btn btn-quiet notify-btn' });
   function paint() {
     const p = Notification.permission;
-    if (p === 'default') btn.replaceChildren(h('span', { class: 'label-wide', text: 'Turn on notifications' }), h('span', { class: 'label-narrow', text: 'Notify me' }));
-    else btn.textContent = p === 'granted' ? 'Notifications on' : 'Notifications blocked';
+    btn.textContent = p === 'granted' ? 'Notifications on' : p === 'denied' ? 'Notifications blocked' : 'Notify me';
     btn.disabled = p !== 'default';
-    btn.title = p === 'denied' ? 'The browser blocks notifications for this site: allow them in its site settings.' : '';
+    btn.title = p === 'denied' ? 'The browser blocks notifications for this site: allow them in its site settings.'
+      : p === 'default' ? 'Let this browser show a notification when a text arrives' : '';
   }
   btn.addEventListener('click', async () => {
     try { await Notification.requestPermission(); } catch { /* an old browser: the answer shows below */ }

@@ -87,7 +87,9 @@ export function timeline(t, { onDelete }) {
 
   function paint() {
     const oldest = t.messages.length ? t.messages[t.messages.length - 1].sentAt : null;
-    const entries = t.messages.map((m) => ({ t: m.sentAt, el: () => messageItem(m, { canDelete: t.ctx.can.delete, onDelete }) }))
+    // Oldest first before sorting by time: texts of the same second keep
+    // the order they were sent in (the sort is stable).
+    const entries = [...t.messages].reverse().map((m) => ({ t: m.sentAt, el: () => messageItem(m, { canDelete: t.ctx.can.delete, onDelete }) }))
       .concat(t.comments.filter((c) => t.done || !oldest || c.createdAt >= oldest).map((c) => ({ t: c.createdAt, el: () => noteItem(c) })));
     entries.sort((a, b) => (a.t < b.t ? -1 : a.t > b.t ? 1 : 0));
     list.replaceChildren(...entries.map((e) => e.el()));
