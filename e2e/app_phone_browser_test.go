@@ -172,4 +172,27 @@ func TestAppPhoneLayoutInBrowser(t *testing.T) {
 	a.waitText("the call", "main", "Call from Pat Caller", 5*time.Second)
 	a.do("follow the earlier calls", chromedp.Click(chromedp.CSS(`a[href^="/app/calls?"][href*="search="]`)))
 	a.waitJS("the caller's calls", `document.querySelectorAll('.calls-table tbody tr').length === 2`, 10*time.Second)
+
+	// ---- the header's places for what comes next ----
+	// "/" focuses the search field anywhere (not while typing).
+	a.do("press /", chromedp.Evaluate[chromedp.Void](`document.activeElement.blur()`), chromedp.KeyEvent("/"))
+	a.waitJS("the search field focused", `document.activeElement === document.getElementById('app-search')`, 3*time.Second)
+	a.do("search", chromedp.SendKeys("#app-search", "Tuesday\r"))
+	a.waitJS("the search screen", `location.pathname === '/app/search' && new URLSearchParams(location.search).get('q') === 'Tuesday'`, 5*time.Second)
+	if nav := appEval[string](a, "read the navigation", `document.querySelector('#topbar nav').innerText`); !strings.Contains(nav, "Contacts") {
+		t.Errorf("the navigation %q has no Contacts entry", nav)
+	}
+	// "New text": a line and a number open the conversation, ready for its
+	// first text, which sends.
+	a.do("New text", chromedp.Click(chromedp.CSS(".btn-new")))
+	a.do("a number", chromedp.WaitVisible(chromedp.ID("new-text-number")), chromedp.SendKeys(chromedp.ID("new-text-number"), "(212) 555-0177"))
+	a.waitText("the number as it will be texted", "#new-text-shown", "(212) 555-0177", 3*time.Second)
+	a.axe("the New text dialog")
+	a.do("write the text", chromedp.Click(chromedp.CSS("dialog .btn-primary")))
+	a.waitJS("the new conversation", fmt.Sprintf(`location.pathname === "/app/inbox/%s/12125550177" && document.activeElement === document.querySelector('form.composer textarea')`, desk), 5*time.Second)
+	a.do("type the first text", chromedp.SendKeys(`form.composer textarea`, "Hello from the front desk."),
+		chromedp.Click(chromedp.CSS(".composer button[type=submit]")))
+	a.waitText("the first text in the thread", ".timeline", "Hello from the front desk.", 5*time.Second)
+	a.waitText("the conversation in the list", ".conv-list", "Hello from the front desk.", 5*time.Second)
+	a.screenshots("new-text")
 }

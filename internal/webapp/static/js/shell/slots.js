@@ -24,6 +24,12 @@ export function searchField(ctx) {
     e.preventDefault();
     input.focus();
     input.select();
+    // Some keyboards (and DevTools' key events) still deliver the "/" as
+    // text to the field that just took the focus: it is the shortcut, not
+    // the search.
+    const drop = (ev) => { if (ev.data === '/') ev.preventDefault(); };
+    input.addEventListener('beforeinput', drop);
+    setTimeout(() => input.removeEventListener('beforeinput', drop), 50);
   }
   document.addEventListener('keydown', onKey);
   return { el: form, stop: () => document.removeEventListener('keydown', onKey) };
@@ -69,7 +75,8 @@ export function notifyButton() {
   const btn = h('button', { type: 'button', class: 'btn btn-quiet notify-btn' });
   function paint() {
     const p = Notification.permission;
-    btn.textContent = p === 'granted' ? 'Notifications on' : p === 'denied' ? 'Notifications blocked' : 'Notify me';
+    if (p === 'default') btn.replaceChildren('Notify', h('span', { class: 'label-wide', text: ' me' }));
+    else btn.textContent = p === 'granted' ? 'Notifications on' : 'Notifications blocked';
     btn.disabled = p !== 'default';
     btn.title = p === 'denied' ? 'The browser blocks notifications for this site: allow them in its site settings.'
       : p === 'default' ? 'Let this browser show a notification when a text arrives' : '';
