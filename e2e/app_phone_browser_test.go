@@ -194,5 +194,12 @@ func TestAppPhoneLayoutInBrowser(t *testing.T) {
 		chromedp.Click(chromedp.CSS(".composer button[type=submit]")))
 	a.waitText("the first text in the thread", ".timeline", "Hello from the front desk.", 5*time.Second)
 	a.waitText("the conversation in the list", ".conv-list", "Hello from the front desk.", 5*time.Second)
+	// Clicking Send left the box (a blur saves the draft): the draft is
+	// gone once the text is sent, and the box does not say it was saved.
+	a.waitText("the send confirmed", ".cmp-status", "Sent.", 5*time.Second)
+	if got := appEval[float64](a, "the draft after sending", fmt.Sprintf(`import('/app/js/api.js').then((m) =>
+		m.api('GET', '/sms/drafts/sms-%s-12125550177').then(() => 200, (e) => e.status))`, desk)); got != 404 {
+		t.Errorf("GET the draft after sending: %v, want 404 (discarded)", got)
+	}
 	a.screenshots("new-text")
 }

@@ -96,9 +96,18 @@ export function drafts(c, { line, number, groupParticipants }) {
       if (!is404(err)) c.setStatus('The saved draft could not be loaded.');
     }
   });
-  async function save() {
+  // Saves run one after another (a blur, the timer, leaving the page), so
+  // a discard after a send waits for the one in flight and deletes what it
+  // wrote.
+  let inflight = Promise.resolve();
+  function save() {
     clearTimeout(timer);
     timer = 0;
+    const run = inflight.then(write);
+    inflight = run.catch(() => {});
+    return run;
+  }
+  async function write() {
     await ready;
     const text = c.textarea.value;
     if (text === saved) return;
@@ -124,6 +133,7 @@ export function drafts(c, { line, number, groupParticipants }) {
       clearTimeout(timer);
       timer = 0;
       await ready;
+      await inflight;
       if (!saved) return; // nothing held: no DELETE to answer 404
       try {
         await c.api('DELETE', path(key));
