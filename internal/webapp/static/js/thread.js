@@ -70,12 +70,14 @@ export function openThread(pane, { line, number, group }, ctx, hooks) {
       view.stop();
     },
     key(k) {
-      const { reply, noteBox, noteText, resolveBtn, assignSel } = t.el;
+      const { reply, noteBox, noteText, resolveBtn, assignSel, actions, section } = t.el;
+      // On a phone the actions are in a menu: the shortcut opens it.
+      const reveal = () => { if (getComputedStyle(actions).display === 'none') section.querySelector('.thread-menu-btn')?.click(); };
       switch (k) {
         case 'r': { const ta = reply.querySelector('textarea'); if (!ta) return false; ta.focus(); return true; }
         case 'n': if (!ctx.can.write) return false; noteBox.open = true; noteText.focus(); return true;
         case 'e': if (!ctx.can.write) return false; resolveBtn.click(); return true;
-        case 'a': if (!ctx.can.write) return false; assignSel.focus(); return true;
+        case 'a': if (!ctx.can.write) return false; reveal(); assignSel.focus(); return true;
         case 'u': acts.markUnread(); return true;
         default: return false;
       }
