@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/fetch"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
@@ -113,6 +115,11 @@ type appTab struct {
 	requests  []string // every URL the page requested
 	offOrigin []string // requests that left the server's origin
 	console   []string
+	// The tab's event streams (GET /events without after=, which the
+	// webhook screen's payload reads use), as the network saw them: the
+	// ones still open, and the Last-Event-ID each one resumed after.
+	streamsOpen map[network.RequestID]bool
+	resumes     []string
 }
 
 // openApp opens a fresh incognito context at the desktop size, records
@@ -130,7 +137,7 @@ func (b *appBrowser) openAppWith(base, who string, opts ...chromedp.ContextOptio
 	b.t.Helper()
 	ctx, cancel := chromedp.NewContext(b.ctx, opts...)
 	b.t.Cleanup(cancel)
-	a := &appTab{t: b.t, b: b, ctx: ctx, base: base, who: who, close: cancel}
+	a := &appTab{t: b.t, b: b, ctx: ctx, base: base, who: who, close: cancel, streamsOpen: map[network.RequestID]bool{}}
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(appDesktopWidth, appDesktopHeight)); err != nil {
 		b.t.Fatalf("browser (%s): new context: %v", who, err)
 	}
@@ -146,10 +153,36 @@ func (b *appBrowser) openAppWith(base, who string, opts ...chromedp.ContextOptio
 			u := ev.Request.URL
 			a.mu.Lock()
 			a.requests = append(a.requests, u)
+			if strings.HasPrefix(u, origin+apiPrefix+"/events") && !strings.Contains(u, "after=") {
+				a.streamsOpen[ev.RequestID] = true
+				last, _ := ev.Request.Headers["Last-Event-ID"].(string)
+				a.resumes = append(a.resumes, last)
+			}
 			if !strings.HasPrefix(u, origin+"/") && u != origin && !strings.HasPrefix(u, "data:") && !strings.HasPrefix(u, "blob:") && u != "about:blank" {
 				a.offOrigin = append(a.offOrigin, u)
 			}
 			a.mu.Unlock()
+		}
+	}()
+	ended := func(id network.RequestID) {
+		a.mu.Lock()
+		delete(a.streamsOpen, id)
+		a.mu.Unlock()
+	}
+	go func() {
+		for ev, err := range chromedp.Events(ctx, network.LoadingFinished) {
+			if err != nil {
+				return
+			}
+			ended(ev.RequestID)
+		}
+	}()
+	go func() {
+		for ev, err := range chromedp.Events(ctx, network.LoadingFailed) {
+			if err != nil {
+				return
+			}
+			ended(ev.RequestID)
 		}
 	}()
 	go func() {
@@ -436,6 +469,70 @@ func (a *appTab) checkOrigin() {
 	}
 }
 
+// streamRole says what the tab does for its person's event stream, as the
+// network and the screen show it: "leader" (it reads the stream itself),
+// "follower" (it reads none, yet says it is live: another tab relays the
+// events) or "stopped".
+func (a *appTab) streamRole() string {
+	a.t.Helper()
+	a.mu.Lock()
+	reading := len(a.streamsOpen)
+	a.mu.Unlock()
+	if reading > 0 {
+		return "leader"
+	}
+	if appEval[bool](a, "read the live indicator", `!!document.querySelector('.live[data-state="open"]')`) {
+		return "follower"
+	}
+	return "stopped"
+}
+
+// lastResume is the Last-Event-ID the tab's latest stream was opened with
+// ("" for a stream opened afresh).
+func (a *appTab) lastResume() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(a.resumes) == 0 {
+		return ""
+	}
+	return a.resumes[len(a.resumes)-1]
+}
+
+// leavePage and comeBack are what the browser does to a page it keeps in
+// the back/forward cache (pagehide, then pageshow with persisted).
+const (
+	leavePage = `dispatchEvent(new PageTransitionEvent("pagehide", {persisted: true}))`
+	comeBack  = `dispatchEvent(new PageTransitionEvent("pageshow", {persisted: true}))`
+)
+
+// resumeNextStreamFrom makes the tab's next stream ask to resume after id,
+// whatever the page held (as after the server lost what the page last
+// heard): the DevTools protocol rewrites that one request's Last-Event-ID.
+func resumeNextStreamFrom(t *testing.T, a *appTab, id string) {
+	t.Helper()
+	if _, err := chromedp.Call(a.ctx, fetch.Enable, fetch.EnableParams{Patterns: []*fetch.RequestPattern{
+		{URLPattern: "*" + apiPrefix + "/events*", RequestStage: fetch.RequestStageRequest}}}); err != nil {
+		t.Fatalf("Fetch.enable: %v", err)
+	}
+	go func() {
+		for ev, err := range chromedp.Events(a.ctx, fetch.RequestPaused) {
+			if err != nil {
+				return
+			}
+			var headers []*fetch.HeaderEntry
+			for k, v := range ev.Request.Headers {
+				if !strings.EqualFold(k, "Last-Event-ID") {
+					headers = append(headers, &fetch.HeaderEntry{Name: k, Value: fmt.Sprint(v)})
+				}
+			}
+			headers = append(headers, &fetch.HeaderEntry{Name: "Last-Event-ID", Value: id})
+			chromedp.Call(a.ctx, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: ev.RequestID, Headers: headers})
+			chromedp.Call(a.ctx, fetch.Disable, cdp.Empty{})
+			return
+		}
+	}()
+}
+
 // appAPIKeySend sends a text through the public API with an API key and
 // returns the message id.
 func appAPIKeySend(t *testing.T, base, key, from, to, text string) int64 {
@@ -671,15 +768,26 @@ func TestAppInboxInBrowser(t *testing.T) {
 	// The text sent while the stream is stopped must come on the resumed
 	// stream (a stream opened afresh starts after it): the page notes the
 	// messages of the events the stream brings from the reconnection on.
-	jt.do("drop the stream", chromedp.Evaluate[chromedp.Void](`window.__switchboard.stream.stop()`))
-	offline := appAPIKeySend(t, base, key, desk, patient, "Sent while james was offline.")
-	jt.do("reconnect the stream", chromedp.Evaluate[chromedp.Void](`window.__resumed = []; window.__switchboard.stream.on("AccountSMS", (ev) => window.__resumed.push(ev.data && ev.data.messageId)); window.__switchboard.stream.start()`))
-	jt.waitJS("the missed text's event on the resumed stream", fmt.Sprintf(`window.__resumed.includes(%d)`, offline), 5*time.Second)
+	// The page stops its stream when left (pagehide) and resumes it when it
+	// comes back (pageshow), as the back/forward cache does. The text comes
+	// on the resumed stream if the screen shows it without being drawn
+	// again (a reset would draw it again), and that stream asked to resume.
+	jt.do("leave the page", chromedp.Evaluate[chromedp.Void](`document.querySelector(".inbox").dataset.before = "resume"; `+leavePage))
+	jt.waitJS("the stream closed", `document.querySelector(".live").dataset.state === "closed"`, 5*time.Second)
+	appAPIKeySend(t, base, key, desk, patient, "Sent while james was offline.")
+	jt.do("come back", chromedp.Evaluate[chromedp.Void](comeBack))
 	jt.waitText("the missed text after resuming", ".timeline", "while james was offline", 5*time.Second)
+	if !appEval[bool](jt, "look at the screen", `document.querySelector(".inbox").dataset.before === "resume"`) {
+		t.Errorf("coming back drew the screen again: the missed text did not come on the resumed stream")
+	}
+	if last := jt.lastResume(); !strings.HasPrefix(last, "evt_") {
+		t.Errorf("the stream after coming back was opened with Last-Event-ID %q, want the last id the page heard", last)
+	}
 
 	// ---- a reset (an id the server does not hold) reloads the screen ----
-	jt.do("mark the screen", chromedp.Evaluate[chromedp.Void](`document.querySelector(".inbox").dataset.before = "reset"; window.__switchboard.stream.stop()`))
-	jt.do("resume from an unknown id", chromedp.Evaluate[chromedp.Void](`window.__switchboard.stream.start("evt_999999999")`))
+	jt.do("mark the screen, leave", chromedp.Evaluate[chromedp.Void](`document.querySelector(".inbox").dataset.before = "reset"; `+leavePage))
+	resumeNextStreamFrom(t, jt, "evt_999999999")
+	jt.do("come back, resuming from an id the server does not hold", chromedp.Evaluate[chromedp.Void](comeBack))
 	jt.waitJS("the screen drawn again after the reset", `document.querySelector(".inbox") && !document.querySelector(".inbox").dataset.before && document.querySelector(".thread .msg")`, 5*time.Second)
 	jt.waitJS("live again", `document.querySelector(".live").dataset.state === "open"`, 5*time.Second)
 
