@@ -20,7 +20,6 @@ import (
 	"switchboard/internal/auth"
 	"switchboard/internal/calls"
 	"switchboard/internal/carrier/sim"
-	"switchboard/internal/contacts"
 	"switchboard/internal/domain"
 	"switchboard/internal/httpapi"
 	"switchboard/internal/inbox"
@@ -28,7 +27,6 @@ import (
 	"switchboard/internal/store"
 	"switchboard/internal/store/storetest"
 	"switchboard/internal/stream"
-	"switchboard/internal/team"
 	"switchboard/internal/users"
 	"switchboard/internal/webhooks"
 )
@@ -118,7 +116,7 @@ func setupEvents(t *testing.T, engine store.Engine, o eventsOpts) *eventsFixture
 	srv := httptest.NewUnstartedServer(httpapi.New(httpapi.Config{
 		Store: st, Auth: &auth.Authenticator{Store: st}, Log: log, Registry: f.metrics,
 		SMS: f.svc, Users: users.New(users.Config{Store: st}), Webhooks: webhooks.New(webhooks.Config{Store: st}),
-		Inbox: inbox.New(inbox.Config{Store: st, Log: log}), Calls: f.calls, Team: team.New(team.Config{Store: st}), Contacts: contacts.New(st),
+		Inbox: inbox.New(inbox.Config{Store: st, Log: log}), Calls: f.calls,
 		Events: f.hub, EventTiming: o.timing, EventRetention: o.retention,
 	}))
 	srv.Config.RegisterOnShutdown(f.hub.CloseStreams)

@@ -8,17 +8,15 @@ import (
 
 // templateJSON is the public API's Template (saved reply).
 type templateJSON struct {
-	ID     int64  `json:"id"`
-	Title  string `json:"title"`
-	Body   string `json:"body"`
-	Shared bool   `json:"shared"`
+	ID    int64  `json:"id"`
+	Title string `json:"title"`
+	Body  string `json:"body"`
 }
 
 // templateRequest is the body of POST /sms/templates and PUT /sms/templates/{id}.
 type templateRequest struct {
-	Title  *string `json:"title"`
-	Body   *string `json:"body"`
-	Shared *bool   `json:"shared"`
+	Title *string `json:"title"`
+	Body  *string `json:"body"`
 }
 
 func (t templateRequest) fields() (string, string, error) {
@@ -32,7 +30,7 @@ func (t templateRequest) fields() (string, string, error) {
 }
 
 func templateOut(t domain.Template) templateJSON {
-	return templateJSON{ID: t.ID, Title: t.Title, Body: t.Body, Shared: t.Shared}
+	return templateJSON{ID: t.ID, Title: t.Title, Body: t.Body}
 }
 
 func (s *Server) listTemplates(w http.ResponseWriter, r *http.Request) error {
@@ -57,7 +55,7 @@ func (s *Server) createTemplate(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	t, err := s.sms.CreateTemplate(r.Context(), principal(r), title, body, req.Shared != nil && *req.Shared)
+	t, err := s.sms.CreateTemplate(r.Context(), principal(r), title, body)
 	if err != nil {
 		return err
 	}
@@ -78,7 +76,7 @@ func (s *Server) replaceTemplate(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	t, err := s.sms.ReplaceTemplate(r.Context(), principal(r), id, title, body, req.Shared)
+	t, err := s.sms.ReplaceTemplate(r.Context(), principal(r), id, title, body)
 	if err != nil {
 		return err
 	}

@@ -11,12 +11,9 @@ import (
 
 	"switchboard/internal/auth"
 	"switchboard/internal/calls"
-	"switchboard/internal/contacts"
 	"switchboard/internal/inbox"
-	"switchboard/internal/search"
 	"switchboard/internal/sms"
 	"switchboard/internal/stream"
-	"switchboard/internal/team"
 	"switchboard/internal/users"
 	"switchboard/internal/webhooks"
 )
@@ -55,13 +52,6 @@ type Config struct {
 	Webhooks *webhooks.Service
 	// Inbox serves the shared inbox (required).
 	Inbox *inbox.Service
-	// Search serves GET /search; nil leaves the route out.
-	Search *search.Service
-	// Team serves teammates and notification preferences; nil leaves
-	// their routes out.
-	Team *team.Service
-	// Contacts serves the team address book (required).
-	Contacts *contacts.Service
 	// Media serves hosted attachments under /media/.
 	Media http.Handler
 	// CarrierHooks serves the carrier driver's callbacks under /carrier/.
@@ -103,9 +93,6 @@ type Server struct {
 	calls        *calls.Service
 	webhooks     *webhooks.Service
 	inbox        *inbox.Service
-	search       *search.Service
-	team         *team.Service
-	contacts     *contacts.Service
 	media        http.Handler
 	carrierHooks http.Handler
 	oauth        http.Handler
@@ -148,9 +135,6 @@ func New(cfg Config) *Server {
 		calls:        cfg.Calls,
 		webhooks:     cfg.Webhooks,
 		inbox:        cfg.Inbox,
-		search:       cfg.Search,
-		team:         cfg.Team,
-		contacts:     cfg.Contacts,
 		media:        cfg.Media,
 		carrierHooks: cfg.CarrierHooks,
 		oauth:        cfg.OAuth,

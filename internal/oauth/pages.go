@@ -28,11 +28,6 @@ type scopeLine struct{ Name, Words string }
 
 type pageData struct {
 	Title string
-	// Heading, when set, is the page's heading instead of Title.
-	Heading string
-	// FirstParty is the sign-in of Switchboard's own app: no third party
-	// asks for anything, so the page says only "sign in to Switchboard".
-	FirstParty bool
 	// Error is shown above the form, or alone on an error page.
 	Error string
 	// Message is the body of an error page.
@@ -74,7 +69,7 @@ code{font-size:.9em;background:#f3f4f6;padding:.05rem .3rem;border-radius:.25rem
 </head>
 <body>
 <main>
-<h1>{{if .Heading}}{{.Heading}}{{else}}{{.Title}}{{end}}</h1>
+<h1>{{.Title}}</h1>
 {{end}}
 
 {{define "foot"}}</main>
@@ -83,8 +78,7 @@ code{font-size:.9em;background:#f3f4f6;padding:.05rem .3rem;border-radius:.25rem
 {{end}}
 
 {{define "login"}}{{template "head" .}}
-{{if .FirstParty}}<p>Sign in with your Switchboard username and password.</p>
-{{else}}<p><strong>{{.ClientName}}</strong> wants to use your Switchboard account. Sign in to continue.</p>{{end}}
+<p><strong>{{.ClientName}}</strong> wants to use your Switchboard account. Sign in to continue.</p>
 {{if .Error}}<p class="error" role="alert">{{.Error}}</p>{{end}}
 <form method="post" action="{{.Action}}">
 <input type="hidden" name="request" value="{{.Request}}">
@@ -95,7 +89,7 @@ code{font-size:.9em;background:#f3f4f6;padding:.05rem .3rem;border-radius:.25rem
 <input type="password" id="password" name="password" autocomplete="current-password" required>
 <button type="submit" id="sign-in">Sign in</button>
 </form>
-{{if not .FirstParty}}<p class="note">After you sign in you will see what {{.ClientName}} asks for, and you can still say no.</p>{{end}}
+<p class="note">After you sign in you will see what {{.ClientName}} asks for, and you can still say no.</p>
 {{template "foot"}}{{end}}
 
 {{define "consent"}}{{template "head" .}}

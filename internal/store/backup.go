@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"log/slog"
 
 	"switchboard/internal/domain"
 	"switchboard/internal/money"
@@ -33,7 +32,7 @@ func OpenCopy(ctx context.Context, path string) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Store{db: db, log: slog.New(slog.DiscardHandler)}, nil
+	return &Store{db: db}, nil
 }
 
 // Backup writes a consistent copy of the SQLite database to dst (which must

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"log/slog"
 	"time"
 
 	"switchboard/internal/domain"
@@ -60,8 +59,6 @@ type Store struct {
 	wakes wakeSlots
 
 	deepPage int // tests: the list offset from which pages seek by day (0: deepPage)
-	// log receives a long migration's progress (Options.Log).
-	log *slog.Logger
 }
 
 // cacheGeneration is the row every write that may change cached data bumps
@@ -81,11 +78,7 @@ func OpenWith(ctx context.Context, dsn string, opt Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	log := opt.Log
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	return &Store{db: db, log: log}, nil
+	return &Store{db: db}, nil
 }
 
 // ClaimServing makes this process the only server of a SQLite database, for

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"switchboard/internal/auth"
-	"switchboard/internal/contacts"
 	"switchboard/internal/domain"
 	"switchboard/internal/store"
 )
@@ -16,8 +15,7 @@ import (
 // call events need reports:read and, for a person, the Call reports
 // permission; transcription events also recordings:read, allow-recordings
 // and the account's sensitive-content setting off (the calls service's
-// rule for transcripts); contact events the readers of contacts
-// (messages:read and, for a person, a role with phone numbers: contacts.CanRead).
+// rule for transcripts).
 
 // ErrNoScope is FilterFor's error for a credential with none of the scopes
 // that show any event.
@@ -68,7 +66,6 @@ func FilterFor(ctx context.Context, st *store.Store, p auth.Principal, types, li
 		}
 		f.Lines = asked
 	}
-	f.Contacts = contacts.MayRead(p)
 	if p.Has(auth.ReportsRead) && (!p.IsUser() || p.Permissions.CallReports) {
 		f.Calls = true
 		if p.Has(auth.RecordingsRead) && (!p.IsUser() || p.Permissions.AllowRecordings) {
