@@ -1,6 +1,6 @@
 // The public API, with the signed-in person's token. Every screen reads and
 // writes through api(): there is no other way to the server's data.
-import { accessToken, refreshAccess } from './auth.js';
+import { freshAccessToken, refreshAccess } from './auth.js';
 
 // ROOT is the server's root path ("/"), derived from where this file is
 // served (/app/js/api.js), so nothing here hard-codes the origin.
@@ -35,7 +35,7 @@ function buildURL(path, query) {
 
 async function send(method, url, { body, headers, idempotencyKey, signal }) {
   const h = new Headers(headers || {});
-  const token = accessToken();
+  const token = await freshAccessToken();
   if (token) h.set('Authorization', 'Bearer ' + token);
   if (idempotencyKey) h.set('Idempotency-Key', idempotencyKey);
   let payload;
