@@ -1991,6 +1991,12 @@ type ScheduledMessage struct {
 // ScheduledMessageCurrency defines model for ScheduledMessage.Currency.
 type ScheduledMessageCurrency string
 
+// SearchContactHit A contact found by its name, company or number.
+type SearchContactHit struct {
+	// Contact An entry of the account's team address book.
+	Contact Contact `json:"contact"`
+}
+
 // SearchConversationHit A conversation found by its number.
 type SearchConversationHit struct {
 	Conversation ConversationListItem `json:"conversation"`
@@ -2656,7 +2662,7 @@ type SearchParams struct {
 	// Q Words (or beginnings of words) of a text, or digits of a number.
 	Q string `form:"q" json:"q"`
 
-	// Types Comma-separated groups to search: `conversations`, `messages`. Omit for every group the filters apply to. An unknown group is 400.
+	// Types Comma-separated groups to search: `contacts`, `conversations`, `messages`. Omit for every group the filters apply to. An unknown group is 400.
 	Types *string `form:"types,omitempty" json:"types,omitempty"`
 
 	// Lines Comma-separated line numbers; omit for every line the credential may use. Each must be one of those lines (otherwise 404); an empty item is 400.
@@ -3442,10 +3448,18 @@ type ClientInterface interface {
 	// Corresponds with GET /openapi.json (the `GetOpenAPI` operationId).
 	GetOpenAPI(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// Search Search messages by their words and conversations by their numbers
+	// Search Search contacts, conversations by their numbers, and messages by their words
 	//
 	// What the credential may read, found by what a person remembers of it, in groups:
 	//
+	// - `contacts`: the team's contacts (as `GET /contacts?q=` finds them: every word of
+	//   `q` begins a word of the name or company, without case or diacritics; or, when
+	//   `q` is written as a number, its digits appear anywhere in one of the contact's
+	//   numbers). Newest first, each hit holding the contact as `GET /contacts/{id}`
+	//   shows it. Contacts belong
+	//   to the account, not to a line: no filter applies to them, so with any filter and
+	//   no `types` they are not searched, and naming `contacts` in `types` with a filter
+	//   is 400.
 	// - `conversations`: conversations one of whose numbers contains the digits of `q`,
 	//   anywhere (`4821` finds `+1 212 000 4821` and `+1 482 100 0000`), when `q` is a
 	//   number: nothing but digits, spaces and `+ - ( ) .`, with at least 3 digits.
@@ -5101,10 +5115,18 @@ func (c *Client) GetOpenAPI(ctx context.Context, reqEditors ...RequestEditorFn) 
 	return c.Client.Do(req)
 }
 
-// Search Search messages by their words and conversations by their numbers
+// Search Search contacts, conversations by their numbers, and messages by their words
 //
 // What the credential may read, found by what a person remembers of it, in groups:
 //
+//   - `contacts`: the team's contacts (as `GET /contacts?q=` finds them: every word of
+//     `q` begins a word of the name or company, without case or diacritics; or, when
+//     `q` is written as a number, its digits appear anywhere in one of the contact's
+//     numbers). Newest first, each hit holding the contact as `GET /contacts/{id}`
+//     shows it. Contacts belong
+//     to the account, not to a line: no filter applies to them, so with any filter and
+//     no `types` they are not searched, and naming `contacts` in `types` with a filter
+//     is 400.
 //   - `conversations`: conversations one of whose numbers contains the digits of `q`,
 //     anywhere (`4821` finds `+1 212 000 4821` and `+1 482 100 0000`), when `q` is a
 //     number: nothing but digits, spaces and `+ - ( ) .`, with at least 3 digits.
@@ -10868,10 +10890,18 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /openapi.json (the `GetOpenAPI` operationId).
 	GetOpenAPIWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetOpenAPIResponse, error)
 
-	// SearchWithResponse Search messages by their words and conversations by their numbers
+	// SearchWithResponse Search contacts, conversations by their numbers, and messages by their words
 	//
 	// What the credential may read, found by what a person remembers of it, in groups:
 	//
+	// - `contacts`: the team's contacts (as `GET /contacts?q=` finds them: every word of
+	//   `q` begins a word of the name or company, without case or diacritics; or, when
+	//   `q` is written as a number, its digits appear anywhere in one of the contact's
+	//   numbers). Newest first, each hit holding the contact as `GET /contacts/{id}`
+	//   shows it. Contacts belong
+	//   to the account, not to a line: no filter applies to them, so with any filter and
+	//   no `types` they are not searched, and naming `contacts` in `types` with a filter
+	//   is 400.
 	// - `conversations`: conversations one of whose numbers contains the digits of `q`,
 	//   anywhere (`4821` finds `+1 212 000 4821` and `+1 482 100 0000`), when `q` is a
 	//   number: nothing but digits, spaces and `+ - ( ) .`, with at least 3 digits.
@@ -14275,6 +14305,7 @@ type SearchResponse struct {
 	JSON200 *struct {
 		// Data The groups searched, each a list (empty when nothing matched); a group not searched is absent. More groups may be added: ignore one you do not know.
 		Data struct {
+			Contacts      *[]SearchContactHit      `json:"contacts,omitempty"`
 			Conversations *[]SearchConversationHit `json:"conversations,omitempty"`
 			Messages      *[]SearchMessageHit      `json:"messages,omitempty"`
 		} `json:"data"`
@@ -14314,6 +14345,7 @@ type SearchResponse struct {
 func (r SearchResponse) GetJSON200() *struct {
 	// Data The groups searched, each a list (empty when nothing matched); a group not searched is absent. More groups may be added: ignore one you do not know.
 	Data struct {
+		Contacts      *[]SearchContactHit      `json:"contacts,omitempty"`
 		Conversations *[]SearchConversationHit `json:"conversations,omitempty"`
 		Messages      *[]SearchMessageHit      `json:"messages,omitempty"`
 	} `json:"data"`
@@ -22108,10 +22140,18 @@ func (c *ClientWithResponses) GetOpenAPIWithResponse(ctx context.Context, reqEdi
 	return ParseGetOpenAPIResponse(rsp)
 }
 
-// SearchWithResponse Search messages by their words and conversations by their numbers
+// SearchWithResponse Search contacts, conversations by their numbers, and messages by their words
 //
 // What the credential may read, found by what a person remembers of it, in groups:
 //
+//   - `contacts`: the team's contacts (as `GET /contacts?q=` finds them: every word of
+//     `q` begins a word of the name or company, without case or diacritics; or, when
+//     `q` is written as a number, its digits appear anywhere in one of the contact's
+//     numbers). Newest first, each hit holding the contact as `GET /contacts/{id}`
+//     shows it. Contacts belong
+//     to the account, not to a line: no filter applies to them, so with any filter and
+//     no `types` they are not searched, and naming `contacts` in `types` with a filter
+//     is 400.
 //   - `conversations`: conversations one of whose numbers contains the digits of `q`,
 //     anywhere (`4821` finds `+1 212 000 4821` and `+1 482 100 0000`), when `q` is a
 //     number: nothing but digits, spaces and `+ - ( ) .`, with at least 3 digits.
@@ -26140,6 +26180,7 @@ func ParseSearchResponse(rsp *http.Response) (*SearchResponse, error) {
 		var dest struct {
 			// Data The groups searched, each a list (empty when nothing matched); a group not searched is absent. More groups may be added: ignore one you do not know.
 			Data struct {
+				Contacts      *[]SearchContactHit      `json:"contacts,omitempty"`
 				Conversations *[]SearchConversationHit `json:"conversations,omitempty"`
 				Messages      *[]SearchMessageHit      `json:"messages,omitempty"`
 			} `json:"data"`

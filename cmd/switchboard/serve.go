@@ -378,6 +378,7 @@ func newApp(ctx context.Context, c *cli, st *store.Store, log *slog.Logger, publ
 	if err != nil {
 		return nil, err
 	}
+	book := contacts.New(st)
 	a.handler = httpapi.New(httpapi.Config{
 		Store:    st,
 		Auth:     &auth.Authenticator{Store: st},
@@ -389,9 +390,9 @@ func newApp(ctx context.Context, c *cli, st *store.Store, log *slog.Logger, publ
 		Webhooks: a.webhooks,
 		Inbox: inbox.New(inbox.Config{Store: st, Media: media, Log: log,
 			MediaURL: func(name string) string { return media.URL(publicURL+"/media/", name) }}),
-		Search:       search.New(search.Config{Store: st}),
+		Search:       search.New(search.Config{Store: st, Contacts: book}),
 		Team:         team.New(team.Config{Store: st}),
-		Contacts:     contacts.New(st),
+		Contacts:     book,
 		Media:        media.Handler(),
 		CarrierHooks: hooks,
 		OAuth:        authz.Handler(),

@@ -6,11 +6,12 @@ import (
 	"net/http"
 	"time"
 
+	"switchboard/internal/domain"
 	"switchboard/internal/search"
 )
 
-// GET /search: messages by their words, conversations by their numbers,
-// grouped; the rules are package search's.
+// GET /search: contacts by name, company or number, conversations by their
+// numbers, messages by their words, grouped; the rules are package search's.
 
 // searchJSON is the search answer: one page of each group searched, and the
 // cursor of each group's next page.
@@ -24,8 +25,15 @@ type searchJSON struct {
 // searchGroupsJSON holds the groups searched; one not searched is absent
 // (omitzero: a nil slice), one searched is a list, empty when nothing matched.
 type searchGroupsJSON struct {
+	Contacts      []contactHitJSON      `json:"contacts,omitzero"`
 	Conversations []conversationHitJSON `json:"conversations,omitzero"`
 	Messages      []messageHitJSON      `json:"messages,omitzero"`
+}
+
+// contactHitJSON is a contact found, as GET /contacts/{id} shows it; the
+// object leaves room for what search may say beside it.
+type contactHitJSON struct {
+	Contact domain.Contact `json:"contact"`
 }
 
 // conversationHitJSON is a conversation found: as the list shows it, and
@@ -75,6 +83,12 @@ func (s *Server) searchAll(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	out := searchJSON{Next: map[search.Group]string{}}
+	if res.Contacts != nil {
+		out.Data.Contacts = make([]contactHitJSON, len(res.Contacts))
+		for i, c := range res.Contacts {
+			out.Data.Contacts[i] = contactHitJSON{Contact: c}
+		}
+	}
 	if res.Conversations != nil {
 		out.Data.Conversations = make([]conversationHitJSON, len(res.Conversations))
 		for i, c := range res.Conversations {

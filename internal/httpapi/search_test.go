@@ -14,6 +14,9 @@ import (
 // searchAnswer is GET /search's whole answer (data and next).
 type searchAnswer struct {
 	Data struct {
+		Contacts      *[]struct {
+			Contact struct{ ID int64 } `json:"contact"`
+		} `json:"contacts"`
 		Conversations *[]struct {
 			Conversation item `json:"conversation"`
 			Match        struct {
@@ -289,6 +292,75 @@ func TestSearchPages(t *testing.T) {
 	})
 }
 
+// contactIDs searches for q (and params) as cred and returns the contacts
+// group's ids, or nil when the group was not searched.
+func (f *inboxFixture) contactIDs(t *testing.T, cred, q string, params ...string) []int64 {
+	t.Helper()
+	v := url.Values{"q": {q}}
+	for i := 0; i+1 < len(params); i += 2 {
+		v.Set(params[i], params[i+1])
+	}
+	a := f.search(t, cred, v)
+	if a.Data.Contacts == nil {
+		return nil
+	}
+	ids := []int64{}
+	for _, c := range *a.Data.Contacts {
+		ids = append(ids, c.Contact.ID)
+	}
+	return ids
+}
+
+func TestSearchContacts(t *testing.T) {
+	forEachInbox(t, func(t *testing.T, f *inboxFixture) {
+		add := func(cred, body string) int64 {
+			t.Helper()
+			var c struct{ ID int64 }
+			f.call(t, "POST", "/contacts", cred, body, 201, &c)
+			return c.ID
+		}
+		maria := add(f.key, `{"name": "María José Pérez", "company": "Sunrise Clinic", "numbers": [{"number": "+1 415 555 2001"}]}`)
+		tom := add(f.key, `{"name": "Tom Baker", "company": "Sunrise Bakery", "numbers": [{"number": "+44 20 7946 0101"}]}`)
+		add(f.betaKey, `{"name": "Maria Beta", "numbers": [{"number": "+1 415 555 2001"}]}`)
+		for q, want := range map[string][]int64{
+			"maria":       {maria}, // without diacritics, not Beta's
+			"PÉR":         {maria}, // the beginning of a word, any case
+			"sunrise":     {tom, maria},
+			"sunrise bak": {tom},
+			"555 20":      {maria}, // digits anywhere in a number
+			"7946":        {tom},
+			"ose":         {}, // not the beginning of a word
+		} {
+			if got := f.contactIDs(t, f.key, q); !slices.Equal(got, want) {
+				t.Errorf("q=%s: %v, want %v", q, got, want)
+			}
+		}
+		// Every group, by default; a filter that contacts cannot take
+		// leaves them out, and so does naming the other groups.
+		a := f.search(t, f.maxTok, url.Values{"q": {"maria"}})
+		if a.Data.Contacts == nil || a.Data.Conversations == nil || a.Data.Messages == nil {
+			t.Errorf("no types: %+v", a.Data)
+		}
+		if got := f.contactIDs(t, f.agnesTok, "maria"); !slices.Equal(got, []int64{maria}) {
+			t.Errorf("Agnes (assigned lines): %v", got)
+		}
+		for _, p := range [][]string{{"lines", inboxMain}, {"resolved", "true"}, {"direction", "in"}, {"types", "messages,conversations"}} {
+			if got := f.contactIDs(t, f.key, "maria", p...); got != nil {
+				t.Errorf("with %s=%s: contacts searched: %v", p[0], p[1], got)
+			}
+		}
+		// Pages of their own.
+		a = f.search(t, f.key, url.Values{"q": {"sunrise"}, "limit": {"1"}})
+		if got := *a.Data.Contacts; len(got) != 1 || got[0].Contact.ID != tom || a.Next["contacts"] == "" {
+			t.Fatalf("first page: %+v, next %v", got, a.Next)
+		}
+		a = f.search(t, f.key, url.Values{"q": {"sunrise"}, "limit": {"1"}, "cursor": {a.Next["contacts"]}})
+		if got := *a.Data.Contacts; len(got) != 1 || got[0].Contact.ID != maria || a.Next["contacts"] != "" || a.Data.Messages != nil {
+			t.Fatalf("second page: %+v, next %v, messages %v", got, a.Next, a.Data.Messages)
+		}
+	})
+}
+
 func TestSearchOnlyWhatTheCredentialMayRead(t *testing.T) {
 	forEachInbox(t, func(t *testing.T, f *inboxFixture) {
 		hidden := f.receive(t, inboxHidden, custA, "confidential memo")
@@ -359,7 +431,11 @@ func TestSearchRefusesBadRequests(t *testing.T) {
 			"q=caf%FF",
 			"q=a%00b",
 			"q=x&q=y",
-			"q=x&types=contacts",
+			"q=x&types=contactz",
+			"q=x&types=contacts&resolved=true",
+			"q=x&types=contacts&direction=in",
+			"q=x&cursor=k0",
+			"q=x&cursor=k12&types=messages",
 			"q=x&types=",
 			"q=x&direction=sideways",
 			"q=x&from=yesterday",

@@ -1,15 +1,16 @@
 // Package search finds what a credential may read by what a person
-// remembers of it: words of a text (or their beginnings), and any part of a
-// conversation's number. Its rules live here: how a query is read
+// remembers of it: words of a text (or their beginnings), any part of a
+// conversation's number, and the team's contacts by name, company or number. Its rules live here: how a query is read
 // (query.go), which lines and groups a search covers, how results are paged,
 // and the snippet of each message found with its matches' offsets
 // (snippet.go). The index and its queries are the store's (store/search.go);
 // what is a word is package words', shared with the store's indexing.
 //
 // Results come in groups, each a list of its own kind, newest first, with a
-// cursor of its own: conversations (by number) and messages (by text). A
-// group is searched when the caller asks for it (or asks for none) and every
-// filter given applies to it.
+// cursor of its own: contacts (the address book's own search, package
+// contacts), conversations (by number) and messages (by text). A group is
+// searched when the caller asks for it (or asks for none) and every filter
+// given applies to it.
 package search
 
 import (
@@ -20,6 +21,7 @@ import (
 	"time"
 
 	"switchboard/internal/auth"
+	"switchboard/internal/contacts"
 	"switchboard/internal/domain"
 	"switchboard/internal/store"
 )
@@ -37,12 +39,13 @@ type Group string
 
 // The groups, in the order a response lists them.
 const (
+	Contacts      Group = "contacts"
 	Conversations Group = "conversations"
 	Messages      Group = "messages"
 )
 
 // Groups are every group, in order.
-var Groups = []Group{Conversations, Messages}
+var Groups = []Group{Contacts, Conversations, Messages}
 
 // Params are a search request: the query, the filters and the page.
 type Params struct {
@@ -92,23 +95,32 @@ type ConversationHit struct {
 // Result is one page of each group searched; a group not searched is nil.
 // Next holds, for each group that may have more, the cursor of its next page.
 type Result struct {
+	Contacts      []domain.Contact
 	Conversations []ConversationHit
 	Messages      []MessageHit
 	Next          map[Group]string
 }
 
-// Config configures a Service. Store is required.
+// Config configures a Service. Store is required; Contacts is the address
+// book over Store when nil.
 type Config struct {
-	Store *store.Store
+	Store    *store.Store
+	Contacts *contacts.Service
 }
 
 // Service is search.
 type Service struct {
-	store *store.Store
+	store    *store.Store
+	contacts *contacts.Service
 }
 
 // New returns a Service.
-func New(cfg Config) *Service { return &Service{store: cfg.Store} }
+func New(cfg Config) *Service {
+	if cfg.Contacts == nil {
+		cfg.Contacts = contacts.New(cfg.Store)
+	}
+	return &Service{store: cfg.Store, contacts: cfg.Contacts}
+}
 
 func invalid(format string, args ...any) error { return domain.Errorf(domain.Invalid, format, args...) }
 
@@ -141,6 +153,20 @@ func (s *Service) Search(ctx context.Context, p auth.Principal, sp Params) (Resu
 	res := Result{Next: map[Group]string{}}
 	for _, g := range groups {
 		switch g {
+		case Contacts:
+			var before int64
+			if cur != nil {
+				before = cur.id
+			}
+			page, err := s.contacts.Search(ctx, p.AccountID, sp.Query, before, sp.Limit+1)
+			if err != nil {
+				return Result{}, err
+			}
+			if len(page) > sp.Limit {
+				page = page[:sp.Limit]
+				res.Next[Contacts] = contactCursor(page[len(page)-1].ID)
+			}
+			res.Contacts = append([]domain.Contact{}, page...)
 		case Conversations:
 			res.Conversations = []ConversationHit{}
 			if q.digits == "" {
@@ -232,8 +258,21 @@ func (s *Service) lines(ctx context.Context, p auth.Principal, numbers []string)
 }
 
 // groupsOf returns the groups a request searches, and the cursor it
-// continues (nil for a first page).
+// continues (nil for a first page). Contacts belong to the account, not to
+// a line or a conversation: no filter applies to them. (Who may search may
+// read them: the scope and the role's phone numbers, contacts.CanRead.)
 func groupsOf(sp Params) ([]Group, *cursor, error) {
+	// The filters that apply to conversations and messages, not contacts.
+	var lineFilters []string
+	if sp.Lines != nil {
+		lineFilters = append(lineFilters, "lines")
+	}
+	if sp.Resolved {
+		lineFilters = append(lineFilters, "resolved")
+	}
+	if sp.Unresolved {
+		lineFilters = append(lineFilters, "unresolved")
+	}
 	// The filters that apply to messages only.
 	var messageOnly []string
 	if sp.Direction != "" {
@@ -249,7 +288,7 @@ func groupsOf(sp Params) ([]Group, *cursor, error) {
 	for _, t := range sp.Types {
 		g := Group(t)
 		if !slices.Contains(Groups, g) {
-			return nil, nil, invalid("types: unknown group %q; the groups are conversations, messages", t)
+			return nil, nil, invalid("types: unknown group %q; the groups are contacts, conversations, messages", t)
 		}
 		if !slices.Contains(asked, g) {
 			asked = append(asked, g)
@@ -267,6 +306,11 @@ func groupsOf(sp Params) ([]Group, *cursor, error) {
 		cur, asked = &c, []Group{c.group}
 	}
 	if asked != nil {
+		if slices.Contains(asked, Contacts) {
+			if f := append(lineFilters, messageOnly...); len(f) > 0 {
+				return nil, nil, invalid("the contacts group takes no filter: leave out %s, or search the other groups", strings.Join(f, ", "))
+			}
+		}
 		if slices.Contains(asked, Conversations) && len(messageOnly) > 0 {
 			return nil, nil, invalid("%s filter(s) messages only: the conversations group cannot take them", strings.Join(messageOnly, ", "))
 		}
@@ -276,11 +320,14 @@ func groupsOf(sp Params) ([]Group, *cursor, error) {
 	if len(messageOnly) > 0 {
 		return []Group{Messages}, nil, nil
 	}
+	if len(lineFilters) > 0 {
+		return []Group{Conversations, Messages}, nil, nil
+	}
 	return Groups, nil, nil
 }
 
 // cursor is where a group's next page starts: after message id (messages),
-// or after the conversation whose newest message is at at, with id
+// below contact id (contacts), or after the conversation whose newest message is at at, with id
 // (conversations).
 type cursor struct {
 	group Group
@@ -291,6 +338,8 @@ type cursor struct {
 // messageCursor and conversationCursor write a cursor: a letter naming the
 // group, then the position. Opaque to clients.
 func messageCursor(id int64) string { return "m" + strconv.FormatInt(id, 10) }
+
+func contactCursor(id int64) string { return "k" + strconv.FormatInt(id, 10) }
 
 func conversationCursor(at time.Time, id int64) string {
 	return "c" + strconv.FormatInt(at.UnixMicro(), 10) + "." + strconv.FormatInt(id, 10)
@@ -312,6 +361,12 @@ func parseCursor(s string) (cursor, error) {
 			return cursor{}, bad
 		}
 		return cursor{group: Messages, id: id}, nil
+	case strings.HasPrefix(s, "k"):
+		id, ok := positive(s[1:])
+		if !ok {
+			return cursor{}, bad
+		}
+		return cursor{group: Contacts, id: id}, nil
 	case strings.HasPrefix(s, "c"):
 		at, id, found := strings.Cut(s[1:], ".")
 		us, ok1 := positive(at)
