@@ -14,7 +14,7 @@ import (
 // searchAnswer is GET /search's whole answer (data and next).
 type searchAnswer struct {
 	Data struct {
-		Contacts      *[]struct {
+		Contacts *[]struct {
 			Contact struct{ ID int64 } `json:"contact"`
 		} `json:"contacts"`
 		Conversations *[]struct {
