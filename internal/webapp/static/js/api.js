@@ -50,7 +50,8 @@ async function send(method, url, { body, headers, idempotencyKey, signal }) {
 }
 
 // api calls /api/public/v1 + path and returns the envelope's data (or the
-// whole JSON when there is no envelope; null for 204). On 401 it refreshes
+// whole JSON when there is no envelope, or with opts.envelope: a page's
+// next cursor sits beside its data; null for 204). On 401 it refreshes
 // the access token once and retries; an error answer throws ApiError.
 export async function api(method, path, opts = {}) {
   const url = buildURL(path, opts.query);
@@ -75,6 +76,6 @@ export async function api(method, path, opts = {}) {
     const e = (json && json.error) || {};
     throw new ApiError(resp.status, e.type || 'http_' + resp.status, e.message || resp.statusText, json);
   }
-  if (json && typeof json === 'object' && 'data' in json) return json.data;
+  if (json && typeof json === 'object' && 'data' in json && !opts.envelope) return json.data;
   return json;
 }

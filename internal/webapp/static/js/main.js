@@ -29,6 +29,7 @@ const webhooks = () => import('./webhooks.js');
 route('/webhooks', webhooks);
 route('/webhooks/:id', webhooks);
 route('/contacts', () => import('./contacts.js'));
+route('/contacts/:id', () => import('./contacts.js'));
 route('/search', () => import('./search.js'));
 
 let activeStream = null;
@@ -67,6 +68,11 @@ function capabilities(scopes, me) {
     // permissions.webhooks); an API key is the account.
     webhooks: s.has('webhooks:read') && (me?.kind ? me.kind !== 'user' || allowed('webhooks') : true),
     users: s.has('users:read'),
+    // The address book: reading as the inbox; writing with sms:write;
+    // deleting with a role that has every line (docs/decisions.md,
+    // "Contacts").
+    contactsWrite: s.has('sms:write') && p.numbers !== 'none',
+    contactsDelete: s.has('sms:write') && (p.numbers === undefined || p.numbers === 'all'),
   };
 }
 

@@ -11,6 +11,17 @@ export function convKey(line, number, group) {
   return g.length ? `${line}|g:${g.join(',')}` : `${line}|${number}`;
 }
 
+// whoLabel names the other party: the contact that holds the number, or
+// the number (a group: its first number and how many others).
+export function whoLabel(number, group, contact) {
+  return contact?.name || peopleLabel(number, group);
+}
+
+// contactHref is the app's address of a contact's page.
+export function contactHref(id) {
+  return `/app/contacts/${encodeURIComponent(id)}`;
+}
+
 export function peopleLabel(number, group) {
   if (group && group.length > 1) {
     return `${formatPhone(group[0])} + ${group.length - 1} other${group.length > 2 ? 's' : ''}`;

@@ -6,8 +6,8 @@
 // (data.js) and the stream (live.js).
 import { spinner } from './ui.js';
 import { store } from './store.js';
-import { convKey, peopleLabel } from './names.js';
-import { buildThread } from './thread/view.js';
+import { convKey, whoLabel } from './names.js';
+import { buildThread, nameThread } from './thread/view.js';
 import { timeline } from './thread/timeline.js';
 import { paintState, setState, stateActions } from './thread/state.js';
 import { threadData } from './thread/data.js';
@@ -24,7 +24,8 @@ export function openThread(pane, { line, number, group }, ctx, hooks) {
     key: convKey(line, number, group),
     gp: group && group.length ? group.join(',') : undefined,
     base: `/sms/conversations/${encodeURIComponent(line)}/${encodeURIComponent(number)}`,
-    who: peopleLabel(number, group),
+    who: whoLabel(number, group, hooks.item?.contact),
+    contact: hooks.item?.contact || null,
     isNew: !!hooks.isNew,
     closed: false,
     messages: [], // newest first, as the API pages them
@@ -46,6 +47,7 @@ export function openThread(pane, { line, number, group }, ctx, hooks) {
     sent: () => data.refresh(),
   });
   t.el.pane = pane;
+  nameThread(t, t.contact);
   Object.assign(view, timeline(t, { onDelete: (m) => acts.deleteMessage(m) }));
   Object.assign(data, threadData(t, view));
   Object.assign(acts, stateActions(t, { loadComments: data.loadComments, paint: view.paint, back: () => ctx.navigate(hooks.backHref) }));

@@ -4,7 +4,7 @@
 // calls.
 import { h, formatPhone, showError, spinner } from '../ui.js';
 import { personZone, formats, isoDay, addDays } from './zone.js';
-import { put, duration, party, statusBadge, directionLabel, recordedIcon, textsLink } from './parts.js';
+import { put, duration, sides, statusBadge, directionLabel, recordedIcon, textsLink } from './parts.js';
 
 let fmt = formats(personZone());
 
@@ -142,7 +142,7 @@ export async function renderDetail(main, callid, ctx) {
     return () => controller.abort();
   }
   if (signal.aborted) return;
-  const who = call.direction === 'inbound' ? call.callerName || formatPhone(call.callerNumber) : call.calledName || formatPhone(call.calledNumber || call.dialledNumber);
+  const who = call.contact?.name || (call.direction === 'inbound' ? call.callerName || formatPhone(call.callerNumber) : call.calledName || formatPhone(call.calledNumber || call.dialledNumber));
   const title = `${call.direction === 'inbound' ? 'Call from' : 'Call to'} ${who || 'an unknown number'}`;
   document.title = `${title} \u00b7 Switchboard`;
   const heading = h('h1', { tabindex: '-1', text: title });
@@ -151,8 +151,7 @@ export async function renderDetail(main, callid, ctx) {
     call.endTime ? ['Ended', fmt.dateTime.format(new Date(call.endTime))] : null,
     ['Direction', directionLabel(call)],
     ['Status', statusBadge(call)],
-    ['From', party(call.callerName, call.callerNumber)],
-    ['To', party(call.calledName, call.calledNumber)],
+    ...sides(call, call.calledNumber).map((el, i) => [i ? 'To' : 'From', el]),
     call.dialledNumber ? ['Dialled', formatPhone(call.dialledNumber)] : null,
     ['Duration', `${duration(call.durationSeconds)} (with ringing)`],
     ['Talk time', duration(call.talkTimeSeconds)],

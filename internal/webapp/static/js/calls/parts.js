@@ -2,7 +2,7 @@
 // named as the teammate it belongs to), status and direction, the
 // recorded mark, and the link to a number's texts.
 import { h, formatPhone } from '../ui.js';
-import { extensionOwner, findLine, fullName, threadHref } from '../names.js';
+import { extensionOwner, findLine, fullName, threadHref, contactHref } from '../names.js';
 import { store } from '../store.js';
 
 // put replaces el's children with kids, flattened, leaving out null and
@@ -25,7 +25,9 @@ export function spokenDuration(seconds) {
   return m ? `${m} min ${r} s` : `${r} s`;
 }
 
-export function party(name, number) {
+export function party(name, number, contact) {
+  // The team's contact for the number names it, linked to its page.
+  if (contact && number) return h('span', { class: 'party' }, h('a', { class: 'party-name', href: contactHref(contact.id), text: contact.name }), ' ', h('span', { class: 'party-number', text: formatPhone(number) }));
   // An extension the users list knows is its teammate's.
   const owner = extensionOwner(number);
   if (owner) return h('span', { class: 'party' }, h('span', { class: 'party-name', text: fullName(owner) }), ' ', h('span', { class: 'party-number', text: `ext. ${number}` }));
@@ -33,6 +35,14 @@ export function party(name, number) {
   // One element per cell, so the phone layout's label-and-value grid holds.
   if (name && num && name !== number) return h('span', { class: 'party' }, h('span', { class: 'party-name', text: name }), ' ', h('span', { class: 'party-number', text: num }));
   return h('span', { class: 'party' }, h('span', { class: 'party-number', text: name || num || 'Unknown' }));
+}
+
+// sides are a call's From and To; the contact beside the call holds the
+// other party's number: the caller's on an inbound call, the called one's
+// otherwise.
+export function sides(c, calledNumber = c.calledNumber || c.dialledNumber) {
+  const inbound = c.direction === 'inbound';
+  return [party(c.callerName, c.callerNumber, inbound ? c.contact : null), party(c.calledName, calledNumber, inbound ? null : c.contact)];
 }
 
 export function statusBadge(call) {

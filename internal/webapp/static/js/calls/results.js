@@ -6,7 +6,7 @@ import { h, showError, announce, emptyState, spinner } from '../ui.js';
 import { replaceAddress } from '../router.js';
 import { personZone, formats } from './zone.js';
 import { defaultQuery, requestBody, searchForm, filtersInUse } from './form.js';
-import { put, duration, spokenDuration, party, statusBadge, directionLabel, recordedIcon, textsLink } from './parts.js';
+import { put, duration, spokenDuration, sides, statusBadge, directionLabel, recordedIcon, textsLink } from './parts.js';
 
 function resultsTable(calls, queryString, fmt, zone) {
   const head = ['Time', 'Direction', 'From', 'To', 'Status', 'Duration', 'Recorded', 'Texts'];
@@ -18,8 +18,7 @@ function resultsTable(calls, queryString, fmt, zone) {
       return h('tr', null,
         h('th', { scope: 'row', 'data-label': 'Time' }, h('a', { href, text: fmt.dateTime.format(new Date(c.startTime)) })),
         h('td', { 'data-label': 'Direction' }, directionLabel(c)),
-        h('td', { 'data-label': 'From' }, party(c.callerName, c.callerNumber)),
-        h('td', { 'data-label': 'To' }, party(c.calledName, c.calledNumber || c.dialledNumber)),
+        ...sides(c).map((el, i) => h('td', { 'data-label': i ? 'To' : 'From' }, el)),
         h('td', { 'data-label': 'Status' }, statusBadge(c)),
         h('td', { 'data-label': 'Duration' }, h('span', { 'aria-label': spokenDuration(c.durationSeconds), text: duration(c.durationSeconds) })),
         h('td', { 'data-label': 'Recorded', class: 'cell-recorded' }, c.recorded ? recordedIcon() : h('span', { class: 'muted', text: 'No' })),

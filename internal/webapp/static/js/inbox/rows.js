@@ -1,7 +1,7 @@
 // One row of the conversation list.
 import { h, timeEl, formatPhone } from '../ui.js';
 import { store } from '../store.js';
-import { convKey, peopleLabel, userName, lineName } from '../names.js';
+import { convKey, whoLabel, userName, lineName } from '../names.js';
 import { threadURL } from './views.js';
 
 export const itemKey = (i) => convKey(i.line, i.number, i.groupParticipants);
@@ -29,9 +29,10 @@ export function row(item, where, current) {
     },
     h('span', { class: 'conv-top' },
       h('span', { class: 'unread-dot', 'aria-hidden': 'true' }),
-      h('span', { class: 'conv-who', text: peopleLabel(item.number, item.groupParticipants) }),
+      h('span', { class: 'conv-who', text: whoLabel(item.number, item.groupParticipants, item.contact) }),
       item.unreadCount > 0 ? h('span', { class: 'badge' }, String(item.unreadCount), h('span', { class: 'visually-hidden', text: ' unread' })) : (unread ? h('span', { class: 'visually-hidden', text: ' unread' }) : null),
       timeEl(item.lastMessageAt, 'conv-time')),
+    item.contact ? h('span', { class: 'conv-number', text: formatPhone(item.number) }) : null,
     h('span', { class: 'conv-excerpt' }, item.direction === 'out' ? h('span', { class: 'you', text: 'You: ' }) : null, excerpt),
     h('span', { class: 'conv-meta' }, meta(item))));
 }

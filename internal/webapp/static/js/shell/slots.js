@@ -1,8 +1,7 @@
 // The header's places for what comes next: the search field ("/" focuses
 // it), "New text", and the notification permission. Each is real as far
-// as the public API goes today; search results, contacts and the
-// notifications themselves are wired where marked when the server offers
-// them (GET /search, GET /contacts).
+// as the public API goes: search opens the search screen (search.js), "New
+// text" finds the person to text among the contacts (GET /contacts?q=).
 import { h, dialog, formatPhone, typing } from '../ui.js';
 import { store } from '../store.js';
 import { threadHref } from '../names.js';
@@ -49,14 +48,31 @@ export function newTextButton(ctx) {
     const lines = await ctx.lines().catch(() => store.get('lines') || []);
     const line = h('select', { id: 'new-text-line', name: 'line' },
       lines.map((l) => h('option', { value: l.number, text: l.name ? `${l.name} · ${formatPhone(l.number)}` : formatPhone(l.number) })));
-    const number = h('input', { id: 'new-text-number', name: 'number', type: 'tel', autocomplete: 'off', inputmode: 'tel', required: true, 'aria-describedby': 'new-text-shown' });
+    const number = h('input', { id: 'new-text-number', name: 'number', autocomplete: 'off', required: true, list: 'new-text-contacts', 'aria-describedby': 'new-text-shown' });
+    const found = h('datalist', { id: 'new-text-contacts' });
     const shown = h('p', { id: 'new-text-shown', class: 'hint', 'aria-live': 'polite' });
+    // A name typed finds the contacts it begins; choosing one puts its
+    // number in the field (the option's value), its name beside it.
+    const names = new Map();
+    let timer = 0, asked = '';
     number.addEventListener('input', () => {
-      const n = normalizeNumber(number.value);
-      shown.textContent = n.length >= 7 ? `To ${formatPhone(n)}` : '';
+      const v = number.value.trim();
+      const n = normalizeNumber(v);
+      const who = names.get(v);
+      shown.textContent = n.length >= 7 ? `To ${who ? who + ', ' : ''}${formatPhone(n)}` : '';
+      clearTimeout(timer);
+      if (!/\p{L}/u.test(v) || v === asked || !ctx.can.inbox) return;
+      timer = setTimeout(async () => {
+        asked = v;
+        const page = await ctx.api('GET', '/contacts', { query: { q: v, limit: 8 } }).catch(() => []);
+        found.replaceChildren(...page.flatMap((c) => c.numbers.map((x) => {
+          names.set(formatPhone(x.number), c.name);
+          return h('option', { value: formatPhone(x.number), label: `${c.name}${x.label ? ' · ' + x.label : ''}` });
+        })));
+      }, 150);
     });
     const body = lines.length
-      ? [h('label', { for: 'new-text-line', text: 'From' }), line, h('label', { for: 'new-text-number', text: 'To (a phone number)' }), number, shown]
+      ? [h('label', { for: 'new-text-line', text: 'From' }), line, h('label', { for: 'new-text-number', text: 'To (a contact’s name or a phone number)' }), number, found, shown]
       : h('p', { text: 'You have no line to text from. Ask an administrator for one.' });
     const ok = await dialog('New text', body, lines.length
       ? [{ label: 'Cancel', value: false }, { label: 'Write the text', value: true, class: 'btn btn-primary', submit: true }]

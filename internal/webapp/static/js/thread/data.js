@@ -3,6 +3,7 @@
 // stream says something changed.
 import { h, formatPhone, emptyState, showError, announce } from '../ui.js';
 import { setState } from './state.js';
+import { nameThread } from './view.js';
 
 export const PAGE = 50;
 
@@ -31,6 +32,7 @@ export function threadData(t, view) {
       if (t.closed) return;
       t.messages = page.messages;
       if (page.state) setState(t, page.state, true);
+      nameThread(t, page.contact);
       t.offset = t.messages.length;
       t.done = t.messages.length < PAGE;
       t.el.pane.querySelector(':scope > .spinner')?.remove();

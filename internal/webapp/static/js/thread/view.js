@@ -2,7 +2,7 @@
 // a phone the actions fold into a menu), the scrolling timeline and the
 // note box. Behaviour is wired by the other thread modules.
 import { h, formatPhone } from '../ui.js';
-import { lineName } from '../names.js';
+import { lineName, whoLabel, contactHref } from '../names.js';
 import { composer } from '../composer.js';
 
 // buildThread makes the elements of thread t; on are the handlers of its
@@ -10,6 +10,9 @@ import { composer } from '../composer.js';
 export function buildThread(t, on) {
   const { ctx, line, group } = t;
   const title = h('h2', { id: 'thread-title', tabindex: '-1', text: t.who });
+  // A named thread shows its number beneath the name, linked to the
+  // contact's page (nameThread).
+  const contactLink = h('span', { class: 'thread-contact' });
   const stateLine = h('p', { class: 'thread-state', role: 'status' });
   const resolveBtn = h('button', { type: 'button', class: 'btn', 'aria-keyshortcuts': 'e' });
   const assignSel = h('select', { id: 'assign-select', name: 'assignee', 'aria-keyshortcuts': 'a' });
@@ -40,7 +43,7 @@ export function buildThread(t, on) {
     h('header', { class: 'thread-head' },
       h('a', { class: 'back', href: t.hooks.backHref }, h('span', { 'aria-hidden': 'true' }, '← '), 'Conversations'),
       h('div', { class: 'thread-title' }, title,
-        h('p', { class: 'thread-sub' },
+        h('p', { class: 'thread-sub' }, contactLink,
           group && group.length > 1 ? `Group with ${group.map(formatPhone).join(', ')} · ` : '',
           `on ${label ? label + ' · ' : ''}${formatPhone(line)}`),
         stateLine),
@@ -60,5 +63,18 @@ export function buildThread(t, on) {
   actions.addEventListener('keydown', (e) => {
     if (e.key === 'Escape' && section.classList.contains('menu-open')) { e.stopPropagation(); closeMenu(); menuBtn.focus(); }
   });
-  return { section, title, stateLine, resolveBtn, assignSel, noteBox, noteText, actions, earlier, timeline, scroller, jump, reply, closeMenu };
+  return { section, title, contactLink, stateLine, resolveBtn, assignSel, noteBox, noteText, actions, earlier, timeline, scroller, jump, reply, closeMenu };
+}
+
+// nameThread shows who the thread is with: the contact that holds its
+// number (the thread's read says), or the number alone.
+export function nameThread(t, contact) {
+  if (t.group && t.group.length > 1) return;
+  t.contact = contact || null;
+  t.who = whoLabel(t.number, t.group, t.contact);
+  t.el.title.textContent = t.who;
+  t.el.contactLink.replaceChildren(...(t.contact
+    ? [h('a', { href: contactHref(t.contact.id), text: formatPhone(t.number) }), ' · ']
+    : []));
+  document.title = `${t.who} · Inbox · Switchboard`;
 }
