@@ -671,12 +671,10 @@ func TestAppInboxInBrowser(t *testing.T) {
 	mt.screenshots("thread")
 	mt.axe("the thread")
 
-	// James's role sees only himself: he can give the conversation to
-	// himself or to nobody.
-	opts := appEval[[]string](jt, "read the assignee choices", `[...document.querySelectorAll("#assign-select option")].map((o) => o.textContent)`)
-	if strings.Join(opts, "|") != "Nobody|You" {
-		t.Errorf("james's assignee choices: got %q, want Nobody and himself (users:self)", opts)
-	}
+	// James's role sees only himself in GET /users, but the picker offers
+	// the teammates who work the line (GET /sms/teammates): himself and
+	// Maria, whose role has every line.
+	jt.waitJS("the teammates in the assignee choices", `[...document.querySelectorAll("#assign-select option")].map((o) => o.textContent).join("|") === "Nobody|You|Maria Garcia"`, 5*time.Second)
 
 	// ---- a text sent through the API appears live in both ----
 	sentAt := time.Now()

@@ -65,6 +65,7 @@ export async function render(main, params, ctx) {
   main.append(root);
   ctx.lines().catch((err) => showError(listPane, err));
   ctx.users().catch(() => {});
+  ctx.teammates().catch(() => {});
 
   function paintViews() {
     const { view, line } = convs.where;

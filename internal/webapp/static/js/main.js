@@ -8,6 +8,7 @@ import { route, start, navigate, reload } from './router.js';
 import { createStream } from './stream.js';
 import { store, loader } from './store.js';
 import { header } from './shell/header.js';
+import { startNotifications } from './shell/notify.js';
 
 const APP = new URL('../', import.meta.url).pathname; // "/app/"
 const main = document.getElementById('main');
@@ -28,8 +29,9 @@ route('/calls/:callid', calls);
 const webhooks = () => import('./webhooks.js');
 route('/webhooks', webhooks);
 route('/webhooks/:id', webhooks);
-route('/contacts', () => import('./contacts.js'));
-route('/contacts/:id', () => import('./contacts.js'));
+const contacts = () => import('./contacts.js');
+route('/contacts', contacts);
+route('/contacts/:id', contacts);
 route('/search', () => import('./search.js'));
 
 let activeStream = null;
@@ -140,6 +142,12 @@ async function boot() {
       try { return await api('GET', '/users'); } catch (err) { if (err.status === 403) return []; throw err; }
     }),
     lines: loader('lines', () => api('GET', '/sms/lines')),
+    // The people who work the person's lines, by name: the assignee
+    // picker, and the names of notes and replies for a role that sees only
+    // itself in GET /users.
+    teammates: loader('teammates', async () => {
+      try { return await api('GET', '/sms/teammates'); } catch (err) { if (err.status === 403 || err.status === 404) return []; throw err; }
+    }),
   };
   header(topbar, {
     ctx,
@@ -157,6 +165,7 @@ async function boot() {
     stream.on('message.deleted', soon);
     stream.on('conversation.deleted', soon);
     ctx.unread.refresh();
+    startNotifications(ctx);
   }
   // After a reset the stream cannot say what was missed: reload the screen
   // and the counts from the server.

@@ -38,13 +38,20 @@ export function fullName(u) {
   return [u.firstName, u.lastName].filter(Boolean).join(' ') || u.username || `User ${u.id}`;
 }
 
-// userName names a user id: "You", a teammate's name, or (for a role that
-// sees only its own user) a number.
+// userName names a user id: "You", a teammate's name (GET /users, or GET
+// /sms/teammates for a role that sees only itself in the users), or a
+// number when neither knows them.
 export function userName(id) {
   if (id === undefined || id === null) return 'Nobody';
   if (myId() === id) return 'You';
-  const u = (store.get('users') || []).find((x) => x.id === id);
+  const u = (store.get('users') || []).find((x) => x.id === id) || (store.get('teammates') || []).find((x) => x.id === id);
   return u ? fullName(u) : `Teammate #${id}`;
+}
+
+// workers are the people who may be given a conversation on line: the
+// teammates who can work it (and are not disabled).
+export function workers(line) {
+  return (store.get('teammates') || []).filter((u) => !u.disabled && u.lines.includes(line));
 }
 
 // lineName is the name the account gave a line ('' when none or unknown).

@@ -56,6 +56,7 @@ export function openThread(pane, { line, number, group }, ctx, hooks) {
   pane.replaceChildren(t.el.section, spinner('Loading messages…'));
   paintState(t);
   const offUsers = store.subscribe('users', () => paintState(t), { now: false });
+  const offTeam = store.subscribe('teammates', () => paintState(t), { now: false });
   const unfollow = followThread(t, { refresh: data.refresh, loadComments: data.loadComments, paint: view.paint, gone: data.gone });
   data.first();
 
@@ -69,6 +70,7 @@ export function openThread(pane, { line, number, group }, ctx, hooks) {
       t.closed = true;
       unfollow();
       offUsers();
+      offTeam();
       view.stop();
     },
     key(k) {

@@ -1,7 +1,7 @@
 // One row of the conversation list.
 import { h, timeEl, formatPhone } from '../ui.js';
 import { store } from '../store.js';
-import { convKey, whoLabel, userName, lineName } from '../names.js';
+import { convKey, whoLabel, userName, lineName, myId } from '../names.js';
 import { threadURL } from './views.js';
 
 export const itemKey = (i) => convKey(i.line, i.number, i.groupParticipants);
@@ -14,6 +14,15 @@ function meta(item) {
     : h('span', { class: 'tag tag-none', text: 'Unassigned' }));
   if (item.resolved) out.push(h('span', { class: 'tag tag-resolved', text: '✓ Resolved' }));
   return out;
+}
+
+// sender says who sent the last text when the team did: "You", a
+// teammate's first name, or "API" (an integration's key sent it).
+function sender(item) {
+  if (item.direction !== 'out') return null;
+  const by = item.lastMessageSentBy;
+  const who = by === undefined || by === myId() ? 'You' : by === null ? 'API' : userName(by).split(' ')[0];
+  return h('span', { class: 'you', text: `${who}: ` });
 }
 
 // row draws item; where is the list's filter and line (kept in the
@@ -33,6 +42,6 @@ export function row(item, where, current) {
       item.unreadCount > 0 ? h('span', { class: 'badge' }, String(item.unreadCount), h('span', { class: 'visually-hidden', text: ' unread' })) : (unread ? h('span', { class: 'visually-hidden', text: ' unread' }) : null),
       timeEl(item.lastMessageAt, 'conv-time')),
     item.contact ? h('span', { class: 'conv-number', text: formatPhone(item.number) }) : null,
-    h('span', { class: 'conv-excerpt' }, item.direction === 'out' ? h('span', { class: 'you', text: 'You: ' }) : null, excerpt),
+    h('span', { class: 'conv-excerpt' }, sender(item), excerpt),
     h('span', { class: 'conv-meta' }, meta(item))));
 }

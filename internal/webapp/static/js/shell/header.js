@@ -71,7 +71,7 @@ export function header(topbar, { ctx, onSignOut }) {
   topbar.replaceChildren(
     h('a', { class: 'brand', href: APP + 'inbox' }, 'Switchboard'),
     nav,
-    h('div', { class: 'tools' }, search.el, can.send && can.inbox ? newTextButton(ctx) : null, notifyButton()),
+    h('div', { class: 'tools' }, search.el, can.send && can.inbox ? newTextButton(ctx) : null, notifyButton(ctx)),
     h('div', { class: 'who' }, live, h('span', { class: 'who-name', text: displayName(store.get('me')) }), signOut));
   topbar.hidden = false;
   return () => { stopNav(); stopLive(); search.stop(); };

@@ -5,6 +5,7 @@
 import { h, dialog, formatPhone, typing } from '../ui.js';
 import { store } from '../store.js';
 import { threadHref } from '../names.js';
+import { choosePreferences } from './notify.js';
 
 // searchField is the header's search: "/" focuses it anywhere; Enter
 // opens the search screen (search.js) for the words.
@@ -85,21 +86,24 @@ export function newTextButton(ctx) {
 }
 
 // notifyButton asks for the browser's permission to notify, on a click
-// only (never on load), and says what was decided.
-export function notifyButton() {
-  if (typeof Notification !== 'function') return null;
+// only (never on load), and says what was decided; once allowed, it opens
+// the choice of what to be notified of (shell/notify.js).
+export function notifyButton(ctx) {
+  if (typeof Notification !== 'function' || ctx.me?.kind !== 'user' || !ctx.can.inbox) return null;
   const btn = h('button', { type: 'button', class: 'btn btn-quiet notify-btn' });
   function paint() {
     const p = Notification.permission;
     if (p === 'default') btn.replaceChildren('Notify', h('span', { class: 'label-wide', text: ' me' }));
-    else btn.textContent = p === 'granted' ? 'Notifications on' : 'Notifications blocked';
-    btn.disabled = p !== 'default';
+    else btn.textContent = p === 'granted' ? 'Notifications' : 'Notifications blocked';
+    btn.disabled = p === 'denied';
     btn.title = p === 'denied' ? 'The browser blocks notifications for this site: allow them in its site settings.'
-      : p === 'default' ? 'Let this browser show a notification when a text arrives' : '';
+      : p === 'default' ? 'Let this browser show a notification when a text arrives' : 'Choose what to be notified of';
   }
   btn.addEventListener('click', async () => {
+    if (Notification.permission === 'granted') { choosePreferences(ctx); return; }
     try { await Notification.requestPermission(); } catch { /* an old browser: the answer shows below */ }
     paint();
+    if (Notification.permission === 'granted') choosePreferences(ctx);
   });
   paint();
   return btn;

@@ -3,7 +3,7 @@
 // unread, delete the conversation or a message.
 import { h, showError, errorText, announce, dialog, confirmDialog } from '../ui.js';
 import { store } from '../store.js';
-import { userName, myId } from '../names.js';
+import { userName, myId, workers } from '../names.js';
 
 // paintState shows t.convState in the header and the assignee picker.
 export function paintState(t) {
@@ -19,10 +19,11 @@ export function paintState(t) {
     resolveBtn.textContent = st.resolved ? 'Reopen' : 'Resolve';
   }
   const current = st?.assignedTo ?? null;
-  const users = store.get('users') || [];
+  // Whom the person may give it to: the teammates who work the line (GET
+  // /sms/teammates), else the users GET /users shows, and always themselves.
+  const team = workers(t.line);
+  const users = team.length ? team : store.get('users') || [];
   const opts = [h('option', { value: '', text: 'Nobody' })];
-  // Whom the person may give it to: the users GET /users shows them (a
-  // users:self role sees only itself), and always themselves.
   const me = myId();
   for (const u of users) opts.push(h('option', { value: String(u.id), text: userName(u.id) }));
   if (me !== null && !users.some((u) => u.id === me)) opts.push(h('option', { value: String(me), text: 'You' }));
