@@ -19,7 +19,7 @@ import (
 // the list and the thread; the contacts screen finds, adds (a number
 // another contact holds is refused inside the editor, nothing typed lost),
 // imports a CSV with its report, and shows a contact's page with its
-// texts; the header's search finds contacts, conversations and words of
+// texts; a thread's number becomes a contact from the thread; the header's search finds contacts, conversations and words of
 // texts, the words marked; "New text" finds a contact by name.
 func TestAppContactsAndSearchInBrowser(t *testing.T) {
 	t.Parallel()
@@ -43,6 +43,14 @@ func TestAppContactsAndSearchInBrowser(t *testing.T) {
 	mt.do("open the named conversation", chromedp.Click(chromedp.CSS(`a.conv[href*="/12125550101"]`)))
 	mt.waitJS("the thread titled by the contact", `document.querySelector("#thread-title")?.textContent === "José Núñez" && !!document.querySelector(".thread-contact a")`, 5*time.Second)
 
+	// ---- a number no contact holds becomes one from its thread ----
+	mt.do("open the other conversation", chromedp.Click(chromedp.CSS(`a.conv[href*="/12125550102"]`)))
+	mt.do("add it to the contacts", chromedp.Click(chromedp.CSS(`.thread-contact .add-contact`)))
+	mt.do("name it", chromedp.WaitVisible(chromedp.ID("contact-name")), chromedp.SendKeys(chromedp.ID("contact-name"), "Ann Lee"),
+		chromedp.Click(chromedp.CSS(`dialog .btn-primary`)))
+	mt.waitJS("the thread titled by the new contact", `document.querySelector("#thread-title")?.textContent === "Ann Lee"`, 5*time.Second)
+	mt.waitText("the list names it too", ".conv-list", "Ann Lee", 5*time.Second)
+
 	// ---- the contacts screen: the list, a refusal kept in the editor, a new contact ----
 	mt.do("open Contacts", chromedp.Click(chromedp.CSS(`a.nav-link[data-nav=contacts]`)))
 	mt.waitText("the contact in the list", ".contacts-table", "Harbor Dental", 5*time.Second)
@@ -50,20 +58,24 @@ func TestAppContactsAndSearchInBrowser(t *testing.T) {
 	mt.axe("the contacts list")
 	mt.do("new contact", chromedp.Click(chromedp.CSS(`.page-actions .btn-primary`)))
 	mt.do("fill the editor", chromedp.WaitVisible(chromedp.ID("contact-name")),
-		chromedp.SendKeys(chromedp.ID("contact-name"), "Ann Lee"),
+		chromedp.SendKeys(chromedp.ID("contact-name"), "Bo Chen"),
 		chromedp.SendKeys(chromedp.ID("contact-number-0"), "(212) 555-0101"))
 	mt.do("save", chromedp.Click(chromedp.CSS(`dialog .btn-primary`)))
 	mt.waitText("the refusal naming the holder, in the editor", "dialog .dialog-error", "José Núñez", 5*time.Second)
-	if v := appEval[string](mt, "read the name field", `document.getElementById("contact-name").value`); v != "Ann Lee" {
+	if v := appEval[string](mt, "read the name field", `document.getElementById("contact-name").value`); v != "Bo Chen" {
 		t.Errorf("after the refusal the name field holds %q, want what was typed", v)
 	}
 	mt.screenshots("contact-refused")
 	mt.axe("the contact editor")
 	mt.do("give another number", chromedp.SetValue(chromedp.ID("contact-number-0"), ""),
-		chromedp.SendKeys(chromedp.ID("contact-number-0"), "(212) 555-0102"),
+		chromedp.SendKeys(chromedp.ID("contact-number-0"), "(212) 555-0103"),
 		chromedp.Click(chromedp.CSS(`dialog .btn-primary`)))
-	mt.waitJS("the new contact's page", `location.pathname.startsWith("/app/contacts/") && document.querySelector("h1")?.textContent === "Ann Lee"`, 5*time.Second)
-	mt.waitText("its text in the timeline", ".contact-timeline", "invoice is ready", 5*time.Second)
+	mt.waitJS("the new contact's page", `location.pathname.startsWith("/app/contacts/") && document.querySelector("h1")?.textContent === "Bo Chen"`, 5*time.Second)
+	mt.waitText("nothing with him yet", ".contact-timeline", "No texts or calls", 5*time.Second)
+	mt.do("back to the list", chromedp.Click(chromedp.CSS(`a.back`)))
+	mt.do("open Ann Lee's page", chromedp.WaitVisible(chromedp.CSS(`.contacts-table a`)),
+		chromedp.Evaluate[chromedp.Void](`[...document.querySelectorAll(".contacts-table a")].find((a) => a.textContent === "Ann Lee").click()`))
+	mt.waitText("her text in the timeline", ".contact-timeline", "invoice is ready", 5*time.Second)
 	mt.screenshots("contact-page")
 	mt.axe("a contact's page")
 
@@ -73,7 +85,7 @@ func TestAppContactsAndSearchInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	mt.do("back to the list", chromedp.Click(chromedp.CSS(`a.back`)))
-	mt.waitText("the list", ".contacts-table", "Ann Lee", 5*time.Second)
+	mt.waitText("the list", ".contacts-table", "Bo Chen", 5*time.Second)
 	mt.do("import the file", chromedp.SetUploadFiles(chromedp.ID("contacts-file"), []string{csv}))
 	mt.waitText("the import's report", ".page", "Import finished: 2 created, 0 updated, 1 skipped.", 10*time.Second)
 	mt.waitText("an imported contact in the list", ".contacts-table", "Rosa Díaz", 5*time.Second)

@@ -4,6 +4,7 @@
 import { h, formatPhone } from '../ui.js';
 import { lineName, whoLabel, contactHref } from '../names.js';
 import { composer } from '../composer.js';
+import { editContact } from '../contacts/form.js';
 
 // buildThread makes the elements of thread t; on are the handlers of its
 // buttons and forms.
@@ -73,8 +74,13 @@ export function nameThread(t, contact) {
   t.contact = contact || null;
   t.who = whoLabel(t.number, t.group, t.contact);
   t.el.title.textContent = t.who;
+  // A number no contact holds can become one here.
+  const add = async () => {
+    const c = await editContact(t.ctx, { numbers: [{ number: t.number }] });
+    if (c && !t.closed) nameThread(t, { id: c.id, name: c.name });
+  };
   t.el.contactLink.replaceChildren(...(t.contact
     ? [h('a', { href: contactHref(t.contact.id), text: formatPhone(t.number) }), ' · ']
-    : []));
+    : t.ctx.can.contactsWrite ? [h('button', { type: 'button', class: 'link-btn add-contact', on: { click: add } }, 'Add to contacts'), ' · '] : []));
   document.title = `${t.who} · Inbox · Switchboard`;
 }
