@@ -58,6 +58,7 @@ func newAppBrowser(t *testing.T) *appBrowser {
 		}
 		t.Skipf("no Chromium found: skipping the app browser test; set %s=1 to make this a failure", browserEnv)
 	}
+	takeBrowserSlot(t)
 	b := &appBrowser{t: t, output: newLineWriter()}
 	root, cancelRoot := context.WithTimeout(context.Background(), appBrowserBudget)
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(root,
