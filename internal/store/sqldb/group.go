@@ -329,6 +329,10 @@ writes:
 			results[i] = err
 			continue
 		}
+		// Each write reads the clock when it runs: one that joined the
+		// group after it began must not be stamped before it was asked for
+		// (a test clock advanced meanwhile, or a cutoff computed from now).
+		t.now = db.now().UnixMicro()
 		if !isolate {
 			// Both engines defer: on PostgreSQL to hold the contended row's
 			// lock for the commit only; on SQLite to update it once per group

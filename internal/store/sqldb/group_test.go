@@ -5,7 +5,9 @@ import (
 	"errors"
 	"runtime"
 	"slices"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // TestGroupTakesWritesArrivingWhileItRuns checks that a write queued while a
@@ -65,6 +67,38 @@ func TestGroupTakesWritesArrivingWhileItRuns(t *testing.T) {
 				t.Errorf("stored %v, want %v", names, tc.wantNames)
 			}
 		})
+	}
+}
+
+// TestJoinedWriteReadsTheClockWhenItRuns checks that a write joining a
+// running group is stamped when it runs, not when the group began: with a
+// clock moved on in between (a test clock advanced, a day's cutoff), its
+// Now is the later time.
+func TestJoinedWriteReadsTheClockWhenItRuns(t *testing.T) {
+	ctx := context.Background()
+	s := openSQLite(t)
+	defer s.Close()
+	var offset atomic.Int64
+	s.SetClock(func() time.Time { return time.Now().Add(time.Duration(offset.Load())) })
+	var first, second int64
+	done := make(chan error, 1)
+	err := s.Write(ctx, KeepCache, func(tx *Tx) error {
+		first = tx.Now()
+		offset.Store(int64(24 * time.Hour))
+		go func() { done <- s.Write(ctx, KeepCache, func(tx *Tx) error { second = tx.Now(); return nil }) }()
+		for len(s.batch) == 0 {
+			runtime.Gosched()
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got := time.Duration(second-first) * time.Microsecond; got < 24*time.Hour {
+		t.Errorf("the joined write's Now is %v after the first's, want the clock's day later", got)
 	}
 }
 
