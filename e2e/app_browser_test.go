@@ -692,6 +692,7 @@ func TestAppInboxInBrowser(t *testing.T) {
 	for _, tab := range []*appTab{mt, jt} {
 		d := tab.waitJS("the unread text in the list", fmt.Sprintf(`(() => { const a = document.querySelector('a.conv[href*="/%s/%s"]'); return a && a.classList.contains("unread") && a.innerText.includes("Wednesday") && a.querySelector(".badge").textContent.startsWith("1"); })()`, desk, other), 5*time.Second)
 		tab.waitJS("the header's unread badge", `document.querySelector(".nav .badge") && document.querySelector(".nav .badge").textContent === "1"`, 3*time.Second)
+		tab.waitJS("the unread count in the tab's title", `document.title.startsWith("(1) ")`, 3*time.Second)
 		tab.waitJS("the line's unread count", `[...document.querySelectorAll("#line-select option")].some((o) => o.textContent.includes("Front desk") && o.textContent.includes("(1 unread)"))`, 3*time.Second)
 		t.Logf("%s: the inbound text was in the list, unread, %v after the carrier delivered it", tab.who, d)
 		if tab.location() != base+"/app/inbox/"+desk+"/"+patient {
