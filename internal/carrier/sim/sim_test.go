@@ -355,14 +355,39 @@ func TestNoSinkDropsReceipts(t *testing.T) {
 	checkGoroutines(t, base)
 }
 
+// gateSink refuses every receipt, each only once release is closed; called
+// hears of each call as it starts.
+type gateSink struct {
+	called  chan struct{}
+	release chan struct{}
+}
+
+func (g *gateSink) Receipt(ctx context.Context, r carrier.Receipt) error {
+	g.called <- struct{}{}
+	<-g.release
+	return errors.New("gate: refused")
+}
+
+func (g *gateSink) Inbound(ctx context.Context, in carrier.Inbound) error { return nil }
+
+// TestAttachAfterSend: a receipt goes to the sink attached when it is handed
+// over, not the one attached when its message was sent. The first sink is
+// in the middle of refusing it when the second is attached; the retry
+// reaches the second. (Ordered by signals: no delay has to outlast a
+// statement of the test.)
 func TestAttachAfterSend(t *testing.T) {
-	s := New(Config{ReceiptDelay: 20 * time.Millisecond})
+	s := New(Config{})
+	s.retryBase = time.Millisecond
 	defer s.Close()
+	first := &gateSink{called: make(chan struct{}, 10), release: make(chan struct{})}
+	s.Attach(first)
 	if _, err := s.Send(context.Background(), msg(1, "15551230000")); err != nil {
 		t.Fatal(err)
 	}
+	recv(t, first.called, "the first sink's call")
 	sink := newFakeSink()
 	s.Attach(sink)
+	close(first.release)
 	if r := recv(t, sink.receipts, "receipt"); r.MessageID != 1 {
 		t.Errorf("receipt = %+v", r)
 	}
