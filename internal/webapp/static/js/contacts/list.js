@@ -51,7 +51,7 @@ export async function renderList(main, params, ctx) {
   const status = h('div', { class: 'list-status' }, spinner('Loading contacts…'));
   const more = h('button', { type: 'button', class: 'btn more', hidden: true }, 'Load more');
   const report = h('div', { 'aria-live': 'polite' });
-  const file = h('input', { type: 'file', id: 'contacts-file', accept: '.csv,.vcf,.vcard,text/csv,text/vcard', class: 'visually-hidden', tabindex: '-1' });
+  const file = h('input', { type: 'file', id: 'contacts-file', accept: '.csv,.vcf,.vcard,text/csv,text/vcard', class: 'visually-hidden', tabindex: '-1', 'aria-label': 'A contacts file to import (CSV or vCard)' });
   const importBtn = h('button', { type: 'button', class: 'btn', on: { click: () => file.click() } }, 'Import…');
   main.replaceChildren(
     h('div', { class: 'page-head' }, h('h1', { text: 'Contacts' }),

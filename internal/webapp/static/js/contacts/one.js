@@ -108,7 +108,8 @@ export async function renderOne(main, id, ctx) {
       c.tags.length ? ['Tags', c.tags.map((t) => h('span', { class: 'tag', text: t }))] : null,
       c.notes ? ['Notes', h('p', { class: 'notes', text: c.notes })] : null,
     ].filter(Boolean);
-    main.replaceChildren(back,
+    // replaceChildren writes a null as the text "null": only nodes go in.
+    main.replaceChildren(...[back,
       h('div', { class: 'page-head' },
         h('h1', { tabindex: '-1', text: whoLabel(c.numbers[0]?.number, null, c) }),
         h('div', { class: 'page-actions' },
@@ -116,7 +117,7 @@ export async function renderOne(main, id, ctx) {
           ctx.can.contactsDelete ? h('button', { type: 'button', class: 'btn btn-danger-quiet', on: { click: remove } }, 'Delete…') : null)),
       numbers,
       facts.length ? h('dl', { class: 'facts' }, facts.map(([k, v]) => [h('dt', { text: k }), h('dd', null, v)])) : null,
-      h('h2', { text: 'Texts and calls' }), timeline);
+      h('h2', { class: 'section-title', text: 'Texts and calls' }), timeline].filter(Boolean));
     paintNumbers(known);
   }
   let known = []; // the conversations the timeline found

@@ -42,6 +42,9 @@ export function buildThread(t, on) {
   const label = lineName(line);
   const section = h('article', { class: 'thread', 'aria-labelledby': 'thread-title' },
     h('header', { class: 'thread-head' },
+      // On a phone the list, and its "Inbox" heading, leave the screen to
+      // the thread: the page keeps a level-one heading for screen readers.
+      h('h1', { class: 'phone-heading', text: 'Inbox' }),
       h('a', { class: 'back', href: t.hooks.backHref }, h('span', { 'aria-hidden': 'true' }, '← '), 'Conversations'),
       h('div', { class: 'thread-title' }, title,
         h('p', { class: 'thread-sub' }, contactLink,
