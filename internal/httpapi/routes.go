@@ -110,15 +110,13 @@ func (s *Server) routes() {
 	}
 	// The team address book (contacts.go): messages:read to read, sms:write
 	// to write, and a role with phone numbers; deleting needs every line.
-	if s.contacts != nil {
-		s.apiRole("GET /contacts", auth.MessagesRead, keepContacts, s.listContacts, "q", "limit", "before")
-		s.apiRole("POST /contacts", auth.SMSWrite, keepContacts, s.createContact)
-		s.apiRole("GET /contacts/export", auth.MessagesRead, keepContacts, s.exportContacts, "format")
-		s.apiRole("POST /contacts/import", auth.SMSWrite, keepContacts, s.budgeted(contacts.MaxImportBytes, s.importContacts))
-		s.apiRole("GET /contacts/{id}", auth.MessagesRead, keepContacts, s.getContact)
-		s.apiRole("PATCH /contacts/{id}", auth.SMSWrite, keepContacts, s.updateContact)
-		s.apiRole("DELETE /contacts/{id}", auth.SMSWrite, deleteContacts, bodiless(s.deleteContact))
-	}
+	s.apiRole("GET /contacts", auth.MessagesRead, keepContacts, s.listContacts, "q", "limit", "before")
+	s.apiRole("POST /contacts", auth.SMSWrite, keepContacts, s.createContact)
+	s.apiRole("GET /contacts/export", auth.MessagesRead, keepContacts, s.exportContacts, "format")
+	s.apiRole("POST /contacts/import", auth.SMSWrite, keepContacts, s.budgeted(contacts.MaxImportBytes, s.importContacts))
+	s.apiRole("GET /contacts/{id}", auth.MessagesRead, keepContacts, s.getContact)
+	s.apiRole("PATCH /contacts/{id}", auth.SMSWrite, keepContacts, s.updateContact)
+	s.apiRole("DELETE /contacts/{id}", auth.SMSWrite, deleteContacts, bodiless(s.deleteContact))
 
 	// Hosted attachments: public, unguessable names.
 	if s.media != nil {

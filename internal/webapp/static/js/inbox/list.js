@@ -98,7 +98,8 @@ export function conversationList(ctx, { list, status, more, onPaint }) {
     }
     refreshSoon();
   }
-  offs.push(ctx.stream.on('AccountSMS', onSMS), ctx.stream.on('AccountConversations', onConversation));
+  // A contact added, renamed or removed changes the names the rows show.
+  offs.push(ctx.stream.on('AccountSMS', onSMS), ctx.stream.on('AccountConversations', onConversation), ctx.stream.on('AccountContacts', refreshSoon));
 
   function find(key) { return s.items.find((i) => itemKey(i) === key); }
 
