@@ -266,11 +266,33 @@ func (e CallSearchRequestSortDirection) Valid() bool {
 	}
 }
 
+// Defines values for ContactEventDataEvent.
+const (
+	ContactCreated ContactEventDataEvent = "contact.created"
+	ContactDeleted ContactEventDataEvent = "contact.deleted"
+	ContactUpdated ContactEventDataEvent = "contact.updated"
+)
+
+// Valid indicates whether the value is a known member of the ContactEventDataEvent enum.
+func (e ContactEventDataEvent) Valid() bool {
+	switch e {
+	case ContactCreated:
+		return true
+	case ContactDeleted:
+		return true
+	case ContactUpdated:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ConversationEventDataEvent.
 const (
 	ConversationAssigned  ConversationEventDataEvent = "conversation.assigned"
 	ConversationCommented ConversationEventDataEvent = "conversation.commented"
 	ConversationDeleted   ConversationEventDataEvent = "conversation.deleted"
+	ConversationMentioned ConversationEventDataEvent = "conversation.mentioned"
 	ConversationRead      ConversationEventDataEvent = "conversation.read"
 	ConversationReopened  ConversationEventDataEvent = "conversation.reopened"
 	ConversationResolved  ConversationEventDataEvent = "conversation.resolved"
@@ -286,6 +308,8 @@ func (e ConversationEventDataEvent) Valid() bool {
 	case ConversationCommented:
 		return true
 	case ConversationDeleted:
+		return true
+	case ConversationMentioned:
 		return true
 	case ConversationRead:
 		return true
@@ -314,6 +338,36 @@ func (e ConversationListItemDirection) Valid() bool {
 	case ConversationListItemDirectionIn:
 		return true
 	case ConversationListItemDirectionOut:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for HistoryEntryKind.
+const (
+	HistoryEntryKindAssigned       HistoryEntryKind = "assigned"
+	HistoryEntryKindCommented      HistoryEntryKind = "commented"
+	HistoryEntryKindReopened       HistoryEntryKind = "reopened"
+	HistoryEntryKindReopenedByText HistoryEntryKind = "reopenedByText"
+	HistoryEntryKindResolved       HistoryEntryKind = "resolved"
+	HistoryEntryKindUnassigned     HistoryEntryKind = "unassigned"
+)
+
+// Valid indicates whether the value is a known member of the HistoryEntryKind enum.
+func (e HistoryEntryKind) Valid() bool {
+	switch e {
+	case HistoryEntryKindAssigned:
+		return true
+	case HistoryEntryKindCommented:
+		return true
+	case HistoryEntryKindReopened:
+		return true
+	case HistoryEntryKindReopenedByText:
+		return true
+	case HistoryEntryKindResolved:
+		return true
+	case HistoryEntryKindUnassigned:
 		return true
 	default:
 		return false
@@ -512,6 +566,24 @@ func (e ScheduledMessageCurrency) Valid() bool {
 	}
 }
 
+// Defines values for SearchMessageHitDirection.
+const (
+	SearchMessageHitDirectionIn  SearchMessageHitDirection = "in"
+	SearchMessageHitDirectionOut SearchMessageHitDirection = "out"
+)
+
+// Valid indicates whether the value is a known member of the SearchMessageHitDirection enum.
+func (e SearchMessageHitDirection) Valid() bool {
+	switch e {
+	case SearchMessageHitDirectionIn:
+		return true
+	case SearchMessageHitDirectionOut:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SentMessageType.
 const (
 	SentMessageTypeMms SentMessageType = "mms"
@@ -611,6 +683,7 @@ func (e WebhookRecoveryStatus) Valid() bool {
 // Defines values for WebhookType.
 const (
 	AccountAITranscription WebhookType = "AccountAITranscription"
+	AccountContacts        WebhookType = "AccountContacts"
 	AccountConversations   WebhookType = "AccountConversations"
 	AccountEndedCalls      WebhookType = "AccountEndedCalls"
 	AccountRealTimeCalls   WebhookType = "AccountRealTimeCalls"
@@ -622,6 +695,8 @@ const (
 func (e WebhookType) Valid() bool {
 	switch e {
 	case AccountAITranscription:
+		return true
+	case AccountContacts:
 		return true
 	case AccountConversations:
 		return true
@@ -740,6 +815,78 @@ func (e Unresolved) Valid() bool {
 	case UnresolvedFalse:
 		return true
 	case UnresolvedTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ExportContactsParamsFormat.
+const (
+	Csv   ExportContactsParamsFormat = "csv"
+	Vcard ExportContactsParamsFormat = "vcard"
+)
+
+// Valid indicates whether the value is a known member of the ExportContactsParamsFormat enum.
+func (e ExportContactsParamsFormat) Valid() bool {
+	switch e {
+	case Csv:
+		return true
+	case Vcard:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SearchParamsDirection.
+const (
+	SearchParamsDirectionIn  SearchParamsDirection = "in"
+	SearchParamsDirectionOut SearchParamsDirection = "out"
+)
+
+// Valid indicates whether the value is a known member of the SearchParamsDirection enum.
+func (e SearchParamsDirection) Valid() bool {
+	switch e {
+	case SearchParamsDirectionIn:
+		return true
+	case SearchParamsDirectionOut:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SearchParamsResolved.
+const (
+	SearchParamsResolvedFalse SearchParamsResolved = "false"
+	SearchParamsResolvedTrue  SearchParamsResolved = "true"
+)
+
+// Valid indicates whether the value is a known member of the SearchParamsResolved enum.
+func (e SearchParamsResolved) Valid() bool {
+	switch e {
+	case SearchParamsResolvedFalse:
+		return true
+	case SearchParamsResolvedTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SearchParamsUnresolved.
+const (
+	SearchParamsUnresolvedFalse SearchParamsUnresolved = "false"
+	SearchParamsUnresolvedTrue  SearchParamsUnresolved = "true"
+)
+
+// Valid indicates whether the value is a known member of the SearchParamsUnresolved enum.
+func (e SearchParamsUnresolved) Valid() bool {
+	switch e {
+	case SearchParamsUnresolvedFalse:
+		return true
+	case SearchParamsUnresolvedTrue:
 		return true
 	default:
 		return false
@@ -950,6 +1097,9 @@ type Call struct {
 	// CallerType external, user, queue or huntgroup (empty when the phone system did not say).
 	CallerType string `json:"callerType"`
 
+	// Contact The contact that holds the other party's number (the caller's on an inbound call, the called number on another); absent when none does or the credential may not read contacts.
+	Contact *ContactRef `json:"contact,omitempty"`
+
 	// DialledNumber What was dialled; for inbound, the account DID.
 	DialledNumber string        `json:"dialledNumber"`
 	Direction     CallDirection `json:"direction"`
@@ -1008,6 +1158,9 @@ type CallDetail struct {
 
 	// CallerType external, user, queue or huntgroup (empty when the phone system did not say).
 	CallerType string `json:"callerType"`
+
+	// Contact The contact that holds the other party's number (the caller's on an inbound call, the called number on another); absent when none does or the credential may not read contacts.
+	Contact *ContactRef `json:"contact,omitempty"`
 
 	// DialledNumber What was dialled; for inbound, the account DID.
 	DialledNumber string              `json:"dialledNumber"`
@@ -1209,7 +1362,127 @@ type CommentRequest struct {
 	Comment string `json:"comment"`
 }
 
-// ConversationEventData `data` of an AccountConversations event (a Switchboard addition beside the spec's five types): a change in the shared inbox. `by` is the user who made it (null for an API key); `state` is the conversation's state after it, every field present (null when unset). `conversation.resolved` may carry the resolve's `comment`; `conversation.commented` carries the note (also when a resolved conversation is resolved again with a comment, which re-stamps nothing); `message.deleted` the `messageId` erased; `conversation.deleted` has the emptied state (resolution and owner go with it). `conversation.read` and `conversation.unread` are personal (one user's read state): `readThrough` after a read of the whole thread (the user's watermark: every message up to it is read) or `messageIds` after single messages were marked. They reach only that user's event streams and API-key streams, and are never delivered to webhooks. A request that changes nothing (reopening an open conversation, assigning to the current owner, resolving a resolved one without a comment, reading a read thread) writes no event.
+// CommentResult A conversation's state after a note (as `ConversationState`), with the people the note mentions.
+type CommentResult struct {
+	// AssignedTo A user id, as in `GET /users`.
+	//
+	// Example: 42
+	AssignedTo *UserId `json:"assignedTo,omitempty"`
+
+	// GroupParticipants Every other party of a group thread, sorted; absent for 1:1.
+	GroupParticipants *[]PhoneNumber `json:"groupParticipants,omitempty"`
+
+	// Line Digits only, including the country code.
+	//
+	// Example: 15551234567
+	Line PhoneNumber `json:"line"`
+
+	// Mentions The user ids the note mentions, in the order first mentioned; empty when none.
+	Mentions []UserId `json:"mentions"`
+
+	// Number Digits only, including the country code.
+	//
+	// Example: 15551234567
+	Number   PhoneNumber `json:"number"`
+	Resolved bool        `json:"resolved"`
+
+	// ResolvedAt Absent when not resolved.
+	ResolvedAt *time.Time `json:"resolvedAt,omitempty"`
+
+	// ResolvedBy A user id, as in `GET /users`.
+	//
+	// Example: 42
+	ResolvedBy *UserId `json:"resolvedBy,omitempty"`
+}
+
+// Contact An entry of the account's team address book.
+type Contact struct {
+	Company   string          `json:"company"`
+	CreatedAt time.Time       `json:"createdAt"`
+	Email     string          `json:"email"`
+	Id        int64           `json:"id"`
+	Name      string          `json:"name"`
+	Notes     string          `json:"notes"`
+	Numbers   []ContactNumber `json:"numbers"`
+	Tags      []string        `json:"tags"`
+	UpdatedAt time.Time       `json:"updatedAt"`
+}
+
+// ContactEventData `data` of an AccountContacts event (a Switchboard addition): a change of the team address book. `by` is the user who made it (null for an API key); `contact` is the contact after the change (as it was, for `contact.deleted`). An import writes one event per contact it creates or updates. Streamed to credentials that may read contacts (`messages:read` and, for an OAuth token, a role with phone numbers); about no line, so a stream narrowed by `lines` leaves them out.
+type ContactEventData struct {
+	By *int64 `json:"by"`
+
+	// Contact An entry of the account's team address book.
+	Contact Contact               `json:"contact"`
+	Event   ContactEventDataEvent `json:"event"`
+}
+
+// ContactEventDataEvent defines model for ContactEventData.Event.
+type ContactEventDataEvent string
+
+// ContactImportReport defines model for ContactImportReport.
+type ContactImportReport struct {
+	Created int `json:"created"`
+
+	// Skipped The rows left out, in file order.
+	Skipped []struct {
+		// Line The file's line where the row (CSV record, or `BEGIN:VCARD`) starts.
+		Line   int    `json:"line"`
+		Reason string `json:"reason"`
+	} `json:"skipped"`
+
+	// Updated Rows whose numbers a contact already held, applied to that contact.
+	Updated int `json:"updated"`
+}
+
+// ContactNumber defines model for ContactNumber.
+type ContactNumber struct {
+	// Label Free text, at most 50 characters (`mobile`, `work`, …); may be empty.
+	Label string `json:"label"`
+
+	// Number Digits only, including the country code.
+	//
+	// Example: 15551234567
+	Number PhoneNumber `json:"number"`
+}
+
+// ContactNumberInput defines model for ContactNumberInput.
+type ContactNumberInput struct {
+	Label *string `json:"label,omitempty"`
+
+	// Number As written (`+1 (415) 555-0123`); stored normalized, digits with the country code.
+	Number string `json:"number"`
+}
+
+// ContactPatch The fields to change; the others stay.
+type ContactPatch struct {
+	Company *string               `json:"company,omitempty"`
+	Email   *string               `json:"email,omitempty"`
+	Name    *string               `json:"name,omitempty"`
+	Notes   *string               `json:"notes,omitempty"`
+	Numbers *[]ContactNumberInput `json:"numbers,omitempty"`
+	Tags    *[]string             `json:"tags,omitempty"`
+}
+
+// ContactRef The contact that holds the other party's number, beside a conversation or a call (absent when no contact holds it, or the credential may not read contacts: `messages:read` and, for an OAuth token, a role with phone numbers).
+type ContactRef struct {
+	Id   int64  `json:"id"`
+	Name string `json:"name"`
+}
+
+// ContactRequest defines model for ContactRequest.
+type ContactRequest struct {
+	Company *string `json:"company,omitempty"`
+	Email   *string `json:"email,omitempty"`
+	Name    string  `json:"name"`
+
+	// Notes At most 4000 bytes.
+	Notes   *string              `json:"notes,omitempty"`
+	Numbers []ContactNumberInput `json:"numbers"`
+	Tags    *[]string            `json:"tags,omitempty"`
+}
+
+// ConversationEventData `data` of an AccountConversations event (a Switchboard addition beside the spec's five types): a change in the shared inbox. `by` is the user who made it (null for an API key); `state` is the conversation's state after it, every field present (null when unset). `conversation.resolved` may carry the resolve's `comment`; `conversation.commented` carries the note (also when a resolved conversation is resolved again with a comment, which re-stamps nothing); `message.deleted` the `messageId` erased; `conversation.deleted` has the emptied state (resolution and owner go with it). `conversation.read` and `conversation.unread` are personal (one user's read state): `readThrough` after a read of the whole thread (the user's watermark: every message up to it is read) or `messageIds` after single messages were marked. They reach only that user's event streams and API-key streams, and are never delivered to webhooks. `conversation.commented` carries `mentions` when the note mentions anyone (see `POST …/comments`); each mentioned person but the author also gets `conversation.mentioned`, personal like a read (their streams and API-key streams only, never a webhook), with the note and `mentions`: what a client notifies on. A request that changes nothing (reopening an open conversation, assigning to the current owner, resolving a resolved one without a comment, reading a read thread) writes no event.
 type ConversationEventData struct {
 	// By The user who made the change; null for an API key.
 	By *int64 `json:"by"`
@@ -1225,6 +1498,9 @@ type ConversationEventData struct {
 	//
 	// Example: 15551234567
 	Line PhoneNumber `json:"line"`
+
+	// Mentions conversation.commented (absent when the note mentions nobody) and conversation.mentioned: the user ids the note mentions.
+	Mentions *[]int64 `json:"mentions,omitempty"`
 
 	// MessageId message.deleted only.
 	MessageId *int64 `json:"messageId,omitempty"`
@@ -1255,6 +1531,9 @@ type ConversationListItem struct {
 	// Example: 42
 	AssignedTo *UserId `json:"assignedTo,omitempty"`
 
+	// Contact The contact that holds `number` (1:1 conversations only); absent when none does.
+	Contact *ContactRef `json:"contact,omitempty"`
+
 	// Direction Direction of the newest message.
 	Direction ConversationListItemDirection `json:"direction"`
 
@@ -1268,6 +1547,9 @@ type ConversationListItem struct {
 	LastMessage   string    `json:"lastMessage"`
 	LastMessageAt time.Time `json:"lastMessageAt"`
 	LastMessageId int64     `json:"lastMessageId"`
+
+	// LastMessageSentBy Who sent the newest message: the user's id for a text a person sent (so a client can label it "You:" when it is the caller's `userId`, or the teammate's name), null for a text received or one sent with an API key (an integration: "API").
+	LastMessageSentBy *int64 `json:"lastMessageSentBy"`
 
 	// Line Digits only, including the country code.
 	//
@@ -1372,6 +1654,27 @@ type Error struct {
 		Type string `json:"type"`
 	} `json:"error"`
 }
+
+// HistoryEntry One thing the team did to a conversation.
+type HistoryEntry struct {
+	At time.Time `json:"at"`
+
+	// By The user who did it; null for an API key, or the text that reopened the thread.
+	By *int64 `json:"by"`
+
+	// Comment `commented`: the note.
+	Comment *string `json:"comment,omitempty"`
+
+	// Id The entry's id, the `before` cursor of the next page.
+	Id   int64            `json:"id"`
+	Kind HistoryEntryKind `json:"kind"`
+
+	// UserId `assigned`: the new owner; `resolved`: the user credited, when not `by`. Absent otherwise.
+	UserId *UserId `json:"userId,omitempty"`
+}
+
+// HistoryEntryKind defines model for HistoryEntry.Kind.
+type HistoryEntryKind string
 
 // HostedMedia defines model for HostedMedia.
 type HostedMedia struct {
@@ -1485,6 +1788,28 @@ type Message struct {
 
 // MessageDirection in = they texted you; out = you texted them.
 type MessageDirection string
+
+// NotificationPreferences defines model for NotificationPreferences.
+type NotificationPreferences struct {
+	// AssignedToMe A new inbound text in a conversation assigned to the person.
+	AssignedToMe bool `json:"assignedToMe"`
+
+	// Mentions A note that mentions the person.
+	Mentions bool `json:"mentions"`
+
+	// UnassignedOnMyLines A new inbound text in an unassigned conversation on a line the person can work.
+	UnassignedOnMyLines bool `json:"unassignedOnMyLines"`
+
+	// UpdatedAt When the person last saved them; absent while they are the defaults.
+	UpdatedAt *time.Time `json:"updatedAt,omitempty"`
+}
+
+// NotificationPreferencesRequest defines model for NotificationPreferencesRequest.
+type NotificationPreferencesRequest struct {
+	AssignedToMe        bool `json:"assignedToMe"`
+	Mentions            bool `json:"mentions"`
+	UnassignedOnMyLines bool `json:"unassignedOnMyLines"`
+}
 
 // PhoneNumber Digits only, including the country code.
 //
@@ -1666,6 +1991,49 @@ type ScheduledMessage struct {
 // ScheduledMessageCurrency defines model for ScheduledMessage.Currency.
 type ScheduledMessageCurrency string
 
+// SearchContactHit A contact found by its name, company or number.
+type SearchContactHit struct {
+	// Contact An entry of the account's team address book.
+	Contact Contact `json:"contact"`
+}
+
+// SearchConversationHit A conversation found by its number.
+type SearchConversationHit struct {
+	Conversation ConversationListItem `json:"conversation"`
+
+	// Match Where the digits matched: one of the conversation's numbers (`number` or one of `groupParticipants`) and the digits' `[start, end)` offsets in it.
+	Match struct {
+		End int `json:"end"`
+
+		// Number Digits only, including the country code.
+		//
+		// Example: 15551234567
+		Number PhoneNumber `json:"number"`
+		Start  int         `json:"start"`
+	} `json:"match"`
+}
+
+// SearchMessageHit A message found by its words.
+type SearchMessageHit struct {
+	// Conversation A conversation's state (data of resolve, reopen, assign and comments). A conversation has no id: it is the pair (line, number), plus `groupParticipants` for a group thread.
+	Conversation ConversationState         `json:"conversation"`
+	Direction    SearchMessageHitDirection `json:"direction"`
+	Id           int64                     `json:"id"`
+	SentAt       time.Time                 `json:"sentAt"`
+
+	// Snippet Plain text around the first match (never HTML: escape it as any text), at most 160 characters of the message, `…` marking a cut; `matches` are the words found in it, as `[start, end)` offsets in UTF-16 code units.
+	Snippet struct {
+		Matches []struct {
+			End   int `json:"end"`
+			Start int `json:"start"`
+		} `json:"matches"`
+		Text string `json:"text"`
+	} `json:"snippet"`
+}
+
+// SearchMessageHitDirection defines model for SearchMessageHit.Direction.
+type SearchMessageHitDirection string
+
 // SecondsRange Whole seconds, inclusive; either end may be omitted.
 type SecondsRange struct {
 	// End Example: 600
@@ -1776,17 +2144,41 @@ type SkippedRecipient struct {
 // SkippedRecipientReason Stable token. opted_out: the recipient sent STOP to this number (not overridable). duplicate: the same number twice after normalization. invalid: not dialable.
 type SkippedRecipientReason string
 
-// Template Example: {"body":"We are open 9 to 5, Monday to Friday.","id":3,"title":"Opening hours"}
+// Teammate A person who can work some of the caller's lines.
+type Teammate struct {
+	// Disabled The person can no longer sign in; listed so their past work keeps its name.
+	Disabled  bool   `json:"disabled"`
+	FirstName string `json:"firstName"`
+
+	// Id A user id, as in `GET /users`.
+	//
+	// Example: 42
+	Id       UserId `json:"id"`
+	LastName string `json:"lastName"`
+
+	// Lines The lines both the caller and this person can work.
+	Lines    []PhoneNumber `json:"lines"`
+	Username string        `json:"username"`
+}
+
+// Template Example: {"body":"We are open 9 to 5, Monday to Friday.","id":3,"shared":false,"title":"Opening hours"}
 type Template struct {
-	Body  string `json:"body"`
-	Id    int64  `json:"id"`
-	Title string `json:"title"`
+	// Body The text, as written: variables such as `{first_name}` are the client's to replace (see `GET /sms/templates`).
+	Body string `json:"body"`
+	Id   int64  `json:"id"`
+
+	// Shared A team reply, listed to the whole account; false for the caller's own.
+	Shared bool   `json:"shared"`
+	Title  string `json:"title"`
 }
 
 // TemplateRequest defines model for TemplateRequest.
 type TemplateRequest struct {
-	Body  string `json:"body"`
-	Title string `json:"title"`
+	Body string `json:"body"`
+
+	// Shared Creating: a team reply (needs a role whose `users` is `all`, or an API key). Replacing: may be left out, or must be the template's.
+	Shared *bool  `json:"shared,omitempty"`
+	Title  string `json:"title"`
 }
 
 // TestEventData `data` of a test event (`POST /webhooks/{id}/test`). The event has the subscription's own `type`; `event` is `test`, which no real event uses, so a receiver can tell it apart and acknowledge it without acting on it.
@@ -1803,6 +2195,8 @@ type TestEventDataEvent string
 
 // ThreadRead defines model for ThreadRead.
 type ThreadRead struct {
+	// Contact The contact that holds `number` (1:1 conversations only); absent when none does.
+	Contact           *ContactRef    `json:"contact,omitempty"`
 	GroupParticipants *[]PhoneNumber `json:"groupParticipants,omitempty"`
 
 	// Line Digits only, including the country code.
@@ -1931,7 +2325,7 @@ type Webhook struct {
 	Id      int64  `json:"id"`
 	Name    string `json:"name"`
 
-	// Type An event type, as `GET /webhooks/types` lists them: the spec's five and Switchboard's `AccountConversations` (the shared inbox's changes).
+	// Type An event type, as `GET /webhooks/types` lists them: the spec's five and Switchboard's `AccountConversations` (the shared inbox's changes) and `AccountContacts` (the address book's).
 	Type      WebhookType `json:"type"`
 	UpdatedAt time.Time   `json:"updatedAt"`
 
@@ -1961,7 +2355,7 @@ type WebhookCreate struct {
 	Enabled     *bool   `json:"enabled,omitempty"`
 	Name        *string `json:"name,omitempty"`
 
-	// Type An event type, as `GET /webhooks/types` lists them: the spec's five and Switchboard's `AccountConversations` (the shared inbox's changes).
+	// Type An event type, as `GET /webhooks/types` lists them: the spec's five and Switchboard's `AccountConversations` (the shared inbox's changes) and `AccountContacts` (the address book's).
 	Type WebhookType `json:"type"`
 	Url  string      `json:"url"`
 }
@@ -1994,7 +2388,7 @@ type WebhookDelivery struct {
 	RecoveryId *int64               `json:"recoveryId,omitempty"`
 	State      WebhookDeliveryState `json:"state"`
 
-	// Type An event type, as `GET /webhooks/types` lists them: the spec's five and Switchboard's `AccountConversations` (the shared inbox's changes).
+	// Type An event type, as `GET /webhooks/types` lists them: the spec's five and Switchboard's `AccountConversations` (the shared inbox's changes) and `AccountContacts` (the address book's).
 	Type      WebhookType `json:"type"`
 	WebhookId int64       `json:"webhookId"`
 }
@@ -2013,7 +2407,7 @@ type WebhookPayload struct {
 	// Timestamp When the event happened.
 	Timestamp time.Time `json:"timestamp"`
 
-	// Type An event type, as `GET /webhooks/types` lists them: the spec's five and Switchboard's `AccountConversations` (the shared inbox's changes).
+	// Type An event type, as `GET /webhooks/types` lists them: the spec's five and Switchboard's `AccountConversations` (the shared inbox's changes) and `AccountContacts` (the address book's).
 	Type WebhookType `json:"type"`
 }
 
@@ -2051,7 +2445,7 @@ type WebhookRecoveryStatus string
 // WebhookSecret The Standard Webhooks signing secret: `whsec_` and base64 of 32 random bytes. Treat as a password.
 type WebhookSecret = string
 
-// WebhookType An event type, as `GET /webhooks/types` lists them: the spec's five and Switchboard's `AccountConversations` (the shared inbox's changes).
+// WebhookType An event type, as `GET /webhooks/types` lists them: the spec's five and Switchboard's `AccountConversations` (the shared inbox's changes) and `AccountContacts` (the address book's).
 type WebhookType string
 
 // WebhookUpdate A merge update; fields left out are unchanged.
@@ -2060,7 +2454,7 @@ type WebhookUpdate struct {
 	Enabled     *bool   `json:"enabled,omitempty"`
 	Name        *string `json:"name,omitempty"`
 
-	// Type An event type, as `GET /webhooks/types` lists them: the spec's five and Switchboard's `AccountConversations` (the shared inbox's changes).
+	// Type An event type, as `GET /webhooks/types` lists them: the spec's five and Switchboard's `AccountConversations` (the shared inbox's changes) and `AccountContacts` (the address book's).
 	Type *WebhookType `json:"type,omitempty"`
 	Url  *string      `json:"url,omitempty"`
 }
@@ -2076,7 +2470,7 @@ type WebhookWithSecret struct {
 	// Secret The Standard Webhooks signing secret: `whsec_` and base64 of 32 random bytes. Treat as a password.
 	Secret WebhookSecret `json:"secret"`
 
-	// Type An event type, as `GET /webhooks/types` lists them: the spec's five and Switchboard's `AccountConversations` (the shared inbox's changes).
+	// Type An event type, as `GET /webhooks/types` lists them: the spec's five and Switchboard's `AccountConversations` (the shared inbox's changes) and `AccountContacts` (the address book's).
 	Type      WebhookType `json:"type"`
 	UpdatedAt time.Time   `json:"updatedAt"`
 	Url       string      `json:"url"`
@@ -2087,6 +2481,9 @@ type AssignedToMe string
 
 // CallIdParameter defines model for CallId.
 type CallIdParameter = string
+
+// ContactId defines model for ContactId.
+type ContactId = int64
 
 // DraftId defines model for DraftId.
 type DraftId = string
@@ -2160,6 +2557,12 @@ type BlockedSenderResponse struct {
 // Conflict The error envelope of every error response.
 type Conflict = Error
 
+// ContactOK defines model for ContactOK.
+type ContactOK struct {
+	// Data An entry of the account's team address book.
+	Data Contact `json:"data"`
+}
+
 // DraftResponse defines model for Draft.
 type DraftResponse struct {
 	// Data Example: {"draftId":"ticket-4711","message":"Thanks, we are looking into it"}
@@ -2178,6 +2581,11 @@ type MediaQuotaExceeded = Error
 // NotFound The error envelope of every error response.
 type NotFound = Error
 
+// NotificationPreferencesResponse defines model for NotificationPreferences.
+type NotificationPreferencesResponse struct {
+	Data NotificationPreferences `json:"data"`
+}
+
 // PayloadTooLarge The error envelope of every error response.
 type PayloadTooLarge = Error
 
@@ -2189,7 +2597,7 @@ type ScheduledMessageResponse struct {
 
 // TemplateResponse defines model for Template.
 type TemplateResponse struct {
-	// Data Example: {"body":"We are open 9 to 5, Monday to Friday.","id":3,"title":"Opening hours"}
+	// Data Example: {"body":"We are open 9 to 5, Monday to Friday.","id":3,"shared":false,"title":"Opening hours"}
 	Data Template `json:"data"`
 }
 
@@ -2218,6 +2626,22 @@ type WebhookSecretOK struct {
 	} `json:"data"`
 }
 
+// ListContactsParams defines parameters for ListContacts.
+type ListContactsParams struct {
+	// Q Name or company word prefixes, or a number's digits; at most 200 characters.
+	Q      *string `form:"q,omitempty" json:"q,omitempty"`
+	Limit  *int    `form:"limit,omitempty" json:"limit,omitempty"`
+	Before *int64  `form:"before,omitempty" json:"before,omitempty"`
+}
+
+// ExportContactsParams defines parameters for ExportContacts.
+type ExportContactsParams struct {
+	Format *ExportContactsParamsFormat `form:"format,omitempty" json:"format,omitempty"`
+}
+
+// ExportContactsParamsFormat defines parameters for ExportContacts.
+type ExportContactsParamsFormat string
+
 // StreamEventsParams defines parameters for StreamEvents.
 type StreamEventsParams struct {
 	// Types Comma-separated event types (as `GET /webhooks/types` lists them); unknown is 400.
@@ -2232,6 +2656,48 @@ type StreamEventsParams struct {
 	// LastEventID The last event id received (`evt_N`); malformed is 400.
 	LastEventID *string `json:"Last-Event-ID,omitempty"`
 }
+
+// SearchParams defines parameters for Search.
+type SearchParams struct {
+	// Q Words (or beginnings of words) of a text, or digits of a number.
+	Q string `form:"q" json:"q"`
+
+	// Types Comma-separated groups to search: `contacts`, `conversations`, `messages`. Omit for every group the filters apply to. An unknown group is 400.
+	Types *string `form:"types,omitempty" json:"types,omitempty"`
+
+	// Lines Comma-separated line numbers; omit for every line the credential may use. Each must be one of those lines (otherwise 404); an empty item is 400.
+	Lines *LinesFilter `form:"lines,omitempty" json:"lines,omitempty"`
+
+	// Direction Messages received (`in`) or sent (`out`) only.
+	Direction *SearchParamsDirection `form:"direction,omitempty" json:"direction,omitempty"`
+
+	// From RFC 3339 time: messages sent at or after it (URL-encode a `+` offset as `%2B`).
+	From *time.Time `form:"from,omitempty" json:"from,omitempty"`
+
+	// To RFC 3339 time: messages sent before it; must be after `from`.
+	To *time.Time `form:"to,omitempty" json:"to,omitempty"`
+
+	// Resolved `true` or `false`. Beyond the spec: `true` lists only resolved conversations (the inbox's "Resolved" view). With `unresolved=true` as well it is 400.
+	Resolved *SearchParamsResolved `form:"resolved,omitempty" json:"resolved,omitempty"`
+
+	// Unresolved `true` or `false`.
+	Unresolved *SearchParamsUnresolved `form:"unresolved,omitempty" json:"unresolved,omitempty"`
+
+	// Cursor A `next` cursor of a previous answer; continues that group.
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// Limit Hits per group, 1 to 100.
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
+// SearchParamsDirection defines parameters for Search.
+type SearchParamsDirection string
+
+// SearchParamsResolved defines parameters for Search.
+type SearchParamsResolved string
+
+// SearchParamsUnresolved defines parameters for Search.
+type SearchParamsUnresolved string
 
 // ListConversationsParams defines parameters for ListConversations.
 type ListConversationsParams struct {
@@ -2317,6 +2783,14 @@ type AddCommentParams struct {
 	GroupParticipants *GroupParticipants `form:"groupParticipants,omitempty" json:"groupParticipants,omitempty"`
 }
 
+// GetConversationHistoryParams defines parameters for GetConversationHistory.
+type GetConversationHistoryParams struct {
+	// GroupParticipants Addresses a group thread: every other party's number, comma-separated (with or without the path's number). Without it the path addresses the 1:1 thread.
+	GroupParticipants *GroupParticipants `form:"groupParticipants,omitempty" json:"groupParticipants,omitempty"`
+	Limit             *int               `form:"limit,omitempty" json:"limit,omitempty"`
+	Before            *int64             `form:"before,omitempty" json:"before,omitempty"`
+}
+
 // DeleteMessageParams defines parameters for DeleteMessage.
 type DeleteMessageParams struct {
 	// GroupParticipants Addresses a group thread: every other party's number, comma-separated (with or without the path's number). Without it the path addresses the 1:1 thread.
@@ -2390,6 +2864,12 @@ type SendSMSParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// ListTeammatesParams defines parameters for ListTeammates.
+type ListTeammatesParams struct {
+	// Lines Comma-separated line numbers; omit for every line the credential may use. Each must be one of those lines (otherwise 404); an empty item is 400.
+	Lines *LinesFilter `form:"lines,omitempty" json:"lines,omitempty"`
+}
+
 // GetUnreadCountsParams defines parameters for GetUnreadCounts.
 type GetUnreadCountsParams struct {
 	// Lines Comma-separated line numbers; omit for every line the credential may use. Each must be one of those lines (otherwise 404); an empty item is 400.
@@ -2430,6 +2910,15 @@ type RecoverWebhookJSONBody struct {
 
 // SearchCallsJSONRequestBody defines body for SearchCalls for application/json ContentType.
 type SearchCallsJSONRequestBody = CallSearchRequest
+
+// CreateContactJSONRequestBody defines body for CreateContact for application/json ContentType.
+type CreateContactJSONRequestBody = ContactRequest
+
+// UpdateContactJSONRequestBody defines body for UpdateContact for application/json ContentType.
+type UpdateContactJSONRequestBody = ContactPatch
+
+// PutNotificationPreferencesJSONRequestBody defines body for PutNotificationPreferences for application/json ContentType.
+type PutNotificationPreferencesJSONRequestBody = NotificationPreferencesRequest
 
 // AssignConversationJSONRequestBody defines body for AssignConversation for application/json ContentType.
 type AssignConversationJSONRequestBody = AssignRequest
@@ -2689,6 +3178,142 @@ type ClientInterface interface {
 	// Corresponds with GET /calls/{callid}/transcripts (the `GetCallTranscripts` operationId).
 	GetCallTranscripts(ctx context.Context, callid CallIdParameter, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListContacts List the account's contacts, newest first
+	//
+	// The team address book, newest first, paged by cursor: `limit` (1 to 200, default 50)
+	// and `before` (a contact id: only older ones); `next`, beside `data`, is the `before`
+	// of the next page while there may be one.
+	//
+	// `q` narrows the list: every word of it must start a word of the contact's name or
+	// company (case and diacritics ignored: `jose` finds "José García", `gar` too), or,
+	// when `q` is written as a number is (digits and `+ - . ( ) /`, spaces), its digits
+	// may appear anywhere in one of the contact's numbers (`415555`, `0100`).
+	//
+	// Needs `messages:read` and, for an OAuth token, a role with phone numbers (any
+	// lines): contacts name the numbers of the inbox.
+	//
+	// Corresponds with GET /contacts (the `ListContacts` operationId).
+	ListContacts(ctx context.Context, params *ListContactsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateContactWithBody Add a contact
+	//
+	// `name` and `numbers` (1 to 10) are required. Each number is normalized as a send's
+	// recipient is (formatting stripped, a 10-digit number without `+` is North American,
+	// then checked dialable: digits with the country code); the same number given twice is
+	// one. One contact per number per account: a number another contact holds is 409
+	// `conflict`, whose message names that contact (its id and name). Limits: name and
+	// company at most 200 characters, email at most 254 bytes, notes at most 4000 bytes,
+	// at most 20 tags of at most 50 characters, labels at most 50 characters, at most
+	// 100,000 contacts per account (409 beyond). A field that breaks one is 400
+	// `invalid_request` naming the field. Writes an `AccountContacts` event
+	// (`contact.created`).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /contacts (the `CreateContact` operationId).
+	CreateContactWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateContact Add a contact
+	//
+	// `name` and `numbers` (1 to 10) are required. Each number is normalized as a send's
+	// recipient is (formatting stripped, a 10-digit number without `+` is North American,
+	// then checked dialable: digits with the country code); the same number given twice is
+	// one. One contact per number per account: a number another contact holds is 409
+	// `conflict`, whose message names that contact (its id and name). Limits: name and
+	// company at most 200 characters, email at most 254 bytes, notes at most 4000 bytes,
+	// at most 20 tags of at most 50 characters, labels at most 50 characters, at most
+	// 100,000 contacts per account (409 beyond). A field that breaks one is 400
+	// `invalid_request` naming the field. Writes an `AccountContacts` event
+	// (`contact.created`).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /contacts (the `CreateContact` operationId).
+	CreateContact(ctx context.Context, body CreateContactJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ExportContacts Export every contact as CSV or vCard
+	//
+	// Every contact of the account, newest first, as a file: `format=csv` (the default; a
+	// header row `Name, Company, Email, Notes, Tags` then `Phone N - Label` and `Phone N -
+	// Value` pairs, numbers with a `+`; text a spreadsheet would run as a formula, starting
+	// with `= + - @`, is written after an apostrophe, which an import takes off) or
+	// `format=vcard` (vCard 4.0). `POST /contacts/import` reads either back.
+	//
+	// Corresponds with GET /contacts/export (the `ExportContacts` operationId).
+	ExportContacts(ctx context.Context, params *ExportContactsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ImportContactsWithBody Import contacts from a CSV or vCard file
+	//
+	// The body is the file; its `Content-Type` says which format: `text/csv` (also
+	// `application/csv`, `application/vnd.ms-excel`) or `text/vcard` (also `text/x-vcard`,
+	// `text/directory`). At most 16 MiB and 20,000 contacts (about 10,000 contacts of
+	// Google's widest export fit in a quarter of it).
+	//
+	// **CSV** needs a header row; columns are found by name, case ignored: the plain
+	// `Name`, `Phone`, `Company`, `Email`, `Notes`, `Tags` (`;` between tags); Google
+	// Contacts' (`Name` or `Given Name`/`Family Name`, `Phone N - Type` or `- Label` with
+	// `Phone N - Value`, several numbers in one value joined by ` ::: `, `Organization 1 -
+	// Name`, `E-mail 1 - Value`, `Notes`, `Group Membership` or `Labels` as tags, Google's
+	// own starred groups left out); Outlook's (`First Name`, `Middle Name`, `Last Name`,
+	// `Company`, `Mobile Phone`, `Business Phone`, `Home Phone`, `Other Phone`, …,
+	// `E-mail Address`, `Notes`, `Categories`). Other columns are ignored. **vCard** 3.0
+	// and 4.0: `FN` (or `N`), `ORG`, `EMAIL`, `NOTE`, `CATEGORIES`, every `TEL` (a 4.0
+	// `tel:` URI too), its `TYPE` as the label (`cell` is `mobile`).
+	//
+	// One transaction: each row creates a contact, or updates the one contact that already
+	// holds any of its numbers (the row's non-empty fields replace the contact's, its tags
+	// and numbers are added; counted as `updated`), or is skipped with its line (where the
+	// CSV record or the `BEGIN:VCARD` starts) and the reason (no number, an invalid field,
+	// numbers held by two different contacts, …). A row is decided whole before anything
+	// of it is written: none is ever half applied. A row without a name takes its company's.
+	// Every contact created or updated writes its `AccountContacts` event.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /contacts/import (the `ImportContacts` operationId).
+	ImportContactsWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteContact Delete a contact
+	//
+	// For an OAuth token, only a person whose role has every phone number (`numbers:all`)
+	// may delete: a front desk on assigned lines keeps the book but cannot empty it (403
+	// `permission_denied`). Writes an `AccountContacts` event (`contact.deleted`, with the
+	// contact as it was).
+	//
+	// Corresponds with DELETE /contacts/{id} (the `DeleteContact` operationId).
+	DeleteContact(ctx context.Context, id ContactId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetContact Get a contact
+	//
+	// Another account's contact is `not_found`, as one that does not exist.
+	//
+	// Corresponds with GET /contacts/{id} (the `GetContact` operationId).
+	GetContact(ctx context.Context, id ContactId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateContactWithBody Change a contact's fields (only those given)
+	//
+	// A field left out (or null) stays as it is; `tags` and `numbers` given replace the
+	// whole list. The rules and limits of `POST /contacts` apply to the result, including
+	// 409 `conflict` naming the contact that holds a number. Writes an `AccountContacts`
+	// event (`contact.updated`).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /contacts/{id} (the `UpdateContact` operationId).
+	UpdateContactWithBody(ctx context.Context, id ContactId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateContact Change a contact's fields (only those given)
+	//
+	// A field left out (or null) stays as it is; `tags` and `numbers` given replace the
+	// whole list. The rules and limits of `POST /contacts` apply to the result, including
+	// 409 `conflict` naming the contact that holds a number. Writes an `AccountContacts`
+	// event (`contact.updated`).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /contacts/{id} (the `UpdateContact` operationId).
+	UpdateContact(ctx context.Context, id ContactId, body UpdateContactJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// StreamEvents Live event stream (Server-Sent Events)
 	//
 	// The account's events as they happen, as Server-Sent Events (the WHATWG HTML
@@ -2721,7 +3346,8 @@ type ClientInterface interface {
 	// or `sms:read` and, for an OAuth token, a line the user's role grants (Phone numbers);
 	// call events need `reports:read` and, for an OAuth token, the Call reports permission;
 	// `AccountAITranscription` also `recordings:read`, allow-recordings and the account's
-	// sensitive-content setting off. A personal event (`conversation.read`,
+	// sensitive-content setting off; `AccountContacts` needs `messages:read` and, for an
+	// OAuth token, a role with phone numbers (any lines). A personal event (`conversation.read`,
 	// `conversation.unread`) goes to its user's streams and to API-key streams only. Another
 	// account's events never appear. Visibility is checked again every second: a revoked
 	// credential's stream ends within a second, and a role change applies.
@@ -2781,12 +3407,98 @@ type ClientInterface interface {
 	// Corresponds with GET /me (the `GetMe` operationId).
 	GetMe(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetNotificationPreferences The person's notification preferences (beyond the spec)
+	//
+	// Which notifications the person wants, kept by the server so that every client
+	// and device of theirs follows one choice: `assignedToMe` (a new inbound text in a
+	// conversation assigned to them), `unassignedOnMyLines` (a new inbound text in an
+	// unassigned conversation on a line they can work) and `mentions` (a note that
+	// mentions them: the personal `conversation.mentioned` event). Until the person
+	// saves their own, every one is on and `updatedAt` is absent.
+	//
+	// The event stream carries the events whatever the preferences: a client decides
+	// what to notify from them. A person's, so an API key (no person) is 400
+	// `invalid_request`.
+	//
+	// Corresponds with GET /me/notifications (the `GetNotificationPreferences` operationId).
+	GetNotificationPreferences(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutNotificationPreferencesWithBody Save the person's notification preferences (beyond the spec)
+	//
+	// Replaces the preferences: every field is required. 200 with what was saved. An API key is 400 `invalid_request`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /me/notifications (the `PutNotificationPreferences` operationId).
+	PutNotificationPreferencesWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutNotificationPreferences Save the person's notification preferences (beyond the spec)
+	//
+	// Replaces the preferences: every field is required. 200 with what was saved. An API key is 400 `invalid_request`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /me/notifications (the `PutNotificationPreferences` operationId).
+	PutNotificationPreferences(ctx context.Context, body PutNotificationPreferencesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetOpenAPI This document, as JSON
 	//
 	// The OpenAPI description of this API. Needs no credential, but one that is sent must be valid: an invalid, revoked or expired one is 401. It takes no query parameter: any is 400.
 	//
 	// Corresponds with GET /openapi.json (the `GetOpenAPI` operationId).
 	GetOpenAPI(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// Search Search contacts, conversations by their numbers, and messages by their words
+	//
+	// What the credential may read, found by what a person remembers of it, in groups:
+	//
+	// - `contacts`: the team's contacts (as `GET /contacts?q=` finds them: every word of
+	//   `q` begins a word of the name or company, without case or diacritics; or, when
+	//   `q` is written as a number, its digits appear anywhere in one of the contact's
+	//   numbers). Newest first, each hit holding the contact as `GET /contacts/{id}`
+	//   shows it. Contacts belong
+	//   to the account, not to a line: no filter applies to them, so with any filter and
+	//   no `types` they are not searched, and naming `contacts` in `types` with a filter
+	//   is 400.
+	// - `conversations`: conversations one of whose numbers contains the digits of `q`,
+	//   anywhere (`4821` finds `+1 212 000 4821` and `+1 482 100 0000`), when `q` is a
+	//   number: nothing but digits, spaces and `+ - ( ) .`, with at least 3 digits.
+	//   Most recently active first. Each hit is the conversation as `GET
+	//   /sms/conversations` lists it, and where its number matched.
+	// - `messages`: sent and received texts holding every word of `q`, each as a whole
+	//   word or as the beginning of one (`resch` finds "rescheduled"), compared without
+	//   case or diacritics (`cafe` finds "Café", `CAFÉ` finds "cafe"). A word is a run of
+	//   letters and digits; a one-character word matches only that word, never as a
+	//   beginning. Newest first. Each hit carries its conversation (as the state the
+	//   inbox's actions return: open it with `GET
+	//   /sms/conversations/{line}/{number}/messages/{id}`) and a snippet: plain text
+	//   (never HTML) around the first match, at most 160 characters of the text with
+	//   `…` marking a cut, and every match in it as `[start, end)` offsets in **UTF-16
+	//   code units** (JavaScript's `text.slice(start, end)`); a match is the whole word
+	//   found.
+	//
+	// Only lines the credential may use (an OAuth user: the lines assigned to them, or
+	// every line when their role grants all numbers) and only its account; a deleted
+	// message or conversation, a send still pending or failed, and a scheduled message
+	// not yet sent are never found.
+	//
+	// Filters combine with AND: `lines` and `resolved`/`unresolved` (the conversation's
+	// state) apply to both groups; `direction`, `from` and `to` to messages only. A group
+	// is searched when `types` names it (or `types` is absent) and every filter given
+	// applies to it: with `direction`, `from` or `to` and no `types`, only messages are
+	// searched; naming `conversations` in `types` with them is 400.
+	//
+	// Paged by group: `limit` hits per group (1 to 100, default 20), and `next` maps each
+	// group that may have more to an opaque cursor. `cursor` continues that group alone
+	// (the answer holds only it; `types` may be left out, or must name that group).
+	// A group not searched is absent from `data`; a group searched is a list, empty when
+	// nothing matched.
+	//
+	// `q` is required: at most 200 characters and 10 words, valid UTF-8, with at least
+	// one letter or digit; otherwise 400 `invalid_request`.
+	//
+	// Corresponds with GET /search (the `Search` operationId).
+	Search(ctx context.Context, params *SearchParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListConversations List conversations, newest first
 	//
@@ -2876,7 +3588,20 @@ type ClientInterface interface {
 	//
 	// Saves an internal note (`comment`: not blank, at most 2000 bytes). It is visible to the
 	// team through `GET` on this path and never delivered to the other party. 201 with the
-	// conversation's current state (created if the pair had none).
+	// conversation's current state (created if the pair had none) and `mentions`.
+	//
+	// Mentions: `@` followed by a teammate's username, full name ("@Ada Lovelace") or
+	// first name ("@Ada"), compared case-insensitively, mentions them when the person
+	// can work this line (`GET /sms/teammates?lines=`) and is not disabled. The `@`
+	// must start the note or follow a character that is not a letter, digit or
+	// underscore (an e-mail address mentions nobody), and the name must end the note
+	// or be followed by such a character ("@ada," and "@ada's" mention ada). A first
+	// or full name two of the line's people share mentions neither (the username
+	// does); where several names fit, the longest wins. Anything else is text: a note
+	// is never refused for what it mentions. `mentions` lists the user ids, in the
+	// order first mentioned, at most 20. The `conversation.commented` event carries
+	// them too, and each mentioned person other than the author gets a personal
+	// `conversation.mentioned` event on their streams (never a webhook).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2887,12 +3612,39 @@ type ClientInterface interface {
 	//
 	// Saves an internal note (`comment`: not blank, at most 2000 bytes). It is visible to the
 	// team through `GET` on this path and never delivered to the other party. 201 with the
-	// conversation's current state (created if the pair had none).
+	// conversation's current state (created if the pair had none) and `mentions`.
+	//
+	// Mentions: `@` followed by a teammate's username, full name ("@Ada Lovelace") or
+	// first name ("@Ada"), compared case-insensitively, mentions them when the person
+	// can work this line (`GET /sms/teammates?lines=`) and is not disabled. The `@`
+	// must start the note or follow a character that is not a letter, digit or
+	// underscore (an e-mail address mentions nobody), and the name must end the note
+	// or be followed by such a character ("@ada," and "@ada's" mention ada). A first
+	// or full name two of the line's people share mentions neither (the username
+	// does); where several names fit, the longest wins. Anything else is text: a note
+	// is never refused for what it mentions. `mentions` lists the user ids, in the
+	// order first mentioned, at most 20. The `conversation.commented` event carries
+	// them too, and each mentioned person other than the author gets a personal
+	// `conversation.mentioned` event on their streams (never a webhook).
 	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /sms/conversations/{line}/{number}/comments (the `AddComment` operationId).
 	AddComment(ctx context.Context, line Line, number Number, params *AddCommentParams, body AddCommentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetConversationHistory A conversation's history, newest first (beyond the spec)
+	//
+	// What the team did to the thread and when, for showing inline: `resolved` (`by`
+	// the person who resolved it, `userId` the one credited, when an API key named
+	// one), `reopened`, `reopenedByText` (a text arrived on a resolved thread; `by`
+	// null), `assigned` (`userId` the new owner), `unassigned` and `commented` (with
+	// the note). `by` is null for an API key. Empty for a pair with no stored state;
+	// deleting the conversation erases its history. Paged by cursor: `limit` (1 to 200,
+	// default 50) and `before` (an entry id: only older ones); `next`, beside `data`, is
+	// the `before` of the next page while there may be one.
+	//
+	// Corresponds with GET /sms/conversations/{line}/{number}/history (the `GetConversationHistory` operationId).
+	GetConversationHistory(ctx context.Context, line Line, number Number, params *GetConversationHistoryParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteMessage Delete a message
 	//
@@ -3378,18 +4130,45 @@ type ClientInterface interface {
 	// Corresponds with POST /sms/quote (the `QuoteSMS` operationId).
 	QuoteSMS(ctx context.Context, body QuoteSMSJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ListTemplates List the caller's saved replies
+	// ListTeammates The people who work the caller's lines, by name (beyond the spec)
+	//
+	// Everyone who can work at least one of the lines the credential may use (`lines`:
+	// only these), the caller among them, with their name and those lines: what an
+	// assignee picker offers, and how a client names the `by`, `sentBy`, `readBy`,
+	// `assignedTo` and `authorId` it shows. A person who can work a line is one whose
+	// role's `numbers` is `all`, or `assigned` and the line is assigned to them or to
+	// nobody (the same rule that decides who may read its texts).
+	//
+	// Sharing a line is enough: the Users role permission does not apply, because the
+	// answer shows only a teammate's id, username and name, and only lines the caller
+	// sees (`GET /users` still governs the full records). `disabled` people (who can no
+	// longer sign in) are listed, so that their past work keeps its name, and a client
+	// leaves them out of its picker. In `GET /users` order (last name, first name, id).
+	//
+	// Corresponds with GET /sms/teammates (the `ListTeammates` operationId).
+	ListTeammates(ctx context.Context, params *ListTeammatesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListTemplates List the caller's saved replies and the team's
 	//
 	// Saved replies belong to the person who made them; an API key, which has no person,
-	// sees and owns the account's integration replies. Oldest first, not paginated (at
-	// most 1,000 per owner).
+	// sees and owns the account's integration replies. Beside them are the account's
+	// shared replies (`shared: true`, the team's), which every credential of the account
+	// lists. Oldest first, not paginated (at most 1,000 per owner, and 1,000 shared).
+	//
+	// A body may hold variables that the client replaces from the conversation's
+	// contact before it shows the preview or sends: `{first_name}` (the contact's
+	// name up to its first space), `{last_name}` (the rest of the name), `{name}` (the
+	// whole name), `{company}` and `{number}` (the other party's number). The server
+	// stores and returns the text as written and never replaces them (a send carries
+	// exactly the text it is given); a variable the contact has no value for becomes
+	// the empty string, and any other text in braces is left as it is.
 	//
 	// Corresponds with GET /sms/templates (the `ListTemplates` operationId).
 	ListTemplates(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateTemplateWithBody Save a reply
 	//
-	// `title` (at most 200 characters) and `body` (at most 2000 bytes, a message's limit) are required and must not be blank. 409 `conflict` when the caller already has 1,000 templates.
+	// `title` (at most 200 characters) and `body` (at most 2000 bytes, a message's limit) are required and must not be blank. 409 `conflict` when the caller already has 1,000 templates (1,000 shared ones, for a shared template). `shared: true` makes a team reply, listed to the whole account: it needs, for an OAuth token, a role whose `users` permission is `all` (403 `permission_denied` otherwise); an API key may. Whether a reply is shared is fixed when it is made.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3398,7 +4177,7 @@ type ClientInterface interface {
 
 	// CreateTemplate Save a reply
 	//
-	// `title` (at most 200 characters) and `body` (at most 2000 bytes, a message's limit) are required and must not be blank. 409 `conflict` when the caller already has 1,000 templates.
+	// `title` (at most 200 characters) and `body` (at most 2000 bytes, a message's limit) are required and must not be blank. 409 `conflict` when the caller already has 1,000 templates (1,000 shared ones, for a shared template). `shared: true` makes a team reply, listed to the whole account: it needs, for an OAuth token, a role whose `users` permission is `all` (403 `permission_denied` otherwise); an API key may. Whether a reply is shared is fixed when it is made.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3407,14 +4186,14 @@ type ClientInterface interface {
 
 	// DeleteTemplate Delete a saved reply
 	//
-	// 204. Another owner's template is 404 `not_found`.
+	// 204. Another owner's template is 404 `not_found`; a shared one needs what making one needs (403 `permission_denied` otherwise).
 	//
 	// Corresponds with DELETE /sms/templates/{id} (the `DeleteTemplate` operationId).
 	DeleteTemplate(ctx context.Context, id TemplateId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ReplaceTemplateWithBody Replace a saved reply
 	//
-	// Replaces the title and body. Another user's template (or an integration's, for a person) is 404 `not_found`.
+	// Replaces the title and body. Another user's template (or an integration's, for a person) is 404 `not_found`. A shared template may be replaced by anyone who may make one (403 `permission_denied` for the others, who see it). `shared` may be left out; given, it must be the template's (400 otherwise: whether a reply is shared is fixed when it is made).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3423,7 +4202,7 @@ type ClientInterface interface {
 
 	// ReplaceTemplate Replace a saved reply
 	//
-	// Replaces the title and body. Another user's template (or an integration's, for a person) is 404 `not_found`.
+	// Replaces the title and body. Another user's template (or an integration's, for a person) is 404 `not_found`. A shared template may be replaced by anyone who may make one (403 `permission_denied` for the others, who see it). `shared` may be left out; given, it must be the template's (400 otherwise: whether a reply is shared is fixed when it is made).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3510,7 +4289,7 @@ type ClientInterface interface {
 
 	// ListWebhookTypes List the event types a subscription may name
 	//
-	// The spec's five types in its order, then `AccountConversations` (the shared inbox's changes, a Switchboard addition; see x-webhooks).
+	// The spec's five types in its order, then `AccountConversations` (the shared inbox's changes) and `AccountContacts` (the address book's), Switchboard additions; see x-webhooks.
 	//
 	// Corresponds with GET /webhooks/types (the `ListWebhookTypes` operationId).
 	ListWebhookTypes(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3916,6 +4695,232 @@ func (c *Client) GetCallTranscripts(ctx context.Context, callid CallIdParameter,
 	return c.Client.Do(req)
 }
 
+// ListContacts List the account's contacts, newest first
+//
+// The team address book, newest first, paged by cursor: `limit` (1 to 200, default 50)
+// and `before` (a contact id: only older ones); `next`, beside `data`, is the `before`
+// of the next page while there may be one.
+//
+// `q` narrows the list: every word of it must start a word of the contact's name or
+// company (case and diacritics ignored: `jose` finds "José García", `gar` too), or,
+// when `q` is written as a number is (digits and `+ - . ( ) /`, spaces), its digits
+// may appear anywhere in one of the contact's numbers (`415555`, `0100`).
+//
+// Needs `messages:read` and, for an OAuth token, a role with phone numbers (any
+// lines): contacts name the numbers of the inbox.
+//
+// Corresponds with GET /contacts (the `ListContacts` operationId).
+func (c *Client) ListContacts(ctx context.Context, params *ListContactsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListContactsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateContactWithBody Add a contact
+//
+// `name` and `numbers` (1 to 10) are required. Each number is normalized as a send's
+// recipient is (formatting stripped, a 10-digit number without `+` is North American,
+// then checked dialable: digits with the country code); the same number given twice is
+// one. One contact per number per account: a number another contact holds is 409
+// `conflict`, whose message names that contact (its id and name). Limits: name and
+// company at most 200 characters, email at most 254 bytes, notes at most 4000 bytes,
+// at most 20 tags of at most 50 characters, labels at most 50 characters, at most
+// 100,000 contacts per account (409 beyond). A field that breaks one is 400
+// `invalid_request` naming the field. Writes an `AccountContacts` event
+// (`contact.created`).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /contacts (the `CreateContact` operationId).
+func (c *Client) CreateContactWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateContactRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateContact Add a contact
+//
+// `name` and `numbers` (1 to 10) are required. Each number is normalized as a send's
+// recipient is (formatting stripped, a 10-digit number without `+` is North American,
+// then checked dialable: digits with the country code); the same number given twice is
+// one. One contact per number per account: a number another contact holds is 409
+// `conflict`, whose message names that contact (its id and name). Limits: name and
+// company at most 200 characters, email at most 254 bytes, notes at most 4000 bytes,
+// at most 20 tags of at most 50 characters, labels at most 50 characters, at most
+// 100,000 contacts per account (409 beyond). A field that breaks one is 400
+// `invalid_request` naming the field. Writes an `AccountContacts` event
+// (`contact.created`).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /contacts (the `CreateContact` operationId).
+func (c *Client) CreateContact(ctx context.Context, body CreateContactJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateContactRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ExportContacts Export every contact as CSV or vCard
+//
+// Every contact of the account, newest first, as a file: `format=csv` (the default; a
+// header row `Name, Company, Email, Notes, Tags` then `Phone N - Label` and `Phone N -
+// Value` pairs, numbers with a `+`; text a spreadsheet would run as a formula, starting
+// with `= + - @`, is written after an apostrophe, which an import takes off) or
+// `format=vcard` (vCard 4.0). `POST /contacts/import` reads either back.
+//
+// Corresponds with GET /contacts/export (the `ExportContacts` operationId).
+func (c *Client) ExportContacts(ctx context.Context, params *ExportContactsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewExportContactsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ImportContactsWithBody Import contacts from a CSV or vCard file
+//
+// The body is the file; its `Content-Type` says which format: `text/csv` (also
+// `application/csv`, `application/vnd.ms-excel`) or `text/vcard` (also `text/x-vcard`,
+// `text/directory`). At most 16 MiB and 20,000 contacts (about 10,000 contacts of
+// Google's widest export fit in a quarter of it).
+//
+// **CSV** needs a header row; columns are found by name, case ignored: the plain
+// `Name`, `Phone`, `Company`, `Email`, `Notes`, `Tags` (`;` between tags); Google
+// Contacts' (`Name` or `Given Name`/`Family Name`, `Phone N - Type` or `- Label` with
+// `Phone N - Value`, several numbers in one value joined by ` ::: `, `Organization 1 -
+// Name`, `E-mail 1 - Value`, `Notes`, `Group Membership` or `Labels` as tags, Google's
+// own starred groups left out); Outlook's (`First Name`, `Middle Name`, `Last Name`,
+// `Company`, `Mobile Phone`, `Business Phone`, `Home Phone`, `Other Phone`, …,
+// `E-mail Address`, `Notes`, `Categories`). Other columns are ignored. **vCard** 3.0
+// and 4.0: `FN` (or `N`), `ORG`, `EMAIL`, `NOTE`, `CATEGORIES`, every `TEL` (a 4.0
+// `tel:` URI too), its `TYPE` as the label (`cell` is `mobile`).
+//
+// One transaction: each row creates a contact, or updates the one contact that already
+// holds any of its numbers (the row's non-empty fields replace the contact's, its tags
+// and numbers are added; counted as `updated`), or is skipped with its line (where the
+// CSV record or the `BEGIN:VCARD` starts) and the reason (no number, an invalid field,
+// numbers held by two different contacts, …). A row is decided whole before anything
+// of it is written: none is ever half applied. A row without a name takes its company's.
+// Every contact created or updated writes its `AccountContacts` event.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /contacts/import (the `ImportContacts` operationId).
+func (c *Client) ImportContactsWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewImportContactsRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteContact Delete a contact
+//
+// For an OAuth token, only a person whose role has every phone number (`numbers:all`)
+// may delete: a front desk on assigned lines keeps the book but cannot empty it (403
+// `permission_denied`). Writes an `AccountContacts` event (`contact.deleted`, with the
+// contact as it was).
+//
+// Corresponds with DELETE /contacts/{id} (the `DeleteContact` operationId).
+func (c *Client) DeleteContact(ctx context.Context, id ContactId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteContactRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetContact Get a contact
+//
+// Another account's contact is `not_found`, as one that does not exist.
+//
+// Corresponds with GET /contacts/{id} (the `GetContact` operationId).
+func (c *Client) GetContact(ctx context.Context, id ContactId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetContactRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateContactWithBody Change a contact's fields (only those given)
+//
+// A field left out (or null) stays as it is; `tags` and `numbers` given replace the
+// whole list. The rules and limits of `POST /contacts` apply to the result, including
+// 409 `conflict` naming the contact that holds a number. Writes an `AccountContacts`
+// event (`contact.updated`).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /contacts/{id} (the `UpdateContact` operationId).
+func (c *Client) UpdateContactWithBody(ctx context.Context, id ContactId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateContactRequestWithBody(c.Server, id, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateContact Change a contact's fields (only those given)
+//
+// A field left out (or null) stays as it is; `tags` and `numbers` given replace the
+// whole list. The rules and limits of `POST /contacts` apply to the result, including
+// 409 `conflict` naming the contact that holds a number. Writes an `AccountContacts`
+// event (`contact.updated`).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /contacts/{id} (the `UpdateContact` operationId).
+func (c *Client) UpdateContact(ctx context.Context, id ContactId, body UpdateContactJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateContactRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // StreamEvents Live event stream (Server-Sent Events)
 //
 // The account's events as they happen, as Server-Sent Events (the WHATWG HTML
@@ -3948,7 +4953,8 @@ func (c *Client) GetCallTranscripts(ctx context.Context, callid CallIdParameter,
 // or `sms:read` and, for an OAuth token, a line the user's role grants (Phone numbers);
 // call events need `reports:read` and, for an OAuth token, the Call reports permission;
 // `AccountAITranscription` also `recordings:read`, allow-recordings and the account's
-// sensitive-content setting off. A personal event (`conversation.read`,
+// sensitive-content setting off; `AccountContacts` needs `messages:read` and, for an
+// OAuth token, a role with phone numbers (any lines). A personal event (`conversation.read`,
 // `conversation.unread`) goes to its user's streams and to API-key streams only. Another
 // account's events never appear. Visibility is checked again every second: a revoked
 // credential's stream ends within a second, and a role change applies.
@@ -4028,6 +5034,70 @@ func (c *Client) GetMe(ctx context.Context, reqEditors ...RequestEditorFn) (*htt
 	return c.Client.Do(req)
 }
 
+// GetNotificationPreferences The person's notification preferences (beyond the spec)
+//
+// Which notifications the person wants, kept by the server so that every client
+// and device of theirs follows one choice: `assignedToMe` (a new inbound text in a
+// conversation assigned to them), `unassignedOnMyLines` (a new inbound text in an
+// unassigned conversation on a line they can work) and `mentions` (a note that
+// mentions them: the personal `conversation.mentioned` event). Until the person
+// saves their own, every one is on and `updatedAt` is absent.
+//
+// The event stream carries the events whatever the preferences: a client decides
+// what to notify from them. A person's, so an API key (no person) is 400
+// `invalid_request`.
+//
+// Corresponds with GET /me/notifications (the `GetNotificationPreferences` operationId).
+func (c *Client) GetNotificationPreferences(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetNotificationPreferencesRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutNotificationPreferencesWithBody Save the person's notification preferences (beyond the spec)
+//
+// Replaces the preferences: every field is required. 200 with what was saved. An API key is 400 `invalid_request`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /me/notifications (the `PutNotificationPreferences` operationId).
+func (c *Client) PutNotificationPreferencesWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutNotificationPreferencesRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutNotificationPreferences Save the person's notification preferences (beyond the spec)
+//
+// Replaces the preferences: every field is required. 200 with what was saved. An API key is 400 `invalid_request`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /me/notifications (the `PutNotificationPreferences` operationId).
+func (c *Client) PutNotificationPreferences(ctx context.Context, body PutNotificationPreferencesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutNotificationPreferencesRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetOpenAPI This document, as JSON
 //
 // The OpenAPI description of this API. Needs no credential, but one that is sent must be valid: an invalid, revoked or expired one is 401. It takes no query parameter: any is 400.
@@ -4035,6 +5105,68 @@ func (c *Client) GetMe(ctx context.Context, reqEditors ...RequestEditorFn) (*htt
 // Corresponds with GET /openapi.json (the `GetOpenAPI` operationId).
 func (c *Client) GetOpenAPI(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetOpenAPIRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// Search Search contacts, conversations by their numbers, and messages by their words
+//
+// What the credential may read, found by what a person remembers of it, in groups:
+//
+//   - `contacts`: the team's contacts (as `GET /contacts?q=` finds them: every word of
+//     `q` begins a word of the name or company, without case or diacritics; or, when
+//     `q` is written as a number, its digits appear anywhere in one of the contact's
+//     numbers). Newest first, each hit holding the contact as `GET /contacts/{id}`
+//     shows it. Contacts belong
+//     to the account, not to a line: no filter applies to them, so with any filter and
+//     no `types` they are not searched, and naming `contacts` in `types` with a filter
+//     is 400.
+//   - `conversations`: conversations one of whose numbers contains the digits of `q`,
+//     anywhere (`4821` finds `+1 212 000 4821` and `+1 482 100 0000`), when `q` is a
+//     number: nothing but digits, spaces and `+ - ( ) .`, with at least 3 digits.
+//     Most recently active first. Each hit is the conversation as `GET
+//     /sms/conversations` lists it, and where its number matched.
+//   - `messages`: sent and received texts holding every word of `q`, each as a whole
+//     word or as the beginning of one (`resch` finds "rescheduled"), compared without
+//     case or diacritics (`cafe` finds "Café", `CAFÉ` finds "cafe"). A word is a run of
+//     letters and digits; a one-character word matches only that word, never as a
+//     beginning. Newest first. Each hit carries its conversation (as the state the
+//     inbox's actions return: open it with `GET
+//     /sms/conversations/{line}/{number}/messages/{id}`) and a snippet: plain text
+//     (never HTML) around the first match, at most 160 characters of the text with
+//     `…` marking a cut, and every match in it as `[start, end)` offsets in **UTF-16
+//     code units** (JavaScript's `text.slice(start, end)`); a match is the whole word
+//     found.
+//
+// Only lines the credential may use (an OAuth user: the lines assigned to them, or
+// every line when their role grants all numbers) and only its account; a deleted
+// message or conversation, a send still pending or failed, and a scheduled message
+// not yet sent are never found.
+//
+// Filters combine with AND: `lines` and `resolved`/`unresolved` (the conversation's
+// state) apply to both groups; `direction`, `from` and `to` to messages only. A group
+// is searched when `types` names it (or `types` is absent) and every filter given
+// applies to it: with `direction`, `from` or `to` and no `types`, only messages are
+// searched; naming `conversations` in `types` with them is 400.
+//
+// Paged by group: `limit` hits per group (1 to 100, default 20), and `next` maps each
+// group that may have more to an opaque cursor. `cursor` continues that group alone
+// (the answer holds only it; `types` may be left out, or must name that group).
+// A group not searched is absent from `data`; a group searched is a list, empty when
+// nothing matched.
+//
+// `q` is required: at most 200 characters and 10 words, valid UTF-8, with at least
+// one letter or digit; otherwise 400 `invalid_request`.
+//
+// Corresponds with GET /search (the `Search` operationId).
+func (c *Client) Search(ctx context.Context, params *SearchParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSearchRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -4193,7 +5325,20 @@ func (c *Client) ListComments(ctx context.Context, line Line, number Number, par
 //
 // Saves an internal note (`comment`: not blank, at most 2000 bytes). It is visible to the
 // team through `GET` on this path and never delivered to the other party. 201 with the
-// conversation's current state (created if the pair had none).
+// conversation's current state (created if the pair had none) and `mentions`.
+//
+// Mentions: `@` followed by a teammate's username, full name ("@Ada Lovelace") or
+// first name ("@Ada"), compared case-insensitively, mentions them when the person
+// can work this line (`GET /sms/teammates?lines=`) and is not disabled. The `@`
+// must start the note or follow a character that is not a letter, digit or
+// underscore (an e-mail address mentions nobody), and the name must end the note
+// or be followed by such a character ("@ada," and "@ada's" mention ada). A first
+// or full name two of the line's people share mentions neither (the username
+// does); where several names fit, the longest wins. Anything else is text: a note
+// is never refused for what it mentions. `mentions` lists the user ids, in the
+// order first mentioned, at most 20. The `conversation.commented` event carries
+// them too, and each mentioned person other than the author gets a personal
+// `conversation.mentioned` event on their streams (never a webhook).
 //
 // Takes any type of body and a specified content type.
 //
@@ -4214,13 +5359,50 @@ func (c *Client) AddCommentWithBody(ctx context.Context, line Line, number Numbe
 //
 // Saves an internal note (`comment`: not blank, at most 2000 bytes). It is visible to the
 // team through `GET` on this path and never delivered to the other party. 201 with the
-// conversation's current state (created if the pair had none).
+// conversation's current state (created if the pair had none) and `mentions`.
+//
+// Mentions: `@` followed by a teammate's username, full name ("@Ada Lovelace") or
+// first name ("@Ada"), compared case-insensitively, mentions them when the person
+// can work this line (`GET /sms/teammates?lines=`) and is not disabled. The `@`
+// must start the note or follow a character that is not a letter, digit or
+// underscore (an e-mail address mentions nobody), and the name must end the note
+// or be followed by such a character ("@ada," and "@ada's" mention ada). A first
+// or full name two of the line's people share mentions neither (the username
+// does); where several names fit, the longest wins. Anything else is text: a note
+// is never refused for what it mentions. `mentions` lists the user ids, in the
+// order first mentioned, at most 20. The `conversation.commented` event carries
+// them too, and each mentioned person other than the author gets a personal
+// `conversation.mentioned` event on their streams (never a webhook).
 //
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /sms/conversations/{line}/{number}/comments (the `AddComment` operationId).
 func (c *Client) AddComment(ctx context.Context, line Line, number Number, params *AddCommentParams, body AddCommentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewAddCommentRequest(c.Server, line, number, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetConversationHistory A conversation's history, newest first (beyond the spec)
+//
+// What the team did to the thread and when, for showing inline: `resolved` (`by`
+// the person who resolved it, `userId` the one credited, when an API key named
+// one), `reopened`, `reopenedByText` (a text arrived on a resolved thread; `by`
+// null), `assigned` (`userId` the new owner), `unassigned` and `commented` (with
+// the note). `by` is null for an API key. Empty for a pair with no stored state;
+// deleting the conversation erases its history. Paged by cursor: `limit` (1 to 200,
+// default 50) and `before` (an entry id: only older ones); `next`, beside `data`, is
+// the `before` of the next page while there may be one.
+//
+// Corresponds with GET /sms/conversations/{line}/{number}/history (the `GetConversationHistory` operationId).
+func (c *Client) GetConversationHistory(ctx context.Context, line Line, number Number, params *GetConversationHistoryParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetConversationHistoryRequest(c.Server, line, number, params)
 	if err != nil {
 		return nil, err
 	}
@@ -5005,11 +6187,48 @@ func (c *Client) QuoteSMS(ctx context.Context, body QuoteSMSJSONRequestBody, req
 	return c.Client.Do(req)
 }
 
-// ListTemplates List the caller's saved replies
+// ListTeammates The people who work the caller's lines, by name (beyond the spec)
+//
+// Everyone who can work at least one of the lines the credential may use (`lines`:
+// only these), the caller among them, with their name and those lines: what an
+// assignee picker offers, and how a client names the `by`, `sentBy`, `readBy`,
+// `assignedTo` and `authorId` it shows. A person who can work a line is one whose
+// role's `numbers` is `all`, or `assigned` and the line is assigned to them or to
+// nobody (the same rule that decides who may read its texts).
+//
+// Sharing a line is enough: the Users role permission does not apply, because the
+// answer shows only a teammate's id, username and name, and only lines the caller
+// sees (`GET /users` still governs the full records). `disabled` people (who can no
+// longer sign in) are listed, so that their past work keeps its name, and a client
+// leaves them out of its picker. In `GET /users` order (last name, first name, id).
+//
+// Corresponds with GET /sms/teammates (the `ListTeammates` operationId).
+func (c *Client) ListTeammates(ctx context.Context, params *ListTeammatesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListTeammatesRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListTemplates List the caller's saved replies and the team's
 //
 // Saved replies belong to the person who made them; an API key, which has no person,
-// sees and owns the account's integration replies. Oldest first, not paginated (at
-// most 1,000 per owner).
+// sees and owns the account's integration replies. Beside them are the account's
+// shared replies (`shared: true`, the team's), which every credential of the account
+// lists. Oldest first, not paginated (at most 1,000 per owner, and 1,000 shared).
+//
+// A body may hold variables that the client replaces from the conversation's
+// contact before it shows the preview or sends: `{first_name}` (the contact's
+// name up to its first space), `{last_name}` (the rest of the name), `{name}` (the
+// whole name), `{company}` and `{number}` (the other party's number). The server
+// stores and returns the text as written and never replaces them (a send carries
+// exactly the text it is given); a variable the contact has no value for becomes
+// the empty string, and any other text in braces is left as it is.
 //
 // Corresponds with GET /sms/templates (the `ListTemplates` operationId).
 func (c *Client) ListTemplates(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5026,7 +6245,7 @@ func (c *Client) ListTemplates(ctx context.Context, reqEditors ...RequestEditorF
 
 // CreateTemplateWithBody Save a reply
 //
-// `title` (at most 200 characters) and `body` (at most 2000 bytes, a message's limit) are required and must not be blank. 409 `conflict` when the caller already has 1,000 templates.
+// `title` (at most 200 characters) and `body` (at most 2000 bytes, a message's limit) are required and must not be blank. 409 `conflict` when the caller already has 1,000 templates (1,000 shared ones, for a shared template). `shared: true` makes a team reply, listed to the whole account: it needs, for an OAuth token, a role whose `users` permission is `all` (403 `permission_denied` otherwise); an API key may. Whether a reply is shared is fixed when it is made.
 //
 // Takes any type of body and a specified content type.
 //
@@ -5045,7 +6264,7 @@ func (c *Client) CreateTemplateWithBody(ctx context.Context, contentType string,
 
 // CreateTemplate Save a reply
 //
-// `title` (at most 200 characters) and `body` (at most 2000 bytes, a message's limit) are required and must not be blank. 409 `conflict` when the caller already has 1,000 templates.
+// `title` (at most 200 characters) and `body` (at most 2000 bytes, a message's limit) are required and must not be blank. 409 `conflict` when the caller already has 1,000 templates (1,000 shared ones, for a shared template). `shared: true` makes a team reply, listed to the whole account: it needs, for an OAuth token, a role whose `users` permission is `all` (403 `permission_denied` otherwise); an API key may. Whether a reply is shared is fixed when it is made.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -5064,7 +6283,7 @@ func (c *Client) CreateTemplate(ctx context.Context, body CreateTemplateJSONRequ
 
 // DeleteTemplate Delete a saved reply
 //
-// 204. Another owner's template is 404 `not_found`.
+// 204. Another owner's template is 404 `not_found`; a shared one needs what making one needs (403 `permission_denied` otherwise).
 //
 // Corresponds with DELETE /sms/templates/{id} (the `DeleteTemplate` operationId).
 func (c *Client) DeleteTemplate(ctx context.Context, id TemplateId, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5081,7 +6300,7 @@ func (c *Client) DeleteTemplate(ctx context.Context, id TemplateId, reqEditors .
 
 // ReplaceTemplateWithBody Replace a saved reply
 //
-// Replaces the title and body. Another user's template (or an integration's, for a person) is 404 `not_found`.
+// Replaces the title and body. Another user's template (or an integration's, for a person) is 404 `not_found`. A shared template may be replaced by anyone who may make one (403 `permission_denied` for the others, who see it). `shared` may be left out; given, it must be the template's (400 otherwise: whether a reply is shared is fixed when it is made).
 //
 // Takes any type of body and a specified content type.
 //
@@ -5100,7 +6319,7 @@ func (c *Client) ReplaceTemplateWithBody(ctx context.Context, id TemplateId, con
 
 // ReplaceTemplate Replace a saved reply
 //
-// Replaces the title and body. Another user's template (or an integration's, for a person) is 404 `not_found`.
+// Replaces the title and body. Another user's template (or an integration's, for a person) is 404 `not_found`. A shared template may be replaced by anyone who may make one (403 `permission_denied` for the others, who see it). `shared` may be left out; given, it must be the template's (400 otherwise: whether a reply is shared is fixed when it is made).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -5247,7 +6466,7 @@ func (c *Client) CreateWebhook(ctx context.Context, body CreateWebhookJSONReques
 
 // ListWebhookTypes List the event types a subscription may name
 //
-// The spec's five types in its order, then `AccountConversations` (the shared inbox's changes, a Switchboard addition; see x-webhooks).
+// The spec's five types in its order, then `AccountConversations` (the shared inbox's changes) and `AccountContacts` (the address book's), Switchboard additions; see x-webhooks.
 //
 // Corresponds with GET /webhooks/types (the `ListWebhookTypes` operationId).
 func (c *Client) ListWebhookTypes(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5822,6 +7041,322 @@ func NewGetCallTranscriptsRequest(server string, callid CallIdParameter) (*http.
 	return req, nil
 }
 
+// NewListContactsRequest constructs an http.Request for the ListContacts method
+func NewListContactsRequest(server string, params *ListContactsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/contacts")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Before != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "before", *params.Before, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateContactRequest calls the generic CreateContact builder with application/json body
+func NewCreateContactRequest(server string, body CreateContactJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateContactRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewCreateContactRequestWithBody constructs an http.Request for the CreateContact method, with any body, and a specified content type
+func NewCreateContactRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/contacts")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewExportContactsRequest constructs an http.Request for the ExportContacts method
+func NewExportContactsRequest(server string, params *ExportContactsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/contacts/export")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Format != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "format", *params.Format, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewImportContactsRequestWithBody constructs an http.Request for the ImportContacts method, with any body, and a specified content type
+func NewImportContactsRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/contacts/import")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewDeleteContactRequest constructs an http.Request for the DeleteContact method
+func NewDeleteContactRequest(server string, id ContactId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/contacts/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetContactRequest constructs an http.Request for the GetContact method
+func NewGetContactRequest(server string, id ContactId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/contacts/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewUpdateContactRequest calls the generic UpdateContact builder with application/json body
+func NewUpdateContactRequest(server string, id ContactId, body UpdateContactJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUpdateContactRequestWithBody(server, id, "application/json", bodyReader)
+}
+
+// NewUpdateContactRequestWithBody constructs an http.Request for the UpdateContact method, with any body, and a specified content type
+func NewUpdateContactRequestWithBody(server string, id ContactId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/contacts/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewStreamEventsRequest constructs an http.Request for the StreamEvents method
 func NewStreamEventsRequest(server string, params *StreamEventsParams) (*http.Request, error) {
 	var err error
@@ -5942,6 +7477,73 @@ func NewGetMeRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
+// NewGetNotificationPreferencesRequest constructs an http.Request for the GetNotificationPreferences method
+func NewGetNotificationPreferencesRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/me/notifications")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPutNotificationPreferencesRequest calls the generic PutNotificationPreferences builder with application/json body
+func NewPutNotificationPreferencesRequest(server string, body PutNotificationPreferencesJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPutNotificationPreferencesRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewPutNotificationPreferencesRequestWithBody constructs an http.Request for the PutNotificationPreferences method, with any body, and a specified content type
+func NewPutNotificationPreferencesRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/me/notifications")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewGetOpenAPIRequest constructs an http.Request for the GetOpenAPI method
 func NewGetOpenAPIRequest(server string) (*http.Request, error) {
 	var err error
@@ -5959,6 +7561,164 @@ func NewGetOpenAPIRequest(server string) (*http.Request, error) {
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewSearchRequest constructs an http.Request for the Search method
+func NewSearchRequest(server string, params *SearchParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/search")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.Types != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "types", *params.Types, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Lines != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "lines", *params.Lines, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Direction != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "direction", *params.Direction, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.From != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "from", *params.From, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.To != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "to", *params.To, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Resolved != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "resolved", *params.Resolved, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Unresolved != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "unresolved", *params.Unresolved, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -6505,6 +8265,98 @@ func NewAddCommentRequestWithBody(server string, line Line, number Number, param
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewGetConversationHistoryRequest constructs an http.Request for the GetConversationHistory method
+func NewGetConversationHistoryRequest(server string, line Line, number Number, params *GetConversationHistoryParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "line", line, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "number", number, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/sms/conversations/%s/%s/history", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.GroupParticipants != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "groupParticipants", *params.GroupParticipants, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Before != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "before", *params.Before, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	return req, nil
 }
@@ -7521,6 +9373,60 @@ func NewQuoteSMSRequestWithBody(server string, contentType string, body io.Reade
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewListTeammatesRequest constructs an http.Request for the ListTeammates method
+func NewListTeammatesRequest(server string, params *ListTeammatesParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/sms/teammates")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Lines != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "lines", *params.Lines, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	return req, nil
 }
@@ -8698,6 +10604,150 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /calls/{callid}/transcripts (the `GetCallTranscripts` operationId).
 	GetCallTranscriptsWithResponse(ctx context.Context, callid CallIdParameter, reqEditors ...RequestEditorFn) (*GetCallTranscriptsResponse, error)
 
+	// ListContactsWithResponse List the account's contacts, newest first
+	//
+	// The team address book, newest first, paged by cursor: `limit` (1 to 200, default 50)
+	// and `before` (a contact id: only older ones); `next`, beside `data`, is the `before`
+	// of the next page while there may be one.
+	//
+	// `q` narrows the list: every word of it must start a word of the contact's name or
+	// company (case and diacritics ignored: `jose` finds "José García", `gar` too), or,
+	// when `q` is written as a number is (digits and `+ - . ( ) /`, spaces), its digits
+	// may appear anywhere in one of the contact's numbers (`415555`, `0100`).
+	//
+	// Needs `messages:read` and, for an OAuth token, a role with phone numbers (any
+	// lines): contacts name the numbers of the inbox.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /contacts (the `ListContacts` operationId).
+	ListContactsWithResponse(ctx context.Context, params *ListContactsParams, reqEditors ...RequestEditorFn) (*ListContactsResponse, error)
+
+	// CreateContactWithBodyWithResponse Add a contact
+	//
+	// `name` and `numbers` (1 to 10) are required. Each number is normalized as a send's
+	// recipient is (formatting stripped, a 10-digit number without `+` is North American,
+	// then checked dialable: digits with the country code); the same number given twice is
+	// one. One contact per number per account: a number another contact holds is 409
+	// `conflict`, whose message names that contact (its id and name). Limits: name and
+	// company at most 200 characters, email at most 254 bytes, notes at most 4000 bytes,
+	// at most 20 tags of at most 50 characters, labels at most 50 characters, at most
+	// 100,000 contacts per account (409 beyond). A field that breaks one is 400
+	// `invalid_request` naming the field. Writes an `AccountContacts` event
+	// (`contact.created`).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /contacts (the `CreateContact` operationId).
+	CreateContactWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateContactResponse, error)
+
+	// CreateContactWithResponse Add a contact
+	//
+	// `name` and `numbers` (1 to 10) are required. Each number is normalized as a send's
+	// recipient is (formatting stripped, a 10-digit number without `+` is North American,
+	// then checked dialable: digits with the country code); the same number given twice is
+	// one. One contact per number per account: a number another contact holds is 409
+	// `conflict`, whose message names that contact (its id and name). Limits: name and
+	// company at most 200 characters, email at most 254 bytes, notes at most 4000 bytes,
+	// at most 20 tags of at most 50 characters, labels at most 50 characters, at most
+	// 100,000 contacts per account (409 beyond). A field that breaks one is 400
+	// `invalid_request` naming the field. Writes an `AccountContacts` event
+	// (`contact.created`).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /contacts (the `CreateContact` operationId).
+	CreateContactWithResponse(ctx context.Context, body CreateContactJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateContactResponse, error)
+
+	// ExportContactsWithResponse Export every contact as CSV or vCard
+	//
+	// Every contact of the account, newest first, as a file: `format=csv` (the default; a
+	// header row `Name, Company, Email, Notes, Tags` then `Phone N - Label` and `Phone N -
+	// Value` pairs, numbers with a `+`; text a spreadsheet would run as a formula, starting
+	// with `= + - @`, is written after an apostrophe, which an import takes off) or
+	// `format=vcard` (vCard 4.0). `POST /contacts/import` reads either back.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /contacts/export (the `ExportContacts` operationId).
+	ExportContactsWithResponse(ctx context.Context, params *ExportContactsParams, reqEditors ...RequestEditorFn) (*ExportContactsResponse, error)
+
+	// ImportContactsWithBodyWithResponse Import contacts from a CSV or vCard file
+	//
+	// The body is the file; its `Content-Type` says which format: `text/csv` (also
+	// `application/csv`, `application/vnd.ms-excel`) or `text/vcard` (also `text/x-vcard`,
+	// `text/directory`). At most 16 MiB and 20,000 contacts (about 10,000 contacts of
+	// Google's widest export fit in a quarter of it).
+	//
+	// **CSV** needs a header row; columns are found by name, case ignored: the plain
+	// `Name`, `Phone`, `Company`, `Email`, `Notes`, `Tags` (`;` between tags); Google
+	// Contacts' (`Name` or `Given Name`/`Family Name`, `Phone N - Type` or `- Label` with
+	// `Phone N - Value`, several numbers in one value joined by ` ::: `, `Organization 1 -
+	// Name`, `E-mail 1 - Value`, `Notes`, `Group Membership` or `Labels` as tags, Google's
+	// own starred groups left out); Outlook's (`First Name`, `Middle Name`, `Last Name`,
+	// `Company`, `Mobile Phone`, `Business Phone`, `Home Phone`, `Other Phone`, …,
+	// `E-mail Address`, `Notes`, `Categories`). Other columns are ignored. **vCard** 3.0
+	// and 4.0: `FN` (or `N`), `ORG`, `EMAIL`, `NOTE`, `CATEGORIES`, every `TEL` (a 4.0
+	// `tel:` URI too), its `TYPE` as the label (`cell` is `mobile`).
+	//
+	// One transaction: each row creates a contact, or updates the one contact that already
+	// holds any of its numbers (the row's non-empty fields replace the contact's, its tags
+	// and numbers are added; counted as `updated`), or is skipped with its line (where the
+	// CSV record or the `BEGIN:VCARD` starts) and the reason (no number, an invalid field,
+	// numbers held by two different contacts, …). A row is decided whole before anything
+	// of it is written: none is ever half applied. A row without a name takes its company's.
+	// Every contact created or updated writes its `AccountContacts` event.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /contacts/import (the `ImportContacts` operationId).
+	ImportContactsWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ImportContactsResponse, error)
+
+	// DeleteContactWithResponse Delete a contact
+	//
+	// For an OAuth token, only a person whose role has every phone number (`numbers:all`)
+	// may delete: a front desk on assigned lines keeps the book but cannot empty it (403
+	// `permission_denied`). Writes an `AccountContacts` event (`contact.deleted`, with the
+	// contact as it was).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /contacts/{id} (the `DeleteContact` operationId).
+	DeleteContactWithResponse(ctx context.Context, id ContactId, reqEditors ...RequestEditorFn) (*DeleteContactResponse, error)
+
+	// GetContactWithResponse Get a contact
+	//
+	// Another account's contact is `not_found`, as one that does not exist.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /contacts/{id} (the `GetContact` operationId).
+	GetContactWithResponse(ctx context.Context, id ContactId, reqEditors ...RequestEditorFn) (*GetContactResponse, error)
+
+	// UpdateContactWithBodyWithResponse Change a contact's fields (only those given)
+	//
+	// A field left out (or null) stays as it is; `tags` and `numbers` given replace the
+	// whole list. The rules and limits of `POST /contacts` apply to the result, including
+	// 409 `conflict` naming the contact that holds a number. Writes an `AccountContacts`
+	// event (`contact.updated`).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /contacts/{id} (the `UpdateContact` operationId).
+	UpdateContactWithBodyWithResponse(ctx context.Context, id ContactId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateContactResponse, error)
+
+	// UpdateContactWithResponse Change a contact's fields (only those given)
+	//
+	// A field left out (or null) stays as it is; `tags` and `numbers` given replace the
+	// whole list. The rules and limits of `POST /contacts` apply to the result, including
+	// 409 `conflict` naming the contact that holds a number. Writes an `AccountContacts`
+	// event (`contact.updated`).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /contacts/{id} (the `UpdateContact` operationId).
+	UpdateContactWithResponse(ctx context.Context, id ContactId, body UpdateContactJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateContactResponse, error)
+
 	// StreamEventsWithResponse Live event stream (Server-Sent Events)
 	//
 	// The account's events as they happen, as Server-Sent Events (the WHATWG HTML
@@ -8730,7 +10780,8 @@ type ClientWithResponsesInterface interface {
 	// or `sms:read` and, for an OAuth token, a line the user's role grants (Phone numbers);
 	// call events need `reports:read` and, for an OAuth token, the Call reports permission;
 	// `AccountAITranscription` also `recordings:read`, allow-recordings and the account's
-	// sensitive-content setting off. A personal event (`conversation.read`,
+	// sensitive-content setting off; `AccountContacts` needs `messages:read` and, for an
+	// OAuth token, a role with phone numbers (any lines). A personal event (`conversation.read`,
 	// `conversation.unread`) goes to its user's streams and to API-key streams only. Another
 	// account's events never appear. Visibility is checked again every second: a revoked
 	// credential's stream ends within a second, and a role change applies.
@@ -8794,6 +10845,42 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /me (the `GetMe` operationId).
 	GetMeWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetMeResponse, error)
 
+	// GetNotificationPreferencesWithResponse The person's notification preferences (beyond the spec)
+	//
+	// Which notifications the person wants, kept by the server so that every client
+	// and device of theirs follows one choice: `assignedToMe` (a new inbound text in a
+	// conversation assigned to them), `unassignedOnMyLines` (a new inbound text in an
+	// unassigned conversation on a line they can work) and `mentions` (a note that
+	// mentions them: the personal `conversation.mentioned` event). Until the person
+	// saves their own, every one is on and `updatedAt` is absent.
+	//
+	// The event stream carries the events whatever the preferences: a client decides
+	// what to notify from them. A person's, so an API key (no person) is 400
+	// `invalid_request`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /me/notifications (the `GetNotificationPreferences` operationId).
+	GetNotificationPreferencesWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetNotificationPreferencesResponse, error)
+
+	// PutNotificationPreferencesWithBodyWithResponse Save the person's notification preferences (beyond the spec)
+	//
+	// Replaces the preferences: every field is required. 200 with what was saved. An API key is 400 `invalid_request`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /me/notifications (the `PutNotificationPreferences` operationId).
+	PutNotificationPreferencesWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutNotificationPreferencesResponse, error)
+
+	// PutNotificationPreferencesWithResponse Save the person's notification preferences (beyond the spec)
+	//
+	// Replaces the preferences: every field is required. 200 with what was saved. An API key is 400 `invalid_request`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /me/notifications (the `PutNotificationPreferences` operationId).
+	PutNotificationPreferencesWithResponse(ctx context.Context, body PutNotificationPreferencesJSONRequestBody, reqEditors ...RequestEditorFn) (*PutNotificationPreferencesResponse, error)
+
 	// GetOpenAPIWithResponse This document, as JSON
 	//
 	// The OpenAPI description of this API. Needs no credential, but one that is sent must be valid: an invalid, revoked or expired one is 401. It takes no query parameter: any is 400.
@@ -8802,6 +10889,60 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /openapi.json (the `GetOpenAPI` operationId).
 	GetOpenAPIWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetOpenAPIResponse, error)
+
+	// SearchWithResponse Search contacts, conversations by their numbers, and messages by their words
+	//
+	// What the credential may read, found by what a person remembers of it, in groups:
+	//
+	// - `contacts`: the team's contacts (as `GET /contacts?q=` finds them: every word of
+	//   `q` begins a word of the name or company, without case or diacritics; or, when
+	//   `q` is written as a number, its digits appear anywhere in one of the contact's
+	//   numbers). Newest first, each hit holding the contact as `GET /contacts/{id}`
+	//   shows it. Contacts belong
+	//   to the account, not to a line: no filter applies to them, so with any filter and
+	//   no `types` they are not searched, and naming `contacts` in `types` with a filter
+	//   is 400.
+	// - `conversations`: conversations one of whose numbers contains the digits of `q`,
+	//   anywhere (`4821` finds `+1 212 000 4821` and `+1 482 100 0000`), when `q` is a
+	//   number: nothing but digits, spaces and `+ - ( ) .`, with at least 3 digits.
+	//   Most recently active first. Each hit is the conversation as `GET
+	//   /sms/conversations` lists it, and where its number matched.
+	// - `messages`: sent and received texts holding every word of `q`, each as a whole
+	//   word or as the beginning of one (`resch` finds "rescheduled"), compared without
+	//   case or diacritics (`cafe` finds "Café", `CAFÉ` finds "cafe"). A word is a run of
+	//   letters and digits; a one-character word matches only that word, never as a
+	//   beginning. Newest first. Each hit carries its conversation (as the state the
+	//   inbox's actions return: open it with `GET
+	//   /sms/conversations/{line}/{number}/messages/{id}`) and a snippet: plain text
+	//   (never HTML) around the first match, at most 160 characters of the text with
+	//   `…` marking a cut, and every match in it as `[start, end)` offsets in **UTF-16
+	//   code units** (JavaScript's `text.slice(start, end)`); a match is the whole word
+	//   found.
+	//
+	// Only lines the credential may use (an OAuth user: the lines assigned to them, or
+	// every line when their role grants all numbers) and only its account; a deleted
+	// message or conversation, a send still pending or failed, and a scheduled message
+	// not yet sent are never found.
+	//
+	// Filters combine with AND: `lines` and `resolved`/`unresolved` (the conversation's
+	// state) apply to both groups; `direction`, `from` and `to` to messages only. A group
+	// is searched when `types` names it (or `types` is absent) and every filter given
+	// applies to it: with `direction`, `from` or `to` and no `types`, only messages are
+	// searched; naming `conversations` in `types` with them is 400.
+	//
+	// Paged by group: `limit` hits per group (1 to 100, default 20), and `next` maps each
+	// group that may have more to an opaque cursor. `cursor` continues that group alone
+	// (the answer holds only it; `types` may be left out, or must name that group).
+	// A group not searched is absent from `data`; a group searched is a list, empty when
+	// nothing matched.
+	//
+	// `q` is required: at most 200 characters and 10 words, valid UTF-8, with at least
+	// one letter or digit; otherwise 400 `invalid_request`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /search (the `Search` operationId).
+	SearchWithResponse(ctx context.Context, params *SearchParams, reqEditors ...RequestEditorFn) (*SearchResponse, error)
 
 	// ListConversationsWithResponse List conversations, newest first
 	//
@@ -8899,7 +11040,20 @@ type ClientWithResponsesInterface interface {
 	//
 	// Saves an internal note (`comment`: not blank, at most 2000 bytes). It is visible to the
 	// team through `GET` on this path and never delivered to the other party. 201 with the
-	// conversation's current state (created if the pair had none).
+	// conversation's current state (created if the pair had none) and `mentions`.
+	//
+	// Mentions: `@` followed by a teammate's username, full name ("@Ada Lovelace") or
+	// first name ("@Ada"), compared case-insensitively, mentions them when the person
+	// can work this line (`GET /sms/teammates?lines=`) and is not disabled. The `@`
+	// must start the note or follow a character that is not a letter, digit or
+	// underscore (an e-mail address mentions nobody), and the name must end the note
+	// or be followed by such a character ("@ada," and "@ada's" mention ada). A first
+	// or full name two of the line's people share mentions neither (the username
+	// does); where several names fit, the longest wins. Anything else is text: a note
+	// is never refused for what it mentions. `mentions` lists the user ids, in the
+	// order first mentioned, at most 20. The `conversation.commented` event carries
+	// them too, and each mentioned person other than the author gets a personal
+	// `conversation.mentioned` event on their streams (never a webhook).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8910,12 +11064,41 @@ type ClientWithResponsesInterface interface {
 	//
 	// Saves an internal note (`comment`: not blank, at most 2000 bytes). It is visible to the
 	// team through `GET` on this path and never delivered to the other party. 201 with the
-	// conversation's current state (created if the pair had none).
+	// conversation's current state (created if the pair had none) and `mentions`.
+	//
+	// Mentions: `@` followed by a teammate's username, full name ("@Ada Lovelace") or
+	// first name ("@Ada"), compared case-insensitively, mentions them when the person
+	// can work this line (`GET /sms/teammates?lines=`) and is not disabled. The `@`
+	// must start the note or follow a character that is not a letter, digit or
+	// underscore (an e-mail address mentions nobody), and the name must end the note
+	// or be followed by such a character ("@ada," and "@ada's" mention ada). A first
+	// or full name two of the line's people share mentions neither (the username
+	// does); where several names fit, the longest wins. Anything else is text: a note
+	// is never refused for what it mentions. `mentions` lists the user ids, in the
+	// order first mentioned, at most 20. The `conversation.commented` event carries
+	// them too, and each mentioned person other than the author gets a personal
+	// `conversation.mentioned` event on their streams (never a webhook).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /sms/conversations/{line}/{number}/comments (the `AddComment` operationId).
 	AddCommentWithResponse(ctx context.Context, line Line, number Number, params *AddCommentParams, body AddCommentJSONRequestBody, reqEditors ...RequestEditorFn) (*AddCommentResponse, error)
+
+	// GetConversationHistoryWithResponse A conversation's history, newest first (beyond the spec)
+	//
+	// What the team did to the thread and when, for showing inline: `resolved` (`by`
+	// the person who resolved it, `userId` the one credited, when an API key named
+	// one), `reopened`, `reopenedByText` (a text arrived on a resolved thread; `by`
+	// null), `assigned` (`userId` the new owner), `unassigned` and `commented` (with
+	// the note). `by` is null for an API key. Empty for a pair with no stored state;
+	// deleting the conversation erases its history. Paged by cursor: `limit` (1 to 200,
+	// default 50) and `before` (an entry id: only older ones); `next`, beside `data`, is
+	// the `before` of the next page while there may be one.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /sms/conversations/{line}/{number}/history (the `GetConversationHistory` operationId).
+	GetConversationHistoryWithResponse(ctx context.Context, line Line, number Number, params *GetConversationHistoryParams, reqEditors ...RequestEditorFn) (*GetConversationHistoryResponse, error)
 
 	// DeleteMessageWithResponse Delete a message
 	//
@@ -9423,11 +11606,40 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /sms/quote (the `QuoteSMS` operationId).
 	QuoteSMSWithResponse(ctx context.Context, body QuoteSMSJSONRequestBody, reqEditors ...RequestEditorFn) (*QuoteSMSResponse, error)
 
-	// ListTemplatesWithResponse List the caller's saved replies
+	// ListTeammatesWithResponse The people who work the caller's lines, by name (beyond the spec)
+	//
+	// Everyone who can work at least one of the lines the credential may use (`lines`:
+	// only these), the caller among them, with their name and those lines: what an
+	// assignee picker offers, and how a client names the `by`, `sentBy`, `readBy`,
+	// `assignedTo` and `authorId` it shows. A person who can work a line is one whose
+	// role's `numbers` is `all`, or `assigned` and the line is assigned to them or to
+	// nobody (the same rule that decides who may read its texts).
+	//
+	// Sharing a line is enough: the Users role permission does not apply, because the
+	// answer shows only a teammate's id, username and name, and only lines the caller
+	// sees (`GET /users` still governs the full records). `disabled` people (who can no
+	// longer sign in) are listed, so that their past work keeps its name, and a client
+	// leaves them out of its picker. In `GET /users` order (last name, first name, id).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /sms/teammates (the `ListTeammates` operationId).
+	ListTeammatesWithResponse(ctx context.Context, params *ListTeammatesParams, reqEditors ...RequestEditorFn) (*ListTeammatesResponse, error)
+
+	// ListTemplatesWithResponse List the caller's saved replies and the team's
 	//
 	// Saved replies belong to the person who made them; an API key, which has no person,
-	// sees and owns the account's integration replies. Oldest first, not paginated (at
-	// most 1,000 per owner).
+	// sees and owns the account's integration replies. Beside them are the account's
+	// shared replies (`shared: true`, the team's), which every credential of the account
+	// lists. Oldest first, not paginated (at most 1,000 per owner, and 1,000 shared).
+	//
+	// A body may hold variables that the client replaces from the conversation's
+	// contact before it shows the preview or sends: `{first_name}` (the contact's
+	// name up to its first space), `{last_name}` (the rest of the name), `{name}` (the
+	// whole name), `{company}` and `{number}` (the other party's number). The server
+	// stores and returns the text as written and never replaces them (a send carries
+	// exactly the text it is given); a variable the contact has no value for becomes
+	// the empty string, and any other text in braces is left as it is.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -9436,7 +11648,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateTemplateWithBodyWithResponse Save a reply
 	//
-	// `title` (at most 200 characters) and `body` (at most 2000 bytes, a message's limit) are required and must not be blank. 409 `conflict` when the caller already has 1,000 templates.
+	// `title` (at most 200 characters) and `body` (at most 2000 bytes, a message's limit) are required and must not be blank. 409 `conflict` when the caller already has 1,000 templates (1,000 shared ones, for a shared template). `shared: true` makes a team reply, listed to the whole account: it needs, for an OAuth token, a role whose `users` permission is `all` (403 `permission_denied` otherwise); an API key may. Whether a reply is shared is fixed when it is made.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9445,7 +11657,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateTemplateWithResponse Save a reply
 	//
-	// `title` (at most 200 characters) and `body` (at most 2000 bytes, a message's limit) are required and must not be blank. 409 `conflict` when the caller already has 1,000 templates.
+	// `title` (at most 200 characters) and `body` (at most 2000 bytes, a message's limit) are required and must not be blank. 409 `conflict` when the caller already has 1,000 templates (1,000 shared ones, for a shared template). `shared: true` makes a team reply, listed to the whole account: it needs, for an OAuth token, a role whose `users` permission is `all` (403 `permission_denied` otherwise); an API key may. Whether a reply is shared is fixed when it is made.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9454,7 +11666,7 @@ type ClientWithResponsesInterface interface {
 
 	// DeleteTemplateWithResponse Delete a saved reply
 	//
-	// 204. Another owner's template is 404 `not_found`.
+	// 204. Another owner's template is 404 `not_found`; a shared one needs what making one needs (403 `permission_denied` otherwise).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -9463,7 +11675,7 @@ type ClientWithResponsesInterface interface {
 
 	// ReplaceTemplateWithBodyWithResponse Replace a saved reply
 	//
-	// Replaces the title and body. Another user's template (or an integration's, for a person) is 404 `not_found`.
+	// Replaces the title and body. Another user's template (or an integration's, for a person) is 404 `not_found`. A shared template may be replaced by anyone who may make one (403 `permission_denied` for the others, who see it). `shared` may be left out; given, it must be the template's (400 otherwise: whether a reply is shared is fixed when it is made).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9472,7 +11684,7 @@ type ClientWithResponsesInterface interface {
 
 	// ReplaceTemplateWithResponse Replace a saved reply
 	//
-	// Replaces the title and body. Another user's template (or an integration's, for a person) is 404 `not_found`.
+	// Replaces the title and body. Another user's template (or an integration's, for a person) is 404 `not_found`. A shared template may be replaced by anyone who may make one (403 `permission_denied` for the others, who see it). `shared` may be left out; given, it must be the template's (400 otherwise: whether a reply is shared is fixed when it is made).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9565,7 +11777,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListWebhookTypesWithResponse List the event types a subscription may name
 	//
-	// The spec's five types in its order, then `AccountConversations` (the shared inbox's changes, a Switchboard addition; see x-webhooks).
+	// The spec's five types in its order, then `AccountConversations` (the shared inbox's changes) and `AccountContacts` (the address book's), Switchboard additions; see x-webhooks.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -10487,6 +12699,952 @@ func (r GetCallTranscriptsResponse) ContentType() string {
 	return ""
 }
 
+// ListContactsResponse200Headers the declared response headers of an HTTP 200 response for ListContacts
+type ListContactsResponse200Headers struct {
+	XRequestId string
+}
+
+// ListContactsResponse400Headers the declared response headers of an HTTP 400 response for ListContacts
+type ListContactsResponse400Headers struct {
+	XRequestId string
+}
+
+// ListContactsResponse401Headers the declared response headers of an HTTP 401 response for ListContacts
+type ListContactsResponse401Headers struct {
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// ListContactsResponse403Headers the declared response headers of an HTTP 403 response for ListContacts
+type ListContactsResponse403Headers struct {
+	XRequestId string
+}
+
+// ListContactsResponse500Headers the declared response headers of an HTTP 500 response for ListContacts
+type ListContactsResponse500Headers struct {
+	XRequestId string
+}
+
+// ListContactsResponse503Headers the declared response headers of an HTTP 503 response for ListContacts
+type ListContactsResponse503Headers struct {
+	XRequestId string
+}
+
+type ListContactsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data []Contact `json:"data"`
+
+		// Next The `before` of the next page; absent on the last page.
+		Next *int64 `json:"next,omitempty"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListContactsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListContactsResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListContactsResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ListContactsResponse403Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListContactsResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListContactsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListContactsResponse) GetJSON200() *struct {
+	Data []Contact `json:"data"`
+
+	// Next The `before` of the next page; absent on the last page.
+	Next *int64 `json:"next,omitempty"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListContactsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListContactsResponse) GetJSON401() *Unauthenticated {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListContactsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListContactsResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListContactsResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListContactsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListContactsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListContactsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListContactsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreateContactResponse201Headers the declared response headers of an HTTP 201 response for CreateContact
+type CreateContactResponse201Headers struct {
+	XRequestId string
+}
+
+// CreateContactResponse400Headers the declared response headers of an HTTP 400 response for CreateContact
+type CreateContactResponse400Headers struct {
+	XRequestId string
+}
+
+// CreateContactResponse401Headers the declared response headers of an HTTP 401 response for CreateContact
+type CreateContactResponse401Headers struct {
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// CreateContactResponse403Headers the declared response headers of an HTTP 403 response for CreateContact
+type CreateContactResponse403Headers struct {
+	XRequestId string
+}
+
+// CreateContactResponse409Headers the declared response headers of an HTTP 409 response for CreateContact
+type CreateContactResponse409Headers struct {
+	XRequestId string
+}
+
+// CreateContactResponse413Headers the declared response headers of an HTTP 413 response for CreateContact
+type CreateContactResponse413Headers struct {
+	XRequestId string
+}
+
+// CreateContactResponse500Headers the declared response headers of an HTTP 500 response for CreateContact
+type CreateContactResponse500Headers struct {
+	XRequestId string
+}
+
+// CreateContactResponse503Headers the declared response headers of an HTTP 503 response for CreateContact
+type CreateContactResponse503Headers struct {
+	XRequestId string
+}
+
+type CreateContactResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *ContactOK
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *CreateContactResponse201Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *CreateContactResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CreateContactResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *CreateContactResponse403Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *CreateContactResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *CreateContactResponse413Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *CreateContactResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreateContactResponse503Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateContactResponse) GetJSON201() *ContactOK {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreateContactResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreateContactResponse) GetJSON401() *Unauthenticated {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateContactResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CreateContactResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CreateContactResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CreateContactResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CreateContactResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateContactResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateContactResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateContactResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateContactResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ExportContactsResponse200Headers the declared response headers of an HTTP 200 response for ExportContacts
+type ExportContactsResponse200Headers struct {
+	ContentDisposition *string
+	XRequestId         string
+}
+
+// ExportContactsResponse400Headers the declared response headers of an HTTP 400 response for ExportContacts
+type ExportContactsResponse400Headers struct {
+	XRequestId string
+}
+
+// ExportContactsResponse401Headers the declared response headers of an HTTP 401 response for ExportContacts
+type ExportContactsResponse401Headers struct {
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// ExportContactsResponse403Headers the declared response headers of an HTTP 403 response for ExportContacts
+type ExportContactsResponse403Headers struct {
+	XRequestId string
+}
+
+// ExportContactsResponse500Headers the declared response headers of an HTTP 500 response for ExportContacts
+type ExportContactsResponse500Headers struct {
+	XRequestId string
+}
+
+// ExportContactsResponse503Headers the declared response headers of an HTTP 503 response for ExportContacts
+type ExportContactsResponse503Headers struct {
+	XRequestId string
+}
+
+type ExportContactsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ExportContactsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ExportContactsResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ExportContactsResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ExportContactsResponse403Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ExportContactsResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ExportContactsResponse503Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ExportContactsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ExportContactsResponse) GetJSON401() *Unauthenticated {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ExportContactsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ExportContactsResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ExportContactsResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ExportContactsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ExportContactsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ExportContactsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ExportContactsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ImportContactsResponse200Headers the declared response headers of an HTTP 200 response for ImportContacts
+type ImportContactsResponse200Headers struct {
+	XRequestId string
+}
+
+// ImportContactsResponse400Headers the declared response headers of an HTTP 400 response for ImportContacts
+type ImportContactsResponse400Headers struct {
+	XRequestId string
+}
+
+// ImportContactsResponse401Headers the declared response headers of an HTTP 401 response for ImportContacts
+type ImportContactsResponse401Headers struct {
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// ImportContactsResponse403Headers the declared response headers of an HTTP 403 response for ImportContacts
+type ImportContactsResponse403Headers struct {
+	XRequestId string
+}
+
+// ImportContactsResponse413Headers the declared response headers of an HTTP 413 response for ImportContacts
+type ImportContactsResponse413Headers struct {
+	XRequestId string
+}
+
+// ImportContactsResponse500Headers the declared response headers of an HTTP 500 response for ImportContacts
+type ImportContactsResponse500Headers struct {
+	XRequestId string
+}
+
+// ImportContactsResponse503Headers the declared response headers of an HTTP 503 response for ImportContacts
+type ImportContactsResponse503Headers struct {
+	XRequestId string
+}
+
+type ImportContactsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data ContactImportReport `json:"data"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ImportContactsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ImportContactsResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ImportContactsResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ImportContactsResponse403Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *ImportContactsResponse413Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ImportContactsResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ImportContactsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ImportContactsResponse) GetJSON200() *struct {
+	Data ContactImportReport `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ImportContactsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ImportContactsResponse) GetJSON401() *Unauthenticated {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ImportContactsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ImportContactsResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ImportContactsResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ImportContactsResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ImportContactsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ImportContactsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ImportContactsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ImportContactsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeleteContactResponse204Headers the declared response headers of an HTTP 204 response for DeleteContact
+type DeleteContactResponse204Headers struct {
+	XRequestId string
+}
+
+// DeleteContactResponse400Headers the declared response headers of an HTTP 400 response for DeleteContact
+type DeleteContactResponse400Headers struct {
+	XRequestId string
+}
+
+// DeleteContactResponse401Headers the declared response headers of an HTTP 401 response for DeleteContact
+type DeleteContactResponse401Headers struct {
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// DeleteContactResponse403Headers the declared response headers of an HTTP 403 response for DeleteContact
+type DeleteContactResponse403Headers struct {
+	XRequestId string
+}
+
+// DeleteContactResponse404Headers the declared response headers of an HTTP 404 response for DeleteContact
+type DeleteContactResponse404Headers struct {
+	XRequestId string
+}
+
+// DeleteContactResponse500Headers the declared response headers of an HTTP 500 response for DeleteContact
+type DeleteContactResponse500Headers struct {
+	XRequestId string
+}
+
+// DeleteContactResponse503Headers the declared response headers of an HTTP 503 response for DeleteContact
+type DeleteContactResponse503Headers struct {
+	XRequestId string
+}
+
+type DeleteContactResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers204 the parsed response headers for an HTTP 204 response
+	Headers204 *DeleteContactResponse204Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *DeleteContactResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DeleteContactResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *DeleteContactResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *DeleteContactResponse404Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *DeleteContactResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeleteContactResponse503Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DeleteContactResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteContactResponse) GetJSON401() *Unauthenticated {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteContactResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteContactResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r DeleteContactResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r DeleteContactResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteContactResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteContactResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteContactResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteContactResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetContactResponse200Headers the declared response headers of an HTTP 200 response for GetContact
+type GetContactResponse200Headers struct {
+	XRequestId string
+}
+
+// GetContactResponse400Headers the declared response headers of an HTTP 400 response for GetContact
+type GetContactResponse400Headers struct {
+	XRequestId string
+}
+
+// GetContactResponse401Headers the declared response headers of an HTTP 401 response for GetContact
+type GetContactResponse401Headers struct {
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// GetContactResponse403Headers the declared response headers of an HTTP 403 response for GetContact
+type GetContactResponse403Headers struct {
+	XRequestId string
+}
+
+// GetContactResponse404Headers the declared response headers of an HTTP 404 response for GetContact
+type GetContactResponse404Headers struct {
+	XRequestId string
+}
+
+// GetContactResponse500Headers the declared response headers of an HTTP 500 response for GetContact
+type GetContactResponse500Headers struct {
+	XRequestId string
+}
+
+// GetContactResponse503Headers the declared response headers of an HTTP 503 response for GetContact
+type GetContactResponse503Headers struct {
+	XRequestId string
+}
+
+type GetContactResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ContactOK
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetContactResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetContactResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetContactResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetContactResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetContactResponse404Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetContactResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetContactResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetContactResponse) GetJSON200() *ContactOK {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetContactResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetContactResponse) GetJSON401() *Unauthenticated {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetContactResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetContactResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetContactResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetContactResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetContactResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetContactResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetContactResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetContactResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// UpdateContactResponse200Headers the declared response headers of an HTTP 200 response for UpdateContact
+type UpdateContactResponse200Headers struct {
+	XRequestId string
+}
+
+// UpdateContactResponse400Headers the declared response headers of an HTTP 400 response for UpdateContact
+type UpdateContactResponse400Headers struct {
+	XRequestId string
+}
+
+// UpdateContactResponse401Headers the declared response headers of an HTTP 401 response for UpdateContact
+type UpdateContactResponse401Headers struct {
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// UpdateContactResponse403Headers the declared response headers of an HTTP 403 response for UpdateContact
+type UpdateContactResponse403Headers struct {
+	XRequestId string
+}
+
+// UpdateContactResponse404Headers the declared response headers of an HTTP 404 response for UpdateContact
+type UpdateContactResponse404Headers struct {
+	XRequestId string
+}
+
+// UpdateContactResponse409Headers the declared response headers of an HTTP 409 response for UpdateContact
+type UpdateContactResponse409Headers struct {
+	XRequestId string
+}
+
+// UpdateContactResponse413Headers the declared response headers of an HTTP 413 response for UpdateContact
+type UpdateContactResponse413Headers struct {
+	XRequestId string
+}
+
+// UpdateContactResponse500Headers the declared response headers of an HTTP 500 response for UpdateContact
+type UpdateContactResponse500Headers struct {
+	XRequestId string
+}
+
+// UpdateContactResponse503Headers the declared response headers of an HTTP 503 response for UpdateContact
+type UpdateContactResponse503Headers struct {
+	XRequestId string
+}
+
+type UpdateContactResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ContactOK
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *UpdateContactResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *UpdateContactResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *UpdateContactResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *UpdateContactResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *UpdateContactResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *UpdateContactResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *UpdateContactResponse413Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *UpdateContactResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *UpdateContactResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r UpdateContactResponse) GetJSON200() *ContactOK {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r UpdateContactResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r UpdateContactResponse) GetJSON401() *Unauthenticated {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r UpdateContactResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r UpdateContactResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r UpdateContactResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r UpdateContactResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r UpdateContactResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r UpdateContactResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r UpdateContactResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UpdateContactResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UpdateContactResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UpdateContactResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // StreamEventsResponse200Headers the declared response headers of an HTTP 200 response for StreamEvents
 type StreamEventsResponse200Headers struct {
 	XRequestId string
@@ -10753,6 +13911,258 @@ func (r GetMeResponse) ContentType() string {
 	return ""
 }
 
+// GetNotificationPreferencesResponse200Headers the declared response headers of an HTTP 200 response for GetNotificationPreferences
+type GetNotificationPreferencesResponse200Headers struct {
+	XRequestId string
+}
+
+// GetNotificationPreferencesResponse400Headers the declared response headers of an HTTP 400 response for GetNotificationPreferences
+type GetNotificationPreferencesResponse400Headers struct {
+	XRequestId string
+}
+
+// GetNotificationPreferencesResponse401Headers the declared response headers of an HTTP 401 response for GetNotificationPreferences
+type GetNotificationPreferencesResponse401Headers struct {
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// GetNotificationPreferencesResponse403Headers the declared response headers of an HTTP 403 response for GetNotificationPreferences
+type GetNotificationPreferencesResponse403Headers struct {
+	XRequestId string
+}
+
+// GetNotificationPreferencesResponse500Headers the declared response headers of an HTTP 500 response for GetNotificationPreferences
+type GetNotificationPreferencesResponse500Headers struct {
+	XRequestId string
+}
+
+// GetNotificationPreferencesResponse503Headers the declared response headers of an HTTP 503 response for GetNotificationPreferences
+type GetNotificationPreferencesResponse503Headers struct {
+	XRequestId string
+}
+
+type GetNotificationPreferencesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *NotificationPreferencesResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetNotificationPreferencesResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetNotificationPreferencesResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetNotificationPreferencesResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetNotificationPreferencesResponse403Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetNotificationPreferencesResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetNotificationPreferencesResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetNotificationPreferencesResponse) GetJSON200() *NotificationPreferencesResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetNotificationPreferencesResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetNotificationPreferencesResponse) GetJSON401() *Unauthenticated {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetNotificationPreferencesResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetNotificationPreferencesResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetNotificationPreferencesResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetNotificationPreferencesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetNotificationPreferencesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetNotificationPreferencesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetNotificationPreferencesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PutNotificationPreferencesResponse200Headers the declared response headers of an HTTP 200 response for PutNotificationPreferences
+type PutNotificationPreferencesResponse200Headers struct {
+	XRequestId string
+}
+
+// PutNotificationPreferencesResponse400Headers the declared response headers of an HTTP 400 response for PutNotificationPreferences
+type PutNotificationPreferencesResponse400Headers struct {
+	XRequestId string
+}
+
+// PutNotificationPreferencesResponse401Headers the declared response headers of an HTTP 401 response for PutNotificationPreferences
+type PutNotificationPreferencesResponse401Headers struct {
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// PutNotificationPreferencesResponse403Headers the declared response headers of an HTTP 403 response for PutNotificationPreferences
+type PutNotificationPreferencesResponse403Headers struct {
+	XRequestId string
+}
+
+// PutNotificationPreferencesResponse413Headers the declared response headers of an HTTP 413 response for PutNotificationPreferences
+type PutNotificationPreferencesResponse413Headers struct {
+	XRequestId string
+}
+
+// PutNotificationPreferencesResponse500Headers the declared response headers of an HTTP 500 response for PutNotificationPreferences
+type PutNotificationPreferencesResponse500Headers struct {
+	XRequestId string
+}
+
+// PutNotificationPreferencesResponse503Headers the declared response headers of an HTTP 503 response for PutNotificationPreferences
+type PutNotificationPreferencesResponse503Headers struct {
+	XRequestId string
+}
+
+type PutNotificationPreferencesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *NotificationPreferencesResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PutNotificationPreferencesResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *PutNotificationPreferencesResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PutNotificationPreferencesResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PutNotificationPreferencesResponse403Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PutNotificationPreferencesResponse413Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PutNotificationPreferencesResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PutNotificationPreferencesResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PutNotificationPreferencesResponse) GetJSON200() *NotificationPreferencesResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PutNotificationPreferencesResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PutNotificationPreferencesResponse) GetJSON401() *Unauthenticated {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PutNotificationPreferencesResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PutNotificationPreferencesResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PutNotificationPreferencesResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PutNotificationPreferencesResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PutNotificationPreferencesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PutNotificationPreferencesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PutNotificationPreferencesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PutNotificationPreferencesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetOpenAPIResponse200Headers the declared response headers of an HTTP 200 response for GetOpenAPI
 type GetOpenAPIResponse200Headers struct {
 	XRequestId string
@@ -10846,6 +14256,159 @@ func (r GetOpenAPIResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetOpenAPIResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// SearchResponse200Headers the declared response headers of an HTTP 200 response for Search
+type SearchResponse200Headers struct {
+	XRequestId string
+}
+
+// SearchResponse400Headers the declared response headers of an HTTP 400 response for Search
+type SearchResponse400Headers struct {
+	XRequestId string
+}
+
+// SearchResponse401Headers the declared response headers of an HTTP 401 response for Search
+type SearchResponse401Headers struct {
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// SearchResponse403Headers the declared response headers of an HTTP 403 response for Search
+type SearchResponse403Headers struct {
+	XRequestId string
+}
+
+// SearchResponse404Headers the declared response headers of an HTTP 404 response for Search
+type SearchResponse404Headers struct {
+	XRequestId string
+}
+
+// SearchResponse500Headers the declared response headers of an HTTP 500 response for Search
+type SearchResponse500Headers struct {
+	XRequestId string
+}
+
+// SearchResponse503Headers the declared response headers of an HTTP 503 response for Search
+type SearchResponse503Headers struct {
+	XRequestId string
+}
+
+type SearchResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data The groups searched, each a list (empty when nothing matched); a group not searched is absent. More groups may be added: ignore one you do not know.
+		Data struct {
+			Contacts      *[]SearchContactHit      `json:"contacts,omitempty"`
+			Conversations *[]SearchConversationHit `json:"conversations,omitempty"`
+			Messages      *[]SearchMessageHit      `json:"messages,omitempty"`
+		} `json:"data"`
+
+		// Next For each group that may have more hits, the `cursor` of its next page; empty when every group is on its last page.
+		Next map[string]string `json:"next"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *SearchResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *SearchResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *SearchResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *SearchResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *SearchResponse404Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *SearchResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *SearchResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SearchResponse) GetJSON200() *struct {
+	// Data The groups searched, each a list (empty when nothing matched); a group not searched is absent. More groups may be added: ignore one you do not know.
+	Data struct {
+		Contacts      *[]SearchContactHit      `json:"contacts,omitempty"`
+		Conversations *[]SearchConversationHit `json:"conversations,omitempty"`
+		Messages      *[]SearchMessageHit      `json:"messages,omitempty"`
+	} `json:"data"`
+
+	// Next For each group that may have more hits, the `cursor` of its next page; empty when every group is on its last page.
+	Next map[string]string `json:"next"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r SearchResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r SearchResponse) GetJSON401() *Unauthenticated {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r SearchResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r SearchResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r SearchResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r SearchResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r SearchResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SearchResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SearchResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SearchResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -11588,8 +15151,8 @@ type AddCommentResponse struct {
 	HTTPResponse *http.Response
 	// JSON201 the response for an HTTP 201 `application/json` response
 	JSON201 *struct {
-		// Data A conversation's state (data of resolve, reopen, assign and comments). A conversation has no id: it is the pair (line, number), plus `groupParticipants` for a group thread.
-		Data ConversationState `json:"data"`
+		// Data A conversation's state after a note (as `ConversationState`), with the people the note mentions.
+		Data CommentResult `json:"data"`
 	}
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
@@ -11625,8 +15188,8 @@ type AddCommentResponse struct {
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
 func (r AddCommentResponse) GetJSON201() *struct {
-	// Data A conversation's state (data of resolve, reopen, assign and comments). A conversation has no id: it is the pair (line, number), plus `groupParticipants` for a group thread.
-	Data ConversationState `json:"data"`
+	// Data A conversation's state after a note (as `ConversationState`), with the people the note mentions.
+	Data CommentResult `json:"data"`
 } {
 	return r.JSON201
 }
@@ -11689,6 +15252,149 @@ func (r AddCommentResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r AddCommentResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetConversationHistoryResponse200Headers the declared response headers of an HTTP 200 response for GetConversationHistory
+type GetConversationHistoryResponse200Headers struct {
+	XRequestId string
+}
+
+// GetConversationHistoryResponse400Headers the declared response headers of an HTTP 400 response for GetConversationHistory
+type GetConversationHistoryResponse400Headers struct {
+	XRequestId string
+}
+
+// GetConversationHistoryResponse401Headers the declared response headers of an HTTP 401 response for GetConversationHistory
+type GetConversationHistoryResponse401Headers struct {
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// GetConversationHistoryResponse403Headers the declared response headers of an HTTP 403 response for GetConversationHistory
+type GetConversationHistoryResponse403Headers struct {
+	XRequestId string
+}
+
+// GetConversationHistoryResponse404Headers the declared response headers of an HTTP 404 response for GetConversationHistory
+type GetConversationHistoryResponse404Headers struct {
+	XRequestId string
+}
+
+// GetConversationHistoryResponse500Headers the declared response headers of an HTTP 500 response for GetConversationHistory
+type GetConversationHistoryResponse500Headers struct {
+	XRequestId string
+}
+
+// GetConversationHistoryResponse503Headers the declared response headers of an HTTP 503 response for GetConversationHistory
+type GetConversationHistoryResponse503Headers struct {
+	XRequestId string
+}
+
+type GetConversationHistoryResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data []HistoryEntry `json:"data"`
+
+		// Next The `before` of the next page; absent on the last page.
+		Next *int64 `json:"next,omitempty"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetConversationHistoryResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetConversationHistoryResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetConversationHistoryResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetConversationHistoryResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetConversationHistoryResponse404Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetConversationHistoryResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetConversationHistoryResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetConversationHistoryResponse) GetJSON200() *struct {
+	Data []HistoryEntry `json:"data"`
+
+	// Next The `before` of the next page; absent on the last page.
+	Next *int64 `json:"next,omitempty"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetConversationHistoryResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetConversationHistoryResponse) GetJSON401() *Unauthenticated {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetConversationHistoryResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetConversationHistoryResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetConversationHistoryResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetConversationHistoryResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetConversationHistoryResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetConversationHistoryResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetConversationHistoryResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetConversationHistoryResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -14593,6 +18299,143 @@ func (r QuoteSMSResponse) ContentType() string {
 	return ""
 }
 
+// ListTeammatesResponse200Headers the declared response headers of an HTTP 200 response for ListTeammates
+type ListTeammatesResponse200Headers struct {
+	XRequestId string
+}
+
+// ListTeammatesResponse400Headers the declared response headers of an HTTP 400 response for ListTeammates
+type ListTeammatesResponse400Headers struct {
+	XRequestId string
+}
+
+// ListTeammatesResponse401Headers the declared response headers of an HTTP 401 response for ListTeammates
+type ListTeammatesResponse401Headers struct {
+	WWWAuthenticate string
+	XRequestId      string
+}
+
+// ListTeammatesResponse403Headers the declared response headers of an HTTP 403 response for ListTeammates
+type ListTeammatesResponse403Headers struct {
+	XRequestId string
+}
+
+// ListTeammatesResponse404Headers the declared response headers of an HTTP 404 response for ListTeammates
+type ListTeammatesResponse404Headers struct {
+	XRequestId string
+}
+
+// ListTeammatesResponse500Headers the declared response headers of an HTTP 500 response for ListTeammates
+type ListTeammatesResponse500Headers struct {
+	XRequestId string
+}
+
+// ListTeammatesResponse503Headers the declared response headers of an HTTP 503 response for ListTeammates
+type ListTeammatesResponse503Headers struct {
+	XRequestId string
+}
+
+type ListTeammatesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data []Teammate `json:"data"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthenticated
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListTeammatesResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListTeammatesResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListTeammatesResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ListTeammatesResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ListTeammatesResponse404Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListTeammatesResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListTeammatesResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListTeammatesResponse) GetJSON200() *struct {
+	Data []Teammate `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListTeammatesResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListTeammatesResponse) GetJSON401() *Unauthenticated {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListTeammatesResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListTeammatesResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListTeammatesResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListTeammatesResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListTeammatesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListTeammatesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListTeammatesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListTeammatesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListTemplatesResponse200Headers the declared response headers of an HTTP 200 response for ListTemplates
 type ListTemplatesResponse200Headers struct {
 	XRequestId string
@@ -15693,7 +19536,7 @@ type ListWebhookTypesResponse struct {
 		Data []struct {
 			Description string `json:"description"`
 
-			// Type An event type, as `GET /webhooks/types` lists them: the spec's five and Switchboard's `AccountConversations` (the shared inbox's changes).
+			// Type An event type, as `GET /webhooks/types` lists them: the spec's five and Switchboard's `AccountConversations` (the shared inbox's changes) and `AccountContacts` (the address book's).
 			Type WebhookType `json:"type"`
 		} `json:"data"`
 	}
@@ -15722,7 +19565,7 @@ func (r ListWebhookTypesResponse) GetJSON200() *struct {
 	Data []struct {
 		Description string `json:"description"`
 
-		// Type An event type, as `GET /webhooks/types` lists them: the spec's five and Switchboard's `AccountConversations` (the shared inbox's changes).
+		// Type An event type, as `GET /webhooks/types` lists them: the spec's five and Switchboard's `AccountConversations` (the shared inbox's changes) and `AccountContacts` (the address book's).
 		Type WebhookType `json:"type"`
 	} `json:"data"`
 } {
@@ -17921,6 +21764,204 @@ func (c *ClientWithResponses) GetCallTranscriptsWithResponse(ctx context.Context
 	return ParseGetCallTranscriptsResponse(rsp)
 }
 
+// ListContactsWithResponse List the account's contacts, newest first
+//
+// The team address book, newest first, paged by cursor: `limit` (1 to 200, default 50)
+// and `before` (a contact id: only older ones); `next`, beside `data`, is the `before`
+// of the next page while there may be one.
+//
+// `q` narrows the list: every word of it must start a word of the contact's name or
+// company (case and diacritics ignored: `jose` finds "José García", `gar` too), or,
+// when `q` is written as a number is (digits and `+ - . ( ) /`, spaces), its digits
+// may appear anywhere in one of the contact's numbers (`415555`, `0100`).
+//
+// Needs `messages:read` and, for an OAuth token, a role with phone numbers (any
+// lines): contacts name the numbers of the inbox.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /contacts (the `ListContacts` operationId).
+func (c *ClientWithResponses) ListContactsWithResponse(ctx context.Context, params *ListContactsParams, reqEditors ...RequestEditorFn) (*ListContactsResponse, error) {
+	rsp, err := c.ListContacts(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListContactsResponse(rsp)
+}
+
+// CreateContactWithBodyWithResponse Add a contact
+//
+// `name` and `numbers` (1 to 10) are required. Each number is normalized as a send's
+// recipient is (formatting stripped, a 10-digit number without `+` is North American,
+// then checked dialable: digits with the country code); the same number given twice is
+// one. One contact per number per account: a number another contact holds is 409
+// `conflict`, whose message names that contact (its id and name). Limits: name and
+// company at most 200 characters, email at most 254 bytes, notes at most 4000 bytes,
+// at most 20 tags of at most 50 characters, labels at most 50 characters, at most
+// 100,000 contacts per account (409 beyond). A field that breaks one is 400
+// `invalid_request` naming the field. Writes an `AccountContacts` event
+// (`contact.created`).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /contacts (the `CreateContact` operationId).
+func (c *ClientWithResponses) CreateContactWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateContactResponse, error) {
+	rsp, err := c.CreateContactWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateContactResponse(rsp)
+}
+
+// CreateContactWithResponse Add a contact
+//
+// `name` and `numbers` (1 to 10) are required. Each number is normalized as a send's
+// recipient is (formatting stripped, a 10-digit number without `+` is North American,
+// then checked dialable: digits with the country code); the same number given twice is
+// one. One contact per number per account: a number another contact holds is 409
+// `conflict`, whose message names that contact (its id and name). Limits: name and
+// company at most 200 characters, email at most 254 bytes, notes at most 4000 bytes,
+// at most 20 tags of at most 50 characters, labels at most 50 characters, at most
+// 100,000 contacts per account (409 beyond). A field that breaks one is 400
+// `invalid_request` naming the field. Writes an `AccountContacts` event
+// (`contact.created`).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /contacts (the `CreateContact` operationId).
+func (c *ClientWithResponses) CreateContactWithResponse(ctx context.Context, body CreateContactJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateContactResponse, error) {
+	rsp, err := c.CreateContact(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateContactResponse(rsp)
+}
+
+// ExportContactsWithResponse Export every contact as CSV or vCard
+//
+// Every contact of the account, newest first, as a file: `format=csv` (the default; a
+// header row `Name, Company, Email, Notes, Tags` then `Phone N - Label` and `Phone N -
+// Value` pairs, numbers with a `+`; text a spreadsheet would run as a formula, starting
+// with `= + - @`, is written after an apostrophe, which an import takes off) or
+// `format=vcard` (vCard 4.0). `POST /contacts/import` reads either back.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /contacts/export (the `ExportContacts` operationId).
+func (c *ClientWithResponses) ExportContactsWithResponse(ctx context.Context, params *ExportContactsParams, reqEditors ...RequestEditorFn) (*ExportContactsResponse, error) {
+	rsp, err := c.ExportContacts(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseExportContactsResponse(rsp)
+}
+
+// ImportContactsWithBodyWithResponse Import contacts from a CSV or vCard file
+//
+// The body is the file; its `Content-Type` says which format: `text/csv` (also
+// `application/csv`, `application/vnd.ms-excel`) or `text/vcard` (also `text/x-vcard`,
+// `text/directory`). At most 16 MiB and 20,000 contacts (about 10,000 contacts of
+// Google's widest export fit in a quarter of it).
+//
+// **CSV** needs a header row; columns are found by name, case ignored: the plain
+// `Name`, `Phone`, `Company`, `Email`, `Notes`, `Tags` (`;` between tags); Google
+// Contacts' (`Name` or `Given Name`/`Family Name`, `Phone N - Type` or `- Label` with
+// `Phone N - Value`, several numbers in one value joined by ` ::: `, `Organization 1 -
+// Name`, `E-mail 1 - Value`, `Notes`, `Group Membership` or `Labels` as tags, Google's
+// own starred groups left out); Outlook's (`First Name`, `Middle Name`, `Last Name`,
+// `Company`, `Mobile Phone`, `Business Phone`, `Home Phone`, `Other Phone`, …,
+// `E-mail Address`, `Notes`, `Categories`). Other columns are ignored. **vCard** 3.0
+// and 4.0: `FN` (or `N`), `ORG`, `EMAIL`, `NOTE`, `CATEGORIES`, every `TEL` (a 4.0
+// `tel:` URI too), its `TYPE` as the label (`cell` is `mobile`).
+//
+// One transaction: each row creates a contact, or updates the one contact that already
+// holds any of its numbers (the row's non-empty fields replace the contact's, its tags
+// and numbers are added; counted as `updated`), or is skipped with its line (where the
+// CSV record or the `BEGIN:VCARD` starts) and the reason (no number, an invalid field,
+// numbers held by two different contacts, …). A row is decided whole before anything
+// of it is written: none is ever half applied. A row without a name takes its company's.
+// Every contact created or updated writes its `AccountContacts` event.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /contacts/import (the `ImportContacts` operationId).
+func (c *ClientWithResponses) ImportContactsWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ImportContactsResponse, error) {
+	rsp, err := c.ImportContactsWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseImportContactsResponse(rsp)
+}
+
+// DeleteContactWithResponse Delete a contact
+//
+// For an OAuth token, only a person whose role has every phone number (`numbers:all`)
+// may delete: a front desk on assigned lines keeps the book but cannot empty it (403
+// `permission_denied`). Writes an `AccountContacts` event (`contact.deleted`, with the
+// contact as it was).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /contacts/{id} (the `DeleteContact` operationId).
+func (c *ClientWithResponses) DeleteContactWithResponse(ctx context.Context, id ContactId, reqEditors ...RequestEditorFn) (*DeleteContactResponse, error) {
+	rsp, err := c.DeleteContact(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteContactResponse(rsp)
+}
+
+// GetContactWithResponse Get a contact
+//
+// Another account's contact is `not_found`, as one that does not exist.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /contacts/{id} (the `GetContact` operationId).
+func (c *ClientWithResponses) GetContactWithResponse(ctx context.Context, id ContactId, reqEditors ...RequestEditorFn) (*GetContactResponse, error) {
+	rsp, err := c.GetContact(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetContactResponse(rsp)
+}
+
+// UpdateContactWithBodyWithResponse Change a contact's fields (only those given)
+//
+// A field left out (or null) stays as it is; `tags` and `numbers` given replace the
+// whole list. The rules and limits of `POST /contacts` apply to the result, including
+// 409 `conflict` naming the contact that holds a number. Writes an `AccountContacts`
+// event (`contact.updated`).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /contacts/{id} (the `UpdateContact` operationId).
+func (c *ClientWithResponses) UpdateContactWithBodyWithResponse(ctx context.Context, id ContactId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateContactResponse, error) {
+	rsp, err := c.UpdateContactWithBody(ctx, id, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateContactResponse(rsp)
+}
+
+// UpdateContactWithResponse Change a contact's fields (only those given)
+//
+// A field left out (or null) stays as it is; `tags` and `numbers` given replace the
+// whole list. The rules and limits of `POST /contacts` apply to the result, including
+// 409 `conflict` naming the contact that holds a number. Writes an `AccountContacts`
+// event (`contact.updated`).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /contacts/{id} (the `UpdateContact` operationId).
+func (c *ClientWithResponses) UpdateContactWithResponse(ctx context.Context, id ContactId, body UpdateContactJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateContactResponse, error) {
+	rsp, err := c.UpdateContact(ctx, id, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateContactResponse(rsp)
+}
+
 // StreamEventsWithResponse Live event stream (Server-Sent Events)
 //
 // The account's events as they happen, as Server-Sent Events (the WHATWG HTML
@@ -17953,7 +21994,8 @@ func (c *ClientWithResponses) GetCallTranscriptsWithResponse(ctx context.Context
 // or `sms:read` and, for an OAuth token, a line the user's role grants (Phone numbers);
 // call events need `reports:read` and, for an OAuth token, the Call reports permission;
 // `AccountAITranscription` also `recordings:read`, allow-recordings and the account's
-// sensitive-content setting off. A personal event (`conversation.read`,
+// sensitive-content setting off; `AccountContacts` needs `messages:read` and, for an
+// OAuth token, a role with phone numbers (any lines). A personal event (`conversation.read`,
 // `conversation.unread`) goes to its user's streams and to API-key streams only. Another
 // account's events never appear. Visibility is checked again every second: a revoked
 // credential's stream ends within a second, and a role change applies.
@@ -18029,6 +22071,60 @@ func (c *ClientWithResponses) GetMeWithResponse(ctx context.Context, reqEditors 
 	return ParseGetMeResponse(rsp)
 }
 
+// GetNotificationPreferencesWithResponse The person's notification preferences (beyond the spec)
+//
+// Which notifications the person wants, kept by the server so that every client
+// and device of theirs follows one choice: `assignedToMe` (a new inbound text in a
+// conversation assigned to them), `unassignedOnMyLines` (a new inbound text in an
+// unassigned conversation on a line they can work) and `mentions` (a note that
+// mentions them: the personal `conversation.mentioned` event). Until the person
+// saves their own, every one is on and `updatedAt` is absent.
+//
+// The event stream carries the events whatever the preferences: a client decides
+// what to notify from them. A person's, so an API key (no person) is 400
+// `invalid_request`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /me/notifications (the `GetNotificationPreferences` operationId).
+func (c *ClientWithResponses) GetNotificationPreferencesWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetNotificationPreferencesResponse, error) {
+	rsp, err := c.GetNotificationPreferences(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetNotificationPreferencesResponse(rsp)
+}
+
+// PutNotificationPreferencesWithBodyWithResponse Save the person's notification preferences (beyond the spec)
+//
+// Replaces the preferences: every field is required. 200 with what was saved. An API key is 400 `invalid_request`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /me/notifications (the `PutNotificationPreferences` operationId).
+func (c *ClientWithResponses) PutNotificationPreferencesWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutNotificationPreferencesResponse, error) {
+	rsp, err := c.PutNotificationPreferencesWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutNotificationPreferencesResponse(rsp)
+}
+
+// PutNotificationPreferencesWithResponse Save the person's notification preferences (beyond the spec)
+//
+// Replaces the preferences: every field is required. 200 with what was saved. An API key is 400 `invalid_request`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /me/notifications (the `PutNotificationPreferences` operationId).
+func (c *ClientWithResponses) PutNotificationPreferencesWithResponse(ctx context.Context, body PutNotificationPreferencesJSONRequestBody, reqEditors ...RequestEditorFn) (*PutNotificationPreferencesResponse, error) {
+	rsp, err := c.PutNotificationPreferences(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutNotificationPreferencesResponse(rsp)
+}
+
 // GetOpenAPIWithResponse This document, as JSON
 //
 // The OpenAPI description of this API. Needs no credential, but one that is sent must be valid: an invalid, revoked or expired one is 401. It takes no query parameter: any is 400.
@@ -18042,6 +22138,66 @@ func (c *ClientWithResponses) GetOpenAPIWithResponse(ctx context.Context, reqEdi
 		return nil, err
 	}
 	return ParseGetOpenAPIResponse(rsp)
+}
+
+// SearchWithResponse Search contacts, conversations by their numbers, and messages by their words
+//
+// What the credential may read, found by what a person remembers of it, in groups:
+//
+//   - `contacts`: the team's contacts (as `GET /contacts?q=` finds them: every word of
+//     `q` begins a word of the name or company, without case or diacritics; or, when
+//     `q` is written as a number, its digits appear anywhere in one of the contact's
+//     numbers). Newest first, each hit holding the contact as `GET /contacts/{id}`
+//     shows it. Contacts belong
+//     to the account, not to a line: no filter applies to them, so with any filter and
+//     no `types` they are not searched, and naming `contacts` in `types` with a filter
+//     is 400.
+//   - `conversations`: conversations one of whose numbers contains the digits of `q`,
+//     anywhere (`4821` finds `+1 212 000 4821` and `+1 482 100 0000`), when `q` is a
+//     number: nothing but digits, spaces and `+ - ( ) .`, with at least 3 digits.
+//     Most recently active first. Each hit is the conversation as `GET
+//     /sms/conversations` lists it, and where its number matched.
+//   - `messages`: sent and received texts holding every word of `q`, each as a whole
+//     word or as the beginning of one (`resch` finds "rescheduled"), compared without
+//     case or diacritics (`cafe` finds "Café", `CAFÉ` finds "cafe"). A word is a run of
+//     letters and digits; a one-character word matches only that word, never as a
+//     beginning. Newest first. Each hit carries its conversation (as the state the
+//     inbox's actions return: open it with `GET
+//     /sms/conversations/{line}/{number}/messages/{id}`) and a snippet: plain text
+//     (never HTML) around the first match, at most 160 characters of the text with
+//     `…` marking a cut, and every match in it as `[start, end)` offsets in **UTF-16
+//     code units** (JavaScript's `text.slice(start, end)`); a match is the whole word
+//     found.
+//
+// Only lines the credential may use (an OAuth user: the lines assigned to them, or
+// every line when their role grants all numbers) and only its account; a deleted
+// message or conversation, a send still pending or failed, and a scheduled message
+// not yet sent are never found.
+//
+// Filters combine with AND: `lines` and `resolved`/`unresolved` (the conversation's
+// state) apply to both groups; `direction`, `from` and `to` to messages only. A group
+// is searched when `types` names it (or `types` is absent) and every filter given
+// applies to it: with `direction`, `from` or `to` and no `types`, only messages are
+// searched; naming `conversations` in `types` with them is 400.
+//
+// Paged by group: `limit` hits per group (1 to 100, default 20), and `next` maps each
+// group that may have more to an opaque cursor. `cursor` continues that group alone
+// (the answer holds only it; `types` may be left out, or must name that group).
+// A group not searched is absent from `data`; a group searched is a list, empty when
+// nothing matched.
+//
+// `q` is required: at most 200 characters and 10 words, valid UTF-8, with at least
+// one letter or digit; otherwise 400 `invalid_request`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /search (the `Search` operationId).
+func (c *ClientWithResponses) SearchWithResponse(ctx context.Context, params *SearchParams, reqEditors ...RequestEditorFn) (*SearchResponse, error) {
+	rsp, err := c.Search(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSearchResponse(rsp)
 }
 
 // ListConversationsWithResponse List conversations, newest first
@@ -18176,7 +22332,20 @@ func (c *ClientWithResponses) ListCommentsWithResponse(ctx context.Context, line
 //
 // Saves an internal note (`comment`: not blank, at most 2000 bytes). It is visible to the
 // team through `GET` on this path and never delivered to the other party. 201 with the
-// conversation's current state (created if the pair had none).
+// conversation's current state (created if the pair had none) and `mentions`.
+//
+// Mentions: `@` followed by a teammate's username, full name ("@Ada Lovelace") or
+// first name ("@Ada"), compared case-insensitively, mentions them when the person
+// can work this line (`GET /sms/teammates?lines=`) and is not disabled. The `@`
+// must start the note or follow a character that is not a letter, digit or
+// underscore (an e-mail address mentions nobody), and the name must end the note
+// or be followed by such a character ("@ada," and "@ada's" mention ada). A first
+// or full name two of the line's people share mentions neither (the username
+// does); where several names fit, the longest wins. Anything else is text: a note
+// is never refused for what it mentions. `mentions` lists the user ids, in the
+// order first mentioned, at most 20. The `conversation.commented` event carries
+// them too, and each mentioned person other than the author gets a personal
+// `conversation.mentioned` event on their streams (never a webhook).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -18193,7 +22362,20 @@ func (c *ClientWithResponses) AddCommentWithBodyWithResponse(ctx context.Context
 //
 // Saves an internal note (`comment`: not blank, at most 2000 bytes). It is visible to the
 // team through `GET` on this path and never delivered to the other party. 201 with the
-// conversation's current state (created if the pair had none).
+// conversation's current state (created if the pair had none) and `mentions`.
+//
+// Mentions: `@` followed by a teammate's username, full name ("@Ada Lovelace") or
+// first name ("@Ada"), compared case-insensitively, mentions them when the person
+// can work this line (`GET /sms/teammates?lines=`) and is not disabled. The `@`
+// must start the note or follow a character that is not a letter, digit or
+// underscore (an e-mail address mentions nobody), and the name must end the note
+// or be followed by such a character ("@ada," and "@ada's" mention ada). A first
+// or full name two of the line's people share mentions neither (the username
+// does); where several names fit, the longest wins. Anything else is text: a note
+// is never refused for what it mentions. `mentions` lists the user ids, in the
+// order first mentioned, at most 20. The `conversation.commented` event carries
+// them too, and each mentioned person other than the author gets a personal
+// `conversation.mentioned` event on their streams (never a webhook).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -18204,6 +22386,28 @@ func (c *ClientWithResponses) AddCommentWithResponse(ctx context.Context, line L
 		return nil, err
 	}
 	return ParseAddCommentResponse(rsp)
+}
+
+// GetConversationHistoryWithResponse A conversation's history, newest first (beyond the spec)
+//
+// What the team did to the thread and when, for showing inline: `resolved` (`by`
+// the person who resolved it, `userId` the one credited, when an API key named
+// one), `reopened`, `reopenedByText` (a text arrived on a resolved thread; `by`
+// null), `assigned` (`userId` the new owner), `unassigned` and `commented` (with
+// the note). `by` is null for an API key. Empty for a pair with no stored state;
+// deleting the conversation erases its history. Paged by cursor: `limit` (1 to 200,
+// default 50) and `before` (an entry id: only older ones); `next`, beside `data`, is
+// the `before` of the next page while there may be one.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /sms/conversations/{line}/{number}/history (the `GetConversationHistory` operationId).
+func (c *ClientWithResponses) GetConversationHistoryWithResponse(ctx context.Context, line Line, number Number, params *GetConversationHistoryParams, reqEditors ...RequestEditorFn) (*GetConversationHistoryResponse, error) {
+	rsp, err := c.GetConversationHistory(ctx, line, number, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetConversationHistoryResponse(rsp)
 }
 
 // DeleteMessageWithResponse Delete a message
@@ -18886,11 +23090,46 @@ func (c *ClientWithResponses) QuoteSMSWithResponse(ctx context.Context, body Quo
 	return ParseQuoteSMSResponse(rsp)
 }
 
-// ListTemplatesWithResponse List the caller's saved replies
+// ListTeammatesWithResponse The people who work the caller's lines, by name (beyond the spec)
+//
+// Everyone who can work at least one of the lines the credential may use (`lines`:
+// only these), the caller among them, with their name and those lines: what an
+// assignee picker offers, and how a client names the `by`, `sentBy`, `readBy`,
+// `assignedTo` and `authorId` it shows. A person who can work a line is one whose
+// role's `numbers` is `all`, or `assigned` and the line is assigned to them or to
+// nobody (the same rule that decides who may read its texts).
+//
+// Sharing a line is enough: the Users role permission does not apply, because the
+// answer shows only a teammate's id, username and name, and only lines the caller
+// sees (`GET /users` still governs the full records). `disabled` people (who can no
+// longer sign in) are listed, so that their past work keeps its name, and a client
+// leaves them out of its picker. In `GET /users` order (last name, first name, id).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /sms/teammates (the `ListTeammates` operationId).
+func (c *ClientWithResponses) ListTeammatesWithResponse(ctx context.Context, params *ListTeammatesParams, reqEditors ...RequestEditorFn) (*ListTeammatesResponse, error) {
+	rsp, err := c.ListTeammates(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListTeammatesResponse(rsp)
+}
+
+// ListTemplatesWithResponse List the caller's saved replies and the team's
 //
 // Saved replies belong to the person who made them; an API key, which has no person,
-// sees and owns the account's integration replies. Oldest first, not paginated (at
-// most 1,000 per owner).
+// sees and owns the account's integration replies. Beside them are the account's
+// shared replies (`shared: true`, the team's), which every credential of the account
+// lists. Oldest first, not paginated (at most 1,000 per owner, and 1,000 shared).
+//
+// A body may hold variables that the client replaces from the conversation's
+// contact before it shows the preview or sends: `{first_name}` (the contact's
+// name up to its first space), `{last_name}` (the rest of the name), `{name}` (the
+// whole name), `{company}` and `{number}` (the other party's number). The server
+// stores and returns the text as written and never replaces them (a send carries
+// exactly the text it is given); a variable the contact has no value for becomes
+// the empty string, and any other text in braces is left as it is.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -18905,7 +23144,7 @@ func (c *ClientWithResponses) ListTemplatesWithResponse(ctx context.Context, req
 
 // CreateTemplateWithBodyWithResponse Save a reply
 //
-// `title` (at most 200 characters) and `body` (at most 2000 bytes, a message's limit) are required and must not be blank. 409 `conflict` when the caller already has 1,000 templates.
+// `title` (at most 200 characters) and `body` (at most 2000 bytes, a message's limit) are required and must not be blank. 409 `conflict` when the caller already has 1,000 templates (1,000 shared ones, for a shared template). `shared: true` makes a team reply, listed to the whole account: it needs, for an OAuth token, a role whose `users` permission is `all` (403 `permission_denied` otherwise); an API key may. Whether a reply is shared is fixed when it is made.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -18920,7 +23159,7 @@ func (c *ClientWithResponses) CreateTemplateWithBodyWithResponse(ctx context.Con
 
 // CreateTemplateWithResponse Save a reply
 //
-// `title` (at most 200 characters) and `body` (at most 2000 bytes, a message's limit) are required and must not be blank. 409 `conflict` when the caller already has 1,000 templates.
+// `title` (at most 200 characters) and `body` (at most 2000 bytes, a message's limit) are required and must not be blank. 409 `conflict` when the caller already has 1,000 templates (1,000 shared ones, for a shared template). `shared: true` makes a team reply, listed to the whole account: it needs, for an OAuth token, a role whose `users` permission is `all` (403 `permission_denied` otherwise); an API key may. Whether a reply is shared is fixed when it is made.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -18935,7 +23174,7 @@ func (c *ClientWithResponses) CreateTemplateWithResponse(ctx context.Context, bo
 
 // DeleteTemplateWithResponse Delete a saved reply
 //
-// 204. Another owner's template is 404 `not_found`.
+// 204. Another owner's template is 404 `not_found`; a shared one needs what making one needs (403 `permission_denied` otherwise).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -18950,7 +23189,7 @@ func (c *ClientWithResponses) DeleteTemplateWithResponse(ctx context.Context, id
 
 // ReplaceTemplateWithBodyWithResponse Replace a saved reply
 //
-// Replaces the title and body. Another user's template (or an integration's, for a person) is 404 `not_found`.
+// Replaces the title and body. Another user's template (or an integration's, for a person) is 404 `not_found`. A shared template may be replaced by anyone who may make one (403 `permission_denied` for the others, who see it). `shared` may be left out; given, it must be the template's (400 otherwise: whether a reply is shared is fixed when it is made).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -18965,7 +23204,7 @@ func (c *ClientWithResponses) ReplaceTemplateWithBodyWithResponse(ctx context.Co
 
 // ReplaceTemplateWithResponse Replace a saved reply
 //
-// Replaces the title and body. Another user's template (or an integration's, for a person) is 404 `not_found`.
+// Replaces the title and body. Another user's template (or an integration's, for a person) is 404 `not_found`. A shared template may be replaced by anyone who may make one (403 `permission_denied` for the others, who see it). `shared` may be left out; given, it must be the template's (400 otherwise: whether a reply is shared is fixed when it is made).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -19094,7 +23333,7 @@ func (c *ClientWithResponses) CreateWebhookWithResponse(ctx context.Context, bod
 
 // ListWebhookTypesWithResponse List the event types a subscription may name
 //
-// The spec's five types in its order, then `AccountConversations` (the shared inbox's changes, a Switchboard addition; see x-webhooks).
+// The spec's five types in its order, then `AccountConversations` (the shared inbox's changes) and `AccountContacts` (the address book's), Switchboard additions; see x-webhooks.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -20188,6 +24427,1062 @@ func ParseGetCallTranscriptsResponse(rsp *http.Response) (*GetCallTranscriptsRes
 	return response, nil
 }
 
+// ParseListContactsResponse parses an HTTP response from a ListContactsWithResponse call
+func ParseListContactsResponse(rsp *http.Response) (*ListContactsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListContactsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data []Contact `json:"data"`
+
+			// Next The `before` of the next page; absent on the last page.
+			Next *int64 `json:"next,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListContactsResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListContactsResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListContactsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ListContactsResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListContactsResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListContactsResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreateContactResponse parses an HTTP response from a CreateContactWithResponse call
+func ParseCreateContactResponse(rsp *http.Response) (*CreateContactResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateContactResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest ContactOK
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers CreateContactResponse201Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 400:
+		var headers CreateContactResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers CreateContactResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers CreateContactResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 409:
+		var headers CreateContactResponse409Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers CreateContactResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 500:
+		var headers CreateContactResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers CreateContactResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseExportContactsResponse parses an HTTP response from a ExportContactsWithResponse call
+func ParseExportContactsResponse(rsp *http.Response) (*ExportContactsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ExportContactsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ExportContactsResponse200Headers
+		if values := rsp.Header.Values("Content-Disposition"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Disposition", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentDisposition = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ExportContactsResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ExportContactsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ExportContactsResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 500:
+		var headers ExportContactsResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ExportContactsResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseImportContactsResponse parses an HTTP response from a ImportContactsWithResponse call
+func ParseImportContactsResponse(rsp *http.Response) (*ImportContactsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ImportContactsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data ContactImportReport `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ImportContactsResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ImportContactsResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ImportContactsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ImportContactsResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 413:
+		var headers ImportContactsResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 500:
+		var headers ImportContactsResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ImportContactsResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeleteContactResponse parses an HTTP response from a DeleteContactWithResponse call
+func ParseDeleteContactResponse(rsp *http.Response) (*DeleteContactResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteContactResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		var headers DeleteContactResponse204Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers204 = &headers
+	case rsp.StatusCode == 400:
+		var headers DeleteContactResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers DeleteContactResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers DeleteContactResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers DeleteContactResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 500:
+		var headers DeleteContactResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers DeleteContactResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetContactResponse parses an HTTP response from a GetContactWithResponse call
+func ParseGetContactResponse(rsp *http.Response) (*GetContactResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetContactResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ContactOK
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetContactResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetContactResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetContactResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetContactResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetContactResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetContactResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetContactResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseUpdateContactResponse parses an HTTP response from a UpdateContactWithResponse call
+func ParseUpdateContactResponse(rsp *http.Response) (*UpdateContactResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UpdateContactResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ContactOK
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers UpdateContactResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers UpdateContactResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers UpdateContactResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers UpdateContactResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers UpdateContactResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers UpdateContactResponse409Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers UpdateContactResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 500:
+		var headers UpdateContactResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers UpdateContactResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseStreamEventsResponse parses an HTTP response from a StreamEventsWithResponse call
 func ParseStreamEventsResponse(rsp *http.Response) (*StreamEventsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -20487,6 +25782,285 @@ func ParseGetMeResponse(rsp *http.Response) (*GetMeResponse, error) {
 	return response, nil
 }
 
+// ParseGetNotificationPreferencesResponse parses an HTTP response from a GetNotificationPreferencesWithResponse call
+func ParseGetNotificationPreferencesResponse(rsp *http.Response) (*GetNotificationPreferencesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetNotificationPreferencesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest NotificationPreferencesResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetNotificationPreferencesResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetNotificationPreferencesResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetNotificationPreferencesResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetNotificationPreferencesResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetNotificationPreferencesResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetNotificationPreferencesResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePutNotificationPreferencesResponse parses an HTTP response from a PutNotificationPreferencesWithResponse call
+func ParsePutNotificationPreferencesResponse(rsp *http.Response) (*PutNotificationPreferencesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PutNotificationPreferencesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest NotificationPreferencesResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PutNotificationPreferencesResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers PutNotificationPreferencesResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers PutNotificationPreferencesResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PutNotificationPreferencesResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 413:
+		var headers PutNotificationPreferencesResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 500:
+		var headers PutNotificationPreferencesResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers PutNotificationPreferencesResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseGetOpenAPIResponse parses an HTTP response from a GetOpenAPIWithResponse call
 func ParseGetOpenAPIResponse(rsp *http.Response) (*GetOpenAPIResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -20583,6 +26157,164 @@ func ParseGetOpenAPIResponse(rsp *http.Response) (*GetOpenAPIResponse, error) {
 			headers.XRequestId = value
 		}
 		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseSearchResponse parses an HTTP response from a SearchWithResponse call
+func ParseSearchResponse(rsp *http.Response) (*SearchResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SearchResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data The groups searched, each a list (empty when nothing matched); a group not searched is absent. More groups may be added: ignore one you do not know.
+			Data struct {
+				Contacts      *[]SearchContactHit      `json:"contacts,omitempty"`
+				Conversations *[]SearchConversationHit `json:"conversations,omitempty"`
+				Messages      *[]SearchMessageHit      `json:"messages,omitempty"`
+			} `json:"data"`
+
+			// Next For each group that may have more hits, the `cursor` of its next page; empty when every group is on its last page.
+			Next map[string]string `json:"next"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers SearchResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers SearchResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers SearchResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers SearchResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers SearchResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 500:
+		var headers SearchResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers SearchResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -21366,8 +27098,8 @@ func ParseAddCommentResponse(rsp *http.Response) (*AddCommentResponse, error) {
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
 		var dest struct {
-			// Data A conversation's state (data of resolve, reopen, assign and comments). A conversation has no id: it is the pair (line, number), plus `groupParticipants` for a group thread.
-			Data ConversationState `json:"data"`
+			// Data A conversation's state after a note (as `ConversationState`), with the people the note mentions.
+			Data CommentResult `json:"data"`
 		}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
@@ -21505,6 +27237,159 @@ func ParseAddCommentResponse(rsp *http.Response) (*AddCommentResponse, error) {
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers AddCommentResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetConversationHistoryResponse parses an HTTP response from a GetConversationHistoryWithResponse call
+func ParseGetConversationHistoryResponse(rsp *http.Response) (*GetConversationHistoryResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetConversationHistoryResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data []HistoryEntry `json:"data"`
+
+			// Next The `before` of the next page; absent on the last page.
+			Next *int64 `json:"next,omitempty"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetConversationHistoryResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetConversationHistoryResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetConversationHistoryResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetConversationHistoryResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetConversationHistoryResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetConversationHistoryResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetConversationHistoryResponse503Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -24764,6 +30649,156 @@ func ParseQuoteSMSResponse(rsp *http.Response) (*QuoteSMSResponse, error) {
 	return response, nil
 }
 
+// ParseListTeammatesResponse parses an HTTP response from a ListTeammatesWithResponse call
+func ParseListTeammatesResponse(rsp *http.Response) (*ListTeammatesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListTeammatesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data []Teammate `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthenticated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListTeammatesResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListTeammatesResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListTeammatesResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ListTeammatesResponse403Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers ListTeammatesResponse404Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListTeammatesResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListTeammatesResponse503Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseListTemplatesResponse parses an HTTP response from a ListTemplatesWithResponse call
 func ParseListTemplatesResponse(rsp *http.Response) (*ListTemplatesResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -25964,7 +31999,7 @@ func ParseListWebhookTypesResponse(rsp *http.Response) (*ListWebhookTypesRespons
 			Data []struct {
 				Description string `json:"description"`
 
-				// Type An event type, as `GET /webhooks/types` lists them: the spec's five and Switchboard's `AccountConversations` (the shared inbox's changes).
+				// Type An event type, as `GET /webhooks/types` lists them: the spec's five and Switchboard's `AccountConversations` (the shared inbox's changes) and `AccountContacts` (the address book's).
 				Type WebhookType `json:"type"`
 			} `json:"data"`
 		}

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/fetch"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
@@ -56,6 +58,7 @@ func newAppBrowser(t *testing.T) *appBrowser {
 		}
 		t.Skipf("no Chromium found: skipping the app browser test; set %s=1 to make this a failure", browserEnv)
 	}
+	takeBrowserSlot(t)
 	b := &appBrowser{t: t, output: newLineWriter()}
 	root, cancelRoot := context.WithTimeout(context.Background(), appBrowserBudget)
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(root,
@@ -113,6 +116,11 @@ type appTab struct {
 	requests  []string // every URL the page requested
 	offOrigin []string // requests that left the server's origin
 	console   []string
+	// The tab's event streams (GET /events without after=, which the
+	// webhook screen's payload reads use), as the network saw them: the
+	// ones still open, and the Last-Event-ID each one resumed after.
+	streamsOpen map[network.RequestID]bool
+	resumes     []string
 }
 
 // openApp opens a fresh incognito context at the desktop size, records
@@ -130,7 +138,7 @@ func (b *appBrowser) openAppWith(base, who string, opts ...chromedp.ContextOptio
 	b.t.Helper()
 	ctx, cancel := chromedp.NewContext(b.ctx, opts...)
 	b.t.Cleanup(cancel)
-	a := &appTab{t: b.t, b: b, ctx: ctx, base: base, who: who, close: cancel}
+	a := &appTab{t: b.t, b: b, ctx: ctx, base: base, who: who, close: cancel, streamsOpen: map[network.RequestID]bool{}}
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(appDesktopWidth, appDesktopHeight)); err != nil {
 		b.t.Fatalf("browser (%s): new context: %v", who, err)
 	}
@@ -146,10 +154,36 @@ func (b *appBrowser) openAppWith(base, who string, opts ...chromedp.ContextOptio
 			u := ev.Request.URL
 			a.mu.Lock()
 			a.requests = append(a.requests, u)
+			if strings.HasPrefix(u, origin+apiPrefix+"/events") && !strings.Contains(u, "after=") {
+				a.streamsOpen[ev.RequestID] = true
+				last, _ := ev.Request.Headers["Last-Event-ID"].(string)
+				a.resumes = append(a.resumes, last)
+			}
 			if !strings.HasPrefix(u, origin+"/") && u != origin && !strings.HasPrefix(u, "data:") && !strings.HasPrefix(u, "blob:") && u != "about:blank" {
 				a.offOrigin = append(a.offOrigin, u)
 			}
 			a.mu.Unlock()
+		}
+	}()
+	ended := func(id network.RequestID) {
+		a.mu.Lock()
+		delete(a.streamsOpen, id)
+		a.mu.Unlock()
+	}
+	go func() {
+		for ev, err := range chromedp.Events(ctx, network.LoadingFinished) {
+			if err != nil {
+				return
+			}
+			ended(ev.RequestID)
+		}
+	}()
+	go func() {
+		for ev, err := range chromedp.Events(ctx, network.LoadingFailed) {
+			if err != nil {
+				return
+			}
+			ended(ev.RequestID)
 		}
 	}()
 	go func() {
@@ -359,15 +393,27 @@ func (a *appTab) axe(screen string) {
 	}
 }
 
-// checkTokens checks that no token is where another script, the history
-// or a log could find it: not in localStorage, not in the address, not in
-// any URL the page requested.
+// checkTokens checks that no token is where a script, the history or a
+// log could find it: not in document.cookie, localStorage, sessionStorage
+// or IndexedDB, not in the address, not in any URL the page requested. The
+// session's cookie is HttpOnly: the browser holds it, no script reads it.
 func (a *appTab) checkTokens() {
 	a.t.Helper()
-	local := appEval[string](a, "read localStorage", `JSON.stringify(Object.entries(localStorage))`)
-	for _, p := range []string{"sbat_", "sbrt_", "sbac_"} {
-		if strings.Contains(local, p) {
-			a.t.Errorf("%s: localStorage holds a token (%s…): %.200s", a.who, p, local)
+	stores := appEval[string](a, "read what script can read", `(async () => {
+		const out = {cookie: document.cookie, local: Object.entries(localStorage), session: Object.entries(sessionStorage), idb: []};
+		for (const info of (indexedDB.databases ? await indexedDB.databases() : [])) {
+			const db = await new Promise((ok, fail) => { const r = indexedDB.open(info.name); r.onsuccess = () => ok(r.result); r.onerror = () => fail(r.error); });
+			for (const name of db.objectStoreNames) {
+				const rows = await new Promise((ok) => { const r = db.transaction(name).objectStore(name).getAll(); r.onsuccess = () => ok(r.result); r.onerror = () => ok([]); });
+				out.idb.push([info.name, name, rows]);
+			}
+			db.close();
+		}
+		return JSON.stringify(out);
+	})()`)
+	for _, p := range []string{"sbat_", "sbrt_", "sbac_", "sbas_"} {
+		if strings.Contains(stores, p) {
+			a.t.Errorf("%s: a token (%s…) is readable by script: %.300s", a.who, p, stores)
 		}
 	}
 	if loc := a.location(); strings.Contains(loc, "code=") || strings.Contains(loc, "sbat_") || strings.Contains(loc, "sbrt_") {
@@ -376,10 +422,44 @@ func (a *appTab) checkTokens() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for _, u := range a.requests {
-		if strings.Contains(u, "sbat_") || strings.Contains(u, "sbrt_") {
+		if strings.Contains(u, "sbat_") || strings.Contains(u, "sbrt_") || strings.Contains(u, "sbas_") {
 			a.t.Errorf("%s: a request carried a token in its URL: %.120s", a.who, u)
 		}
 	}
+}
+
+// sessionCookie is the app's session cookie as the browser keeps it
+// (through the DevTools protocol: no script of the page can read it).
+func (a *appTab) sessionCookie() *network.Cookie {
+	a.t.Helper()
+	ctx, cancel := context.WithTimeout(a.ctx, stepTimeout)
+	defer cancel()
+	res, err := chromedp.Call(ctx, network.GetCookies, network.GetCookiesParams{URLs: []string{a.base + "/app/"}})
+	if err != nil {
+		a.t.Fatalf("browser (%s): read cookies: %v", a.who, err)
+	}
+	for _, c := range res.Cookies {
+		if c.Name == "switchboard-session" {
+			return c
+		}
+	}
+	return nil
+}
+
+// sessionToken asks the server for an access token with cookie, as the
+// app's page would (its header and origin), and returns the status.
+func sessionTokenStatus(t *testing.T, base, cookie string) int {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, base+"/app/session/token", nil)
+	req.Header.Set("X-Switchboard-App", "1")
+	req.Header.Set("Origin", base)
+	req.AddCookie(&http.Cookie{Name: "switchboard-session", Value: cookie})
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("POST /app/session/token: %v", err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
 }
 
 func (a *appTab) checkOrigin() {
@@ -390,10 +470,68 @@ func (a *appTab) checkOrigin() {
 	}
 }
 
-// refreshTokenInTab reads the refresh token the app keeps for this tab.
-func (a *appTab) refreshTokenInTab() string {
+// streamRole says what the tab does for its person's event stream, as the
+// network and the screen show it: "leader" (it reads the stream itself),
+// "follower" (it reads none, yet says it is live: another tab relays the
+// events) or "stopped".
+func (a *appTab) streamRole() string {
 	a.t.Helper()
-	return appEval[string](a, "read the refresh token", `sessionStorage.getItem("switchboard.refresh") || ""`)
+	a.mu.Lock()
+	reading := len(a.streamsOpen)
+	a.mu.Unlock()
+	if reading > 0 {
+		return "leader"
+	}
+	if appEval[bool](a, "read the live indicator", `!!document.querySelector('.live[data-state="open"]')`) {
+		return "follower"
+	}
+	return "stopped"
+}
+
+// lastResume is the Last-Event-ID the tab's latest stream was opened with
+// ("" for a stream opened afresh).
+func (a *appTab) lastResume() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(a.resumes) == 0 {
+		return ""
+	}
+	return a.resumes[len(a.resumes)-1]
+}
+
+// leavePage and comeBack are what the browser does to a page it keeps in
+// the back/forward cache (pagehide, then pageshow with persisted).
+const (
+	leavePage = `dispatchEvent(new PageTransitionEvent("pagehide", {persisted: true}))`
+	comeBack  = `dispatchEvent(new PageTransitionEvent("pageshow", {persisted: true}))`
+)
+
+// resumeNextStreamFrom makes the tab's next stream ask to resume after id,
+// whatever the page held (as after the server lost what the page last
+// heard): the DevTools protocol rewrites that one request's Last-Event-ID.
+func resumeNextStreamFrom(t *testing.T, a *appTab, id string) {
+	t.Helper()
+	if _, err := chromedp.Call(a.ctx, fetch.Enable, fetch.EnableParams{Patterns: []*fetch.RequestPattern{
+		{URLPattern: "*" + apiPrefix + "/events*", RequestStage: fetch.RequestStageRequest}}}); err != nil {
+		t.Fatalf("Fetch.enable: %v", err)
+	}
+	go func() {
+		for ev, err := range chromedp.Events(a.ctx, fetch.RequestPaused) {
+			if err != nil {
+				return
+			}
+			var headers []*fetch.HeaderEntry
+			for k, v := range ev.Request.Headers {
+				if !strings.EqualFold(k, "Last-Event-ID") {
+					headers = append(headers, &fetch.HeaderEntry{Name: k, Value: fmt.Sprint(v)})
+				}
+			}
+			headers = append(headers, &fetch.HeaderEntry{Name: "Last-Event-ID", Value: id})
+			chromedp.Call(a.ctx, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: ev.RequestID, Headers: headers})
+			chromedp.Call(a.ctx, fetch.Disable, cdp.Empty{})
+			return
+		}
+	}()
 }
 
 // appAPIKeySend sends a text through the public API with an API key and
@@ -534,12 +672,10 @@ func TestAppInboxInBrowser(t *testing.T) {
 	mt.screenshots("thread")
 	mt.axe("the thread")
 
-	// James's role sees only himself: he can give the conversation to
-	// himself or to nobody.
-	opts := appEval[[]string](jt, "read the assignee choices", `[...document.querySelectorAll("#assign-select option")].map((o) => o.textContent)`)
-	if strings.Join(opts, "|") != "Nobody|You" {
-		t.Errorf("james's assignee choices: got %q, want Nobody and himself (users:self)", opts)
-	}
+	// James's role sees only himself in GET /users, but the picker offers
+	// the teammates who work the line (GET /sms/teammates): himself and
+	// Maria, whose role has every line.
+	jt.waitJS("the teammates in the assignee choices", `[...document.querySelectorAll("#assign-select option")].map((o) => o.textContent).join("|") === "Nobody|You|Maria Garcia"`, 5*time.Second)
 
 	// ---- a text sent through the API appears live in both ----
 	sentAt := time.Now()
@@ -556,6 +692,7 @@ func TestAppInboxInBrowser(t *testing.T) {
 	for _, tab := range []*appTab{mt, jt} {
 		d := tab.waitJS("the unread text in the list", fmt.Sprintf(`(() => { const a = document.querySelector('a.conv[href*="/%s/%s"]'); return a && a.classList.contains("unread") && a.innerText.includes("Wednesday") && a.querySelector(".badge").textContent.startsWith("1"); })()`, desk, other), 5*time.Second)
 		tab.waitJS("the header's unread badge", `document.querySelector(".nav .badge") && document.querySelector(".nav .badge").textContent === "1"`, 3*time.Second)
+		tab.waitJS("the unread count in the tab's title", `document.title.startsWith("(1) ")`, 3*time.Second)
 		tab.waitJS("the line's unread count", `[...document.querySelectorAll("#line-select option")].some((o) => o.textContent.includes("Front desk") && o.textContent.includes("(1 unread)"))`, 3*time.Second)
 		t.Logf("%s: the inbound text was in the list, unread, %v after the carrier delivered it", tab.who, d)
 		if tab.location() != base+"/app/inbox/"+desk+"/"+patient {
@@ -631,15 +768,26 @@ func TestAppInboxInBrowser(t *testing.T) {
 	// The text sent while the stream is stopped must come on the resumed
 	// stream (a stream opened afresh starts after it): the page notes the
 	// messages of the events the stream brings from the reconnection on.
-	jt.do("drop the stream", chromedp.Evaluate[chromedp.Void](`window.__switchboard.stream.stop()`))
-	offline := appAPIKeySend(t, base, key, desk, patient, "Sent while james was offline.")
-	jt.do("reconnect the stream", chromedp.Evaluate[chromedp.Void](`window.__resumed = []; window.__switchboard.stream.on("AccountSMS", (ev) => window.__resumed.push(ev.data && ev.data.messageId)); window.__switchboard.stream.start()`))
-	jt.waitJS("the missed text's event on the resumed stream", fmt.Sprintf(`window.__resumed.includes(%d)`, offline), 5*time.Second)
+	// The page stops its stream when left (pagehide) and resumes it when it
+	// comes back (pageshow), as the back/forward cache does. The text comes
+	// on the resumed stream if the screen shows it without being drawn
+	// again (a reset would draw it again), and that stream asked to resume.
+	jt.do("leave the page", chromedp.Evaluate[chromedp.Void](`document.querySelector(".inbox").dataset.before = "resume"; `+leavePage))
+	jt.waitJS("the stream closed", `document.querySelector(".live").dataset.state === "closed"`, 5*time.Second)
+	appAPIKeySend(t, base, key, desk, patient, "Sent while james was offline.")
+	jt.do("come back", chromedp.Evaluate[chromedp.Void](comeBack))
 	jt.waitText("the missed text after resuming", ".timeline", "while james was offline", 5*time.Second)
+	if !appEval[bool](jt, "look at the screen", `document.querySelector(".inbox").dataset.before === "resume"`) {
+		t.Errorf("coming back drew the screen again: the missed text did not come on the resumed stream")
+	}
+	if last := jt.lastResume(); !strings.HasPrefix(last, "evt_") {
+		t.Errorf("the stream after coming back was opened with Last-Event-ID %q, want the last id the page heard", last)
+	}
 
 	// ---- a reset (an id the server does not hold) reloads the screen ----
-	jt.do("mark the screen", chromedp.Evaluate[chromedp.Void](`document.querySelector(".inbox").dataset.before = "reset"; window.__switchboard.stream.stop()`))
-	jt.do("resume from an unknown id", chromedp.Evaluate[chromedp.Void](`window.__switchboard.stream.start("evt_999999999")`))
+	jt.do("mark the screen, leave", chromedp.Evaluate[chromedp.Void](`document.querySelector(".inbox").dataset.before = "reset"; `+leavePage))
+	resumeNextStreamFrom(t, jt, "evt_999999999")
+	jt.do("come back, resuming from an id the server does not hold", chromedp.Evaluate[chromedp.Void](comeBack))
 	jt.waitJS("the screen drawn again after the reset", `document.querySelector(".inbox") && !document.querySelector(".inbox").dataset.before && document.querySelector(".thread .msg")`, 5*time.Second)
 	jt.waitJS("live again", `document.querySelector(".live").dataset.state === "open"`, 5*time.Second)
 
@@ -708,24 +856,34 @@ func TestAppInboxInBrowser(t *testing.T) {
 	}
 
 	// ---- sign-out revokes the grant ----
-	md := discover(t, base)
-	mariasRefresh := mt.refreshTokenInTab()
-	if !strings.HasPrefix(mariasRefresh, "sbrt_") {
-		t.Fatalf("maria's tab keeps no refresh token in sessionStorage (got %q)", mariasRefresh)
+	mariasSession := mt.sessionCookie()
+	if mariasSession == nil || !mariasSession.HTTPOnly || mariasSession.SameSite != network.CookieSameSiteStrict || mariasSession.Path != "/app/" {
+		t.Fatalf("maria's session cookie: %+v, want HttpOnly, SameSite=Strict, Path=/app/", mariasSession)
 	}
 	mt.do("sign out", chromedp.Click(chromedp.CSS(".who button")))
 	mt.waitText("the signed-out screen", "main", "You signed out", 5*time.Second)
-	if rt := mt.refreshTokenInTab(); rt != "" {
-		t.Errorf("after signing out the tab still keeps a refresh token")
+	if c := mt.sessionCookie(); c != nil {
+		t.Errorf("after signing out the browser still holds the session cookie")
 	}
-	r := oauthForm(t, md.TokenEndpoint, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {mariasRefresh}, "client_id": {"switchboard-app"}})
-	oauthErrorIs(t, "maria's refresh token after she signed out", r, "invalid_grant")
+	if got := sessionTokenStatus(t, base, mariasSession.Value); got != http.StatusUnauthorized {
+		t.Errorf("maria's session after she signed out: %d, want 401", got)
+	}
 	mt.screenshots("signed-out")
 	mt.axe("the signed-out screen")
 
-	// ---- a reused refresh token ends the session: signed out, not stuck ----
-	stolen := jt.refreshTokenInTab()
-	refreshToken(t, md, "switchboard-app", stolen) // someone else rotates it first
+	// ---- a revoked grant ends the session: signed out, not stuck ----
+	var grants struct {
+		Grants []struct {
+			ID      int64 `json:"id"`
+			Revoked bool  `json:"revoked"`
+		} `json:"grants"`
+	}
+	cliJSON(t, db, &grants, "oauth", "grants", "--account", fmt.Sprint(acct), "--user", fmt.Sprint(james))
+	for _, g := range grants.Grants {
+		if !g.Revoked {
+			cliJSON(t, db, &struct{}{}, "oauth", "revoke-grant", "--account", fmt.Sprint(acct), "--id", fmt.Sprint(g.ID))
+		}
+	}
 	jt.do("reload the app", chromedp.Reload())
 	jt.waitText("the session-ended screen", "main", "Your session has ended", 10*time.Second)
 	jt.waitJS("a sign-in button", `[...document.querySelectorAll("main button")].some((b) => b.textContent === "Sign in")`, 2*time.Second)

@@ -56,7 +56,8 @@ func TestAppCallsAndWebhooksInBrowser(t *testing.T) {
 	createUser(t, db, acct, "--first", "Ana", "--last", "Admin", "--username", "ana", "--password", "ana-password", "--role", "admin")
 	createUser(t, db, acct, "--first", "Raj", "--last", "Patel", "--username", "raj", "--password", "raj-password", "--role", "manager")
 	createUser(t, db, acct, "--first", "Jo", "--last", "Desk", "--username", "jo", "--password", "jo-password", "--role", "front-desk")
-	createLine(t, db, acct, "--number", "4155550100", "--name", "Front desk")
+	deskLine := createLine(t, db, acct, "--number", "4155550100", "--name", "Front desk").Number
+	cliJSON(t, db, &struct{}{}, "rate", "set", "--account", fmt.Sprint(acct), "--prefix", "1", "--sms", "0.0079", "--mms", "0.02")
 
 	// Three calls within the last day (the screen's default window is the
 	// last 30 days): a transferred inbound call recorded on both legs with a
@@ -196,6 +197,12 @@ func TestAppCallsAndWebhooksInBrowser(t *testing.T) {
 			t.Errorf("attempt row %q, want status 503 and the error category http_status", text)
 		}
 		b.shots("webhook-test-failed")
+		// The list says a subscription whose deliveries all fail does.
+		b.clickJS("back to the list", `document.querySelector('a.back')`)
+		b.waitJS("the list says it fails", `document.querySelector('.webhooks-table') && document.querySelector('.webhooks-table').innerText.includes('Failing')`)
+		b.shots("webhooks-failing")
+		b.clickJS("the subscription again", `document.querySelector('.webhooks-table tbody a')`)
+		b.waitJS("its failed delivery", `document.querySelectorAll('.delivery').length === 1`)
 
 		b.clickButton("Enable")
 		b.waitJS("enabled", `document.querySelector('.facts .badge').textContent === 'Enabled'`)
@@ -211,6 +218,21 @@ func TestAppCallsAndWebhooksInBrowser(t *testing.T) {
 			}
 		}
 		b.shots("webhook-redelivered")
+
+		// A text's event: its delivery shows the event and the payload the
+		// endpoint received.
+		sender := createKey(t, db, acct, "sender", "all").Key
+		appAPIKeySend(t, base, sender, deskLine, "14155550177", "Payload check")
+		for deadline := time.Now().Add(10 * time.Second); len(recv.received()) < 3; time.Sleep(50 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the receiver got %d deliveries, want the text's event as the third", len(recv.received()))
+			}
+		}
+		b.clickButton("Refresh")
+		b.waitJS("the text's delivery", `[...document.querySelectorAll('.delivery .delivery-type')].filter((e) => e.textContent === 'AccountSMS').length >= 3`)
+		b.clickJS("open the newest delivery", `document.querySelector('.delivery summary')`)
+		b.waitJS("its event and payload", `(() => { const p = document.querySelector('.delivery[open] .delivery-payload'); return p && p.querySelector('.payload-json') && p.innerText.includes('message.') && p.innerText.includes('"type": "AccountSMS"'); })()`)
+		b.shots("webhook-payload")
 
 		b.clickButton("Rotate secret\u2026")
 		b.waitJS("the confirmation", `!!document.querySelector('dialog[open]')`)

@@ -57,6 +57,20 @@ const (
 	loadAllowance = 4
 )
 
+// browserSlots bounds the Chromiums running at once. The e2e tests run
+// eight at a time (TestMain: most of them wait on child processes), but a
+// browser computes: with nine browser tests, eight Chromiums beside their
+// servers overran a 2-core machine, and tests that never open a browser
+// missed their start-up bounds. A browser test takes its slot first, before
+// it starts a server, and its budget starts once it holds one.
+var browserSlots = make(chan struct{}, 2)
+
+// takeBrowserSlot waits for a browser slot and gives it back when t ends.
+func takeBrowserSlot(t *testing.T) {
+	browserSlots <- struct{}{}
+	t.Cleanup(func() { <-browserSlots })
+}
+
 // chromiumPath finds a Chromium binary, or returns "".
 func chromiumPath() string {
 	for _, name := range []string{"/usr/bin/chromium", "chromium", "chromium-browser"} {
@@ -232,6 +246,7 @@ type browser struct {
 
 func newBrowser(t *testing.T, chromium string) *browser {
 	t.Helper()
+	takeBrowserSlot(t)
 	b := &browser{t: t, redirects: make(chan string, 8), output: newLineWriter()}
 	root, cancelRoot := context.WithTimeout(context.Background(), browserBudget)
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(root,

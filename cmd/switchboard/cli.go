@@ -16,6 +16,7 @@ import (
 
 	"switchboard/internal/domain"
 	"switchboard/internal/logging"
+	"switchboard/internal/oauth"
 	"switchboard/internal/sms"
 	"switchboard/internal/store"
 	"switchboard/internal/stream"
@@ -72,6 +73,9 @@ type cli struct {
 	// streamLimit is how many event streams an account may hold open on
 	// one node (serve --stream-limit).
 	streamLimit int
+	// appSessionIdle and appSessionMax end an app session unused that long,
+	// or begun that long ago (serve --app-session-idle, --app-session-max).
+	appSessionIdle, appSessionMax time.Duration
 	// walAutocheckpoint is --sqlite-wal-autocheckpoint: pages, 0 never.
 	walAutocheckpoint int
 	// pageCache is serve --page-cache: bytes, 0 off; not set, the default.
@@ -133,6 +137,8 @@ func (c *cli) serverFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.dbStatementTimeout, "db-statement-timeout", store.DefaultStatementTimeout, "PostgreSQL statement_timeout for every statement but migrations; 0 means none (SWITCHBOARD_DB_STATEMENT_TIMEOUT)")
 	fs.DurationVar(&c.dbConnLifetime, "db-conn-lifetime", store.DefaultConnLifetime, "close a PostgreSQL connection this long after it opened, so connections spread over a restarted PgBouncer or server; 0 means never (SWITCHBOARD_DB_CONN_LIFETIME)")
 	fs.DurationVar(&c.webhookRetention, "webhook-retention", webhooks.DefaultRetention, "how long finished webhook deliveries, their attempts and delivered events are kept before pruning (SWITCHBOARD_WEBHOOK_RETENTION)")
+	fs.DurationVar(&c.appSessionIdle, "app-session-idle", oauth.DefaultSessionIdle, "end an app sign-in no tab has used for this long (SWITCHBOARD_APP_SESSION_IDLE)")
+	fs.DurationVar(&c.appSessionMax, "app-session-max", oauth.DefaultSessionLifetime, "end an app sign-in this long after it began, however much it is used (SWITCHBOARD_APP_SESSION_MAX)")
 	fs.IntVar(&c.streamLimit, "stream-limit", stream.DefaultLimit, "event streams (GET /events) one account may hold open on this node; beyond it 429 (SWITCHBOARD_STREAM_LIMIT)")
 	fs.Var(&c.pageCache, "page-cache", "memory for the answers kept encoded while the database is unchanged (each filter's first page of conversations and the unread counts, per user), e.g. 64MiB; 0 turns them off; default 32MiB (SWITCHBOARD_PAGE_CACHE)")
 	fs.StringVar(&c.metricsAddr, "metrics-addr", env("METRICS_ADDR", ""), "serve Prometheus /metrics and Go's /debug/pprof/ on this private address, e.g. 127.0.0.1:9090; off by default, never on --listen (SWITCHBOARD_METRICS_ADDR)")

@@ -5,6 +5,7 @@
 //	switchboard migrate [--status]    apply database migrations (or list them)
 //	switchboard backup --to F | --check F   copy a serving SQLite database; check a copy
 //	switchboard account|role|user|line|key …   provision accounts
+//	switchboard contact import|export|list …   an account's address book
 //	switchboard sim inbound …         text a running server's line through the sim carrier
 //	switchboard version               version, commit and Go version
 //
@@ -78,6 +79,9 @@ var commands = []command{
 	{"oauth grants", "list an account's OAuth grants", cmdOAuthGrants},
 	{"oauth revoke-grant", "revoke a grant and all its tokens", cmdOAuthRevokeGrant},
 	{"calls import", "import calls from a file", cmdCallsImport},
+	{"contact import", "import an account's contacts from a CSV (plain, Google, Outlook) or vCard file, with progress on stderr", cmdContactImport},
+	{"contact export", "export an account's contacts as CSV or vCard", cmdContactExport},
+	{"contact list", "list an account's contacts, newest first (--q searches)", cmdContactList},
 	{"ingest-token create", "create a token a phone system pushes calls with (printed once)", cmdIngestTokenCreate},
 	{"ingest-token list", "list an account's ingest tokens", cmdIngestTokenList},
 	{"ingest-token revoke", "revoke an ingest token", cmdIngestTokenRevoke},

@@ -30,13 +30,16 @@ import (
 	"switchboard/internal/carrier"
 	"switchboard/internal/carrier/kannel"
 	"switchboard/internal/carrier/sim"
+	"switchboard/internal/contacts"
 	"switchboard/internal/httpapi"
 	"switchboard/internal/inbox"
 	"switchboard/internal/oauth"
+	"switchboard/internal/search"
 	"switchboard/internal/sms"
 	"switchboard/internal/store"
 	"switchboard/internal/stream"
 	"switchboard/internal/sysmem"
+	"switchboard/internal/team"
 	"switchboard/internal/users"
 	"switchboard/internal/webapp"
 	"switchboard/internal/webhooks"
@@ -118,6 +121,9 @@ func (c *cli) checkServeFlags() error {
 	}
 	if c.reconcileAfter <= 0 {
 		return usageError{fmt.Sprintf("--reconcile-after %v: want a positive duration, e.g. 2m", c.reconcileAfter)}
+	}
+	if c.appSessionIdle < time.Minute || c.appSessionMax < time.Minute {
+		return usageError{fmt.Sprintf("--app-session-idle %v, --app-session-max %v: want durations of at least a minute, e.g. 168h and 720h", c.appSessionIdle, c.appSessionMax)}
 	}
 	if c.streamLimit < 1 {
 		return usageError{fmt.Sprintf("--stream-limit %d: want at least 1", c.streamLimit)}
@@ -354,7 +360,8 @@ func newApp(ctx context.Context, c *cli, st *store.Store, log *slog.Logger, publ
 	// dispatcher's client, metrics and per-subscription slots.
 	a.dispatcher = a.webhooks.Dispatcher(webhooks.DispatcherConfig{Registry: reg})
 	a.events = stream.New(stream.Config{Store: st, Log: log, Limit: c.streamLimit, Metrics: stream.NewMetrics(reg)})
-	authz := oauth.New(oauth.Config{Store: st, Issuer: publicURL, Log: log, TrustedProxies: c.trustedProxies, Registry: reg})
+	authz := oauth.New(oauth.Config{Store: st, Issuer: publicURL, Log: log, TrustedProxies: c.trustedProxies, Registry: reg,
+		SessionIdle: c.appSessionIdle, SessionLifetime: c.appSessionMax})
 	// The app signs in as this server's own first-party client.
 	_, refused, err := authz.RegisterApp(ctx)
 	if err != nil {
@@ -371,6 +378,7 @@ func newApp(ctx context.Context, c *cli, st *store.Store, log *slog.Logger, publ
 	if err != nil {
 		return nil, err
 	}
+	book := contacts.New(st)
 	a.handler = httpapi.New(httpapi.Config{
 		Store:    st,
 		Auth:     &auth.Authenticator{Store: st},
@@ -382,6 +390,9 @@ func newApp(ctx context.Context, c *cli, st *store.Store, log *slog.Logger, publ
 		Webhooks: a.webhooks,
 		Inbox: inbox.New(inbox.Config{Store: st, Media: media, Log: log,
 			MediaURL: func(name string) string { return media.URL(publicURL+"/media/", name) }}),
+		Search:       search.New(search.Config{Store: st, Contacts: book}),
+		Team:         team.New(team.Config{Store: st}),
+		Contacts:     book,
 		Media:        media.Handler(),
 		CarrierHooks: hooks,
 		OAuth:        authz.Handler(),

@@ -143,6 +143,8 @@ type validator struct {
 // getValidator loads, validates and indexes the document once per process:
 // tests make thousands of requests.
 var getValidator = sync.OnceValues(func() (*validator, error) {
+	// A contacts export may be a vCard file: a string body, as text/csv's.
+	openapi3filter.RegisterBodyDecoder("text/vcard", openapi3filter.FileBodyDecoder)
 	doc, err := api.Load()
 	if err != nil {
 		return nil, err

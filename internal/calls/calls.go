@@ -13,7 +13,9 @@ import (
 
 	"switchboard/internal/auth"
 	"switchboard/internal/blob"
+	"switchboard/internal/contacts"
 	"switchboard/internal/domain"
+	"switchboard/internal/phone"
 	"switchboard/internal/store"
 )
 
@@ -90,6 +92,9 @@ func (s *Service) Search(ctx context.Context, p auth.Principal, params SearchPar
 	if err != nil {
 		return SearchResult{}, err
 	}
+	if err := s.names(ctx, p, list); err != nil {
+		return SearchResult{}, err
+	}
 	return SearchResult{Total: total, Limit: limit, Offset: q.Offset, Calls: list}, nil
 }
 
@@ -144,7 +149,57 @@ func (s *Service) Call(ctx context.Context, p auth.Principal, id string) (CallDe
 	if err != nil {
 		return CallDetail{}, err
 	}
-	return CallDetail{Call: c.Call, Legs: legs}, nil
+	one := []domain.Call{c.Call}
+	if err := s.names(ctx, p, one); err != nil {
+		return CallDetail{}, err
+	}
+	return CallDetail{Call: one[0], Legs: legs}, nil
+}
+
+// otherParty is the number of the call's other party as the address book
+// keeps numbers: the caller of an inbound call, the called number of an
+// outbound one; "" for an internal call or a number that is no phone
+// number (an extension).
+func otherParty(c domain.Call) string {
+	n := c.CalledNumber
+	switch c.Direction {
+	case domain.CallInbound:
+		n = c.CallerNumber
+	case domain.CallOutbound:
+	default:
+		return ""
+	}
+	d, ok := phone.Normalize(n)
+	if !ok {
+		return ""
+	}
+	return d
+}
+
+// names fills each call's Contact, where p may read contacts: one read for
+// the whole page.
+func (s *Service) names(ctx context.Context, p auth.Principal, list []domain.Call) error {
+	if !contacts.MayRead(p) {
+		return nil
+	}
+	var numbers []string
+	seen := map[string]bool{}
+	for _, c := range list {
+		if n := otherParty(c); n != "" && !seen[n] {
+			seen[n] = true
+			numbers = append(numbers, n)
+		}
+	}
+	held, err := contacts.Names(ctx, s.st, p, numbers)
+	if err != nil {
+		return err
+	}
+	for i := range list {
+		if ref, ok := held[otherParty(list[i])]; ok {
+			list[i].Contact = &ref
+		}
+	}
+	return nil
 }
 
 // Transcripts runs GET /calls/{callid}/transcripts.

@@ -141,6 +141,9 @@ func Seed(ctx context.Context, st *store.Store) (Result, error) {
 	if err := seedInbox(ctx, st, acct.ID); err != nil {
 		return res, fmt.Errorf("demo inbox: %w", err)
 	}
+	if err := seedContacts(ctx, st, acct.ID); err != nil {
+		return res, fmt.Errorf("demo contacts: %w", err)
+	}
 
 	// An OAuth client, so a person can try the sign-in and consent pages.
 	if err := st.AllowHost(ctx, DemoRedirectHost); err != nil {

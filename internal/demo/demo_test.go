@@ -29,3 +29,22 @@ func TestDemoRoles(t *testing.T) {
 		}
 	})
 }
+
+// TestDemoContacts: every patient is a contact under the name the texts
+// and calls use, so the inbox shows names.
+func TestDemoContacts(t *testing.T) {
+	st := storetest.Open(t, store.SQLite)
+	ctx := context.Background()
+	res, err := demo.Seed(ctx, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Patient 0 and patient 399 (demo.Patients-1), and a line: no one's.
+	refs, err := st.ContactRefs(ctx, res.AccountID, []string{"14155552000", "14155552399", "14155550100"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(refs) != 2 || refs["14155552000"].Name != "Olivia Brown" || refs["14155552399"].Name != "Henry Walker" {
+		t.Errorf("patients' contacts: %+v", refs)
+	}
+}

@@ -61,6 +61,9 @@ type Call struct {
 	Repeated      int64
 	CallPurpose   string
 	CallSentiment string
+	// Contact is the contact that holds the other party's number, where
+	// the caller may read contacts (filled by the calls service).
+	Contact *ContactRef
 
 	Numbers    []string // account DIDs involved
 	Extensions []string

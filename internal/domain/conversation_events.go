@@ -20,6 +20,9 @@ const (
 	MessageDeleted        = "message.deleted"
 	ConversationRead      = "conversation.read"
 	ConversationUnread    = "conversation.unread"
+	// ConversationMentioned is personal: a note (conversation.commented)
+	// mentioned the event's audience.
+	ConversationMentioned = "conversation.mentioned"
 )
 
 // ConversationEvent is the payload of an AccountConversations event: the
@@ -30,7 +33,9 @@ const (
 // message a message.deleted erased, Comment the note a comment (or a resolve
 // with a comment) saved, ReadThrough the user's new watermark after a
 // conversation.read of the whole thread (every message up to it is read),
-// MessageIDs the messages a read or unread of single messages set.
+// MessageIDs the messages a read or unread of single messages set, Mentions
+// the people a note mentions (conversation.commented, and the personal
+// conversation.mentioned each of them gets).
 type ConversationEvent struct {
 	Event             string                  `json:"event"`
 	Line              string                  `json:"line"`
@@ -42,6 +47,7 @@ type ConversationEvent struct {
 	Comment           string                  `json:"comment,omitempty"`
 	ReadThrough       int64                   `json:"readThrough,omitempty"`
 	MessageIDs        []int64                 `json:"messageIds,omitempty"`
+	Mentions          []int64                 `json:"mentions,omitempty"`
 }
 
 // ConversationEventState is a conversation's state in an event. Unlike the

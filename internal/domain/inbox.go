@@ -43,8 +43,12 @@ type ConversationSummary struct {
 	LastMessageAt time.Time
 	LastMessage   string // the newest message's text, cut to a preview
 	LastDirection string // "in" or "out"
+	LastSentBy    int64  // the user who sent the newest message; 0 for a text received or sent with an API key
 	LastHasMedia  bool
 	UnreadCount   int64
+	// Contact is the contact that holds a 1:1 conversation's number, where
+	// the caller may read contacts.
+	Contact *ContactRef
 }
 
 // ThreadMessage is a message as a thread read shows it to one caller.
@@ -67,6 +71,8 @@ type Thread struct {
 	State      Conversation
 	Messages   []ThreadMessage
 	MarkedRead bool
+	// Contact: as ConversationSummary's.
+	Contact *ContactRef
 }
 
 // Comment is an internal note on a conversation, never sent to the other party.
@@ -113,4 +119,13 @@ func LineReaders(users []User, roles []Role, line Line) []int64 {
 		}
 	}
 	return out
+}
+
+// NotificationPrefs are what a person wants to be notified of (GET and PUT
+// /me/notifications); their clients notify, the server keeps the choice.
+type NotificationPrefs struct {
+	AssignedToMe      bool // a new inbound text in a conversation assigned to them
+	UnassignedOnLines bool // a new inbound text in an unassigned conversation on their lines
+	Mentions          bool // a note that mentions them
+	UpdatedAt         *time.Time
 }

@@ -3,11 +3,13 @@ package domain
 import "time"
 
 // Template is a saved reply. It belongs to one user; UserID 0 is the
-// account's integrations (API keys), which have no person.
+// account's integrations (API keys), which have no person. A shared one is
+// the whole account's (a team reply), and UserID is who wrote it.
 type Template struct {
 	ID        int64
 	AccountID int64
 	UserID    int64
+	Shared    bool
 	Title     string
 	Body      string
 	CreatedAt time.Time

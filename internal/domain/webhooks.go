@@ -20,6 +20,7 @@ var WebhookTypes = []WebhookType{
 	{EventAITranscription, "Call transcription events."},
 	// Not one of the spec's types: the shared inbox's (docs/decisions.md).
 	{EventAccountConversations, "Shared inbox events: a conversation resolved, reopened, assigned, commented on or deleted, and a message deleted, with the line, the number, who did it and the conversation's new state. Read-state changes are personal and never delivered to webhooks."},
+	{EventAccountContacts, "Team address book events: a contact created, updated (also by an import) or deleted, with who did it and the contact after the change (as it was, for a deletion)."},
 }
 
 // IsWebhookType reports whether t is one of WebhookTypes.

@@ -68,6 +68,10 @@ func appendCall(b []byte, c *domain.Call) []byte {
 		b = appendStringField(b, `,"calledBack":`, c.CalledBack)
 	}
 	b = appendIntField(b, `,"repeated":`, c.Repeated)
+	if c.Contact != nil {
+		b = appendIntField(b, `,"contact":{"id":`, c.Contact.ID)
+		b = append(appendStringField(b, `,"name":`, c.Contact.Name), '}')
+	}
 	return append(b, '}')
 }
 

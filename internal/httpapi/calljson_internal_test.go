@@ -45,6 +45,9 @@ func TestAppendCallMatchesEncodingJSON(t *testing.T) {
 			end := start.Add(time.Duration(rng.IntN(5000)) * time.Second)
 			c.EndTime = &end
 		}
+		if i%4 == 1 {
+			c.Contact = &domain.ContactRef{ID: rng.Int64N(1 << 40), Name: str()}
+		}
 		list = append(list, c)
 	}
 	for _, page := range [][]domain.Call{nil, list[:1], list} {

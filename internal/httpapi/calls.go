@@ -127,6 +127,8 @@ type callJSON struct {
 	Recorded         bool   `json:"recorded"`
 	CalledBack       string `json:"calledBack,omitempty"`
 	Repeated         int64  `json:"repeated"`
+	// Contact is beyond the spec (issue 33): who the other party is.
+	Contact *domain.ContactRef `json:"contact,omitempty"`
 }
 
 func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
@@ -146,6 +148,7 @@ func toCallJSON(c domain.Call) callJSON {
 		CallerIDExternal: c.CallerIDExternal, StartTime: rfc3339(c.StartTime), EndTime: optTime(c.EndTime),
 		DurationSeconds: c.DurationSeconds, TalkTimeSeconds: c.TalkTimeSeconds, Transferred: c.Transferred,
 		Abandoned: c.Abandoned, Recorded: c.Recorded, CalledBack: c.CalledBack, Repeated: c.Repeated,
+		Contact: c.Contact,
 	}
 }
 

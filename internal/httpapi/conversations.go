@@ -46,20 +46,36 @@ func utc(t *time.Time) *time.Time {
 
 // conversationItemJSON is the public API's ConversationListItem.
 type conversationItemJSON struct {
-	Line              string     `json:"line"`
-	Number            string     `json:"number"`
-	GroupParticipants []string   `json:"groupParticipants,omitempty"`
-	LastMessage       string     `json:"lastMessage"`
-	LastMessageID     int64      `json:"lastMessageId"`
-	LastMessageAt     time.Time  `json:"lastMessageAt"`
-	Direction         string     `json:"direction"`
-	HasMedia          bool       `json:"hasMedia"`
-	Unread            bool       `json:"unread"`
-	UnreadCount       int64      `json:"unreadCount"`
-	Resolved          bool       `json:"resolved"`
-	ResolvedBy        int64      `json:"resolvedBy,omitempty"`
-	ResolvedAt        *time.Time `json:"resolvedAt,omitempty"`
-	AssignedTo        int64      `json:"assignedTo,omitempty"`
+	Line              string             `json:"line"`
+	Number            string             `json:"number"`
+	Contact           *domain.ContactRef `json:"contact,omitempty"`
+	GroupParticipants []string           `json:"groupParticipants,omitempty"`
+	LastMessage       string             `json:"lastMessage"`
+	LastMessageID     int64              `json:"lastMessageId"`
+	LastMessageAt     time.Time          `json:"lastMessageAt"`
+	Direction         string             `json:"direction"`
+	SentBy            *int64             `json:"lastMessageSentBy"`
+	HasMedia          bool               `json:"hasMedia"`
+	Unread            bool               `json:"unread"`
+	UnreadCount       int64              `json:"unreadCount"`
+	Resolved          bool               `json:"resolved"`
+	ResolvedBy        int64              `json:"resolvedBy,omitempty"`
+	ResolvedAt        *time.Time         `json:"resolvedAt,omitempty"`
+	AssignedTo        int64              `json:"assignedTo,omitempty"`
+}
+
+func toItemJSON(c domain.ConversationSummary) conversationItemJSON {
+	st := toStateJSON(c.Conversation)
+	item := conversationItemJSON{Line: st.Line, Number: st.Number, GroupParticipants: st.GroupParticipants,
+		LastMessage: c.LastMessage, LastMessageID: c.LastMessageID, LastMessageAt: c.LastMessageAt.Truncate(time.Second),
+		Direction: c.LastDirection, HasMedia: c.LastHasMedia, Unread: c.UnreadCount > 0, UnreadCount: c.UnreadCount,
+		Resolved: st.Resolved, ResolvedBy: st.ResolvedBy, ResolvedAt: st.ResolvedAt, AssignedTo: st.AssignedTo,
+		Contact: c.Contact}
+	if c.LastSentBy != 0 {
+		by := c.LastSentBy
+		item.SentBy = &by
+	}
+	return item
 }
 
 // receiptJSON is Message.delivery: the carrier's receipt.
@@ -91,9 +107,10 @@ type messageJSON struct {
 
 // threadJSON is the thread read response.
 type threadJSON struct {
-	Line              string   `json:"line"`
-	Number            string   `json:"number"`
-	GroupParticipants []string `json:"groupParticipants,omitempty"`
+	Line              string             `json:"line"`
+	Number            string             `json:"number"`
+	Contact           *domain.ContactRef `json:"contact,omitempty"`
+	GroupParticipants []string           `json:"groupParticipants,omitempty"`
 	// State is beyond the spec: the conversation's resolution and owner,
 	// so a client that opens a thread by its address can show them.
 	State      conversationStateJSON `json:"state"`
@@ -104,7 +121,7 @@ type threadJSON struct {
 func toThreadJSON(t domain.Thread) threadJSON {
 	state := t.State
 	state.Key = t.Key
-	out := threadJSON{Line: t.Key.Line.Number, Number: t.Key.Number(), State: toStateJSON(state), Messages: make([]messageJSON, len(t.Messages)), MarkedRead: t.MarkedRead}
+	out := threadJSON{Line: t.Key.Line.Number, Number: t.Key.Number(), Contact: t.Contact, State: toStateJSON(state), Messages: make([]messageJSON, len(t.Messages)), MarkedRead: t.MarkedRead}
 	if t.Key.IsGroup() {
 		out.GroupParticipants = t.Key.Participants
 	}
@@ -152,11 +169,7 @@ func (s *Server) listConversations(w http.ResponseWriter, r *http.Request) error
 	body, err := s.inbox.ListEncoded(r.Context(), principal(r), lp, func(page []domain.ConversationSummary) ([]byte, error) {
 		out := make([]conversationItemJSON, len(page))
 		for i, c := range page {
-			st := toStateJSON(c.Conversation)
-			out[i] = conversationItemJSON{Line: st.Line, Number: st.Number, GroupParticipants: st.GroupParticipants,
-				LastMessage: c.LastMessage, LastMessageID: c.LastMessageID, LastMessageAt: c.LastMessageAt.Truncate(time.Second),
-				Direction: c.LastDirection, HasMedia: c.LastHasMedia, Unread: c.UnreadCount > 0, UnreadCount: c.UnreadCount,
-				Resolved: st.Resolved, ResolvedBy: st.ResolvedBy, ResolvedAt: st.ResolvedAt, AssignedTo: st.AssignedTo}
+			out[i] = toItemJSON(c)
 		}
 		return encodeData(out)
 	})
@@ -423,12 +436,19 @@ func (s *Server) addComment(w http.ResponseWriter, r *http.Request) error {
 	if req.Comment == nil {
 		return domain.Errorf(domain.Invalid, "comment is required")
 	}
-	c, err := s.inbox.Comment(r.Context(), principal(r), a, *req.Comment)
+	c, mentions, err := s.inbox.Comment(r.Context(), principal(r), a, *req.Comment)
 	if err != nil {
 		return err
 	}
-	writeData(w, http.StatusCreated, toStateJSON(c))
+	writeData(w, http.StatusCreated, commentedJSON{conversationStateJSON: toStateJSON(c), Mentions: nonNil(mentions)})
 	return nil
+}
+
+// commentedJSON is POST …/comments's answer: the conversation's state and
+// whom the note mentions (user ids; empty when nobody).
+type commentedJSON struct {
+	conversationStateJSON
+	Mentions []int64 `json:"mentions"`
 }
 
 // commentJSON is an internal note as GET …/comments lists it.

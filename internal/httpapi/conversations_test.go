@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"switchboard/internal/contacts"
 	"testing"
 
 	"switchboard/internal/apitest"
@@ -18,10 +19,13 @@ import (
 	"switchboard/internal/domain"
 	"switchboard/internal/httpapi"
 	"switchboard/internal/inbox"
+	"switchboard/internal/search"
 	"switchboard/internal/sms"
 	"switchboard/internal/sms/smsevent"
 	"switchboard/internal/store"
 	"switchboard/internal/store/storetest"
+	"switchboard/internal/team"
+	"switchboard/internal/users"
 	"switchboard/internal/webhooks"
 )
 
@@ -94,7 +98,8 @@ func serveInbox(t *testing.T, st *store.Store) (string, *sms.Service) {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	svc := sms.New(sms.Config{Store: st, Log: log})
 	srv := httptest.NewServer(httpapi.New(httpapi.Config{Store: st, Auth: &auth.Authenticator{Store: st}, Log: log, SMS: svc,
-		Inbox: inbox.New(inbox.Config{Store: st, Log: log}), Webhooks: webhooks.New(webhooks.Config{Store: st})}))
+		Inbox: inbox.New(inbox.Config{Store: st, Log: log}), Webhooks: webhooks.New(webhooks.Config{Store: st}), Team: team.New(team.Config{Store: st}),
+		Users: users.New(users.Config{Store: st}), Search: search.New(search.Config{Store: st}), Contacts: contacts.New(st)}))
 	t.Cleanup(srv.Close)
 	return srv.URL, svc
 }

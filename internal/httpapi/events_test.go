@@ -20,6 +20,7 @@ import (
 	"switchboard/internal/auth"
 	"switchboard/internal/calls"
 	"switchboard/internal/carrier/sim"
+	"switchboard/internal/contacts"
 	"switchboard/internal/domain"
 	"switchboard/internal/httpapi"
 	"switchboard/internal/inbox"
@@ -27,6 +28,7 @@ import (
 	"switchboard/internal/store"
 	"switchboard/internal/store/storetest"
 	"switchboard/internal/stream"
+	"switchboard/internal/team"
 	"switchboard/internal/users"
 	"switchboard/internal/webhooks"
 )
@@ -116,7 +118,7 @@ func setupEvents(t *testing.T, engine store.Engine, o eventsOpts) *eventsFixture
 	srv := httptest.NewUnstartedServer(httpapi.New(httpapi.Config{
 		Store: st, Auth: &auth.Authenticator{Store: st}, Log: log, Registry: f.metrics,
 		SMS: f.svc, Users: users.New(users.Config{Store: st}), Webhooks: webhooks.New(webhooks.Config{Store: st}),
-		Inbox: inbox.New(inbox.Config{Store: st, Log: log}), Calls: f.calls,
+		Inbox: inbox.New(inbox.Config{Store: st, Log: log}), Calls: f.calls, Team: team.New(team.Config{Store: st}), Contacts: contacts.New(st),
 		Events: f.hub, EventTiming: o.timing, EventRetention: o.retention,
 	}))
 	srv.Config.RegisterOnShutdown(f.hub.CloseStreams)

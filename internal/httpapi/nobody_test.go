@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"switchboard/internal/contacts"
 	"testing"
 
 	"switchboard/api"
@@ -65,7 +66,8 @@ func TestNoBodyOperationsRefuseBodies(t *testing.T) {
 		log := slog.New(slog.DiscardHandler)
 		srv := httptest.NewServer(httpapi.New(httpapi.Config{Store: f.st, Auth: &auth.Authenticator{Store: f.st}, Log: log,
 			SMS: sms.New(sms.Config{Store: f.st, Log: log}), Users: users.New(users.Config{Store: f.st}),
-			Webhooks: webhooks.New(webhooks.Config{Store: f.st}), Inbox: inbox.New(inbox.Config{Store: f.st, Log: log})}))
+			Webhooks: webhooks.New(webhooks.Config{Store: f.st}), Inbox: inbox.New(inbox.Config{Store: f.st, Log: log}),
+			Contacts: contacts.New(f.st)}))
 		t.Cleanup(srv.Close)
 		f.url = srv.URL
 		for _, op := range ops {

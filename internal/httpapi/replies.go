@@ -8,15 +8,17 @@ import (
 
 // templateJSON is the public API's Template (saved reply).
 type templateJSON struct {
-	ID    int64  `json:"id"`
-	Title string `json:"title"`
-	Body  string `json:"body"`
+	ID     int64  `json:"id"`
+	Title  string `json:"title"`
+	Body   string `json:"body"`
+	Shared bool   `json:"shared"`
 }
 
 // templateRequest is the body of POST /sms/templates and PUT /sms/templates/{id}.
 type templateRequest struct {
-	Title *string `json:"title"`
-	Body  *string `json:"body"`
+	Title  *string `json:"title"`
+	Body   *string `json:"body"`
+	Shared *bool   `json:"shared"`
 }
 
 func (t templateRequest) fields() (string, string, error) {
@@ -30,7 +32,7 @@ func (t templateRequest) fields() (string, string, error) {
 }
 
 func templateOut(t domain.Template) templateJSON {
-	return templateJSON{ID: t.ID, Title: t.Title, Body: t.Body}
+	return templateJSON{ID: t.ID, Title: t.Title, Body: t.Body, Shared: t.Shared}
 }
 
 func (s *Server) listTemplates(w http.ResponseWriter, r *http.Request) error {
@@ -55,7 +57,7 @@ func (s *Server) createTemplate(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	t, err := s.sms.CreateTemplate(r.Context(), principal(r), title, body)
+	t, err := s.sms.CreateTemplate(r.Context(), principal(r), title, body, req.Shared != nil && *req.Shared)
 	if err != nil {
 		return err
 	}
@@ -76,7 +78,7 @@ func (s *Server) replaceTemplate(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	t, err := s.sms.ReplaceTemplate(r.Context(), principal(r), id, title, body)
+	t, err := s.sms.ReplaceTemplate(r.Context(), principal(r), id, title, body, req.Shared)
 	if err != nil {
 		return err
 	}

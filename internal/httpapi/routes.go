@@ -7,6 +7,7 @@ import (
 
 	"switchboard/internal/auth"
 	"switchboard/internal/calls"
+	"switchboard/internal/contacts"
 )
 
 // routes is the route table: every endpoint Switchboard serves, in one place.
@@ -92,6 +93,30 @@ func (s *Server) routes() {
 	s.api("POST /sms/conversations/{line}/{number}/assign", auth.SMSWrite, s.assignConversation, "groupParticipants")
 	s.api("POST /sms/conversations/{line}/{number}/comments", auth.SMSWrite, s.addComment, "groupParticipants")
 	s.api("GET /sms/conversations/{line}/{number}/comments", auth.MessagesRead, s.listComments, "groupParticipants")
+	s.api("GET /sms/conversations/{line}/{number}/history", auth.MessagesRead, s.conversationHistory, "groupParticipants", "limit", "before")
+
+	// The team (team.go): who works the caller's lines, and the person's
+	// notification preferences.
+	if s.team != nil {
+		s.api("GET /sms/teammates", auth.MessagesRead, s.listTeammates, "lines")
+		s.api("GET /me/notifications", auth.MessagesRead, s.getNotifications)
+		s.api("PUT /me/notifications", auth.MessagesWrite, s.putNotifications)
+	}
+
+	// Search (search.go): what the credential may read, as the inbox's
+	// reads allow it.
+	if s.search != nil {
+		s.api("GET /search", auth.MessagesRead, s.searchAll, "q", "types", "lines", "direction", "from", "to", "resolved", "unresolved", "cursor", "limit")
+	}
+	// The team address book (contacts.go): messages:read to read, sms:write
+	// to write, and a role with phone numbers; deleting needs every line.
+	s.apiRole("GET /contacts", auth.MessagesRead, keepContacts, s.listContacts, "q", "limit", "before")
+	s.apiRole("POST /contacts", auth.SMSWrite, keepContacts, s.createContact)
+	s.apiRole("GET /contacts/export", auth.MessagesRead, keepContacts, s.exportContacts, "format")
+	s.apiRole("POST /contacts/import", auth.SMSWrite, keepContacts, s.budgeted(contacts.MaxImportBytes, s.importContacts))
+	s.apiRole("GET /contacts/{id}", auth.MessagesRead, keepContacts, s.getContact)
+	s.apiRole("PATCH /contacts/{id}", auth.SMSWrite, keepContacts, s.updateContact)
+	s.apiRole("DELETE /contacts/{id}", auth.SMSWrite, deleteContacts, bodiless(s.deleteContact))
 
 	// Hosted attachments: public, unguessable names.
 	if s.media != nil {
@@ -108,6 +133,12 @@ func (s *Server) routes() {
 		s.mux.Handle("/.well-known/oauth-authorization-server", s.oauth)
 		s.mux.Handle("/oauth/", s.oauth)
 		s.mux.Handle("/api/v1/oauth/", s.oauth)
+		// The app's sign-in and its session (a token-mediating backend,
+		// oauth/session.go): under /app/, where the session cookie is sent.
+		s.mux.Handle("/app/signin", s.oauth)
+		s.mux.Handle("/app/callback", s.oauth)
+		s.mux.Handle("/app/session", s.oauth)
+		s.mux.Handle("/app/session/", s.oauth)
 	}
 
 	// The Switchboard app: static files, a client of the API above.

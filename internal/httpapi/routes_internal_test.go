@@ -7,7 +7,9 @@ import (
 	"switchboard/api"
 	"switchboard/internal/auth"
 	"switchboard/internal/calls"
+	"switchboard/internal/search"
 	"switchboard/internal/sms"
+	"switchboard/internal/team"
 )
 
 // TestRoutesMatchDocument holds the route table and api/openapi.yaml to each
@@ -19,7 +21,7 @@ func TestRoutesMatchDocument(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := New(Config{SMS: sms.New(sms.Config{}), Calls: calls.New(calls.Config{})})
+	s := New(Config{SMS: sms.New(sms.Config{}), Calls: calls.New(calls.Config{}), Search: search.New(search.Config{}), Team: team.New(team.Config{})})
 	served := map[string]bool{}
 	// The role permissions the table checks itself, and the routes that do.
 	tableRoles, roleOf := map[string]bool{}, map[string]string{}

@@ -11,9 +11,12 @@ import (
 
 	"switchboard/internal/auth"
 	"switchboard/internal/calls"
+	"switchboard/internal/contacts"
 	"switchboard/internal/inbox"
+	"switchboard/internal/search"
 	"switchboard/internal/sms"
 	"switchboard/internal/stream"
+	"switchboard/internal/team"
 	"switchboard/internal/users"
 	"switchboard/internal/webhooks"
 )
@@ -52,6 +55,13 @@ type Config struct {
 	Webhooks *webhooks.Service
 	// Inbox serves the shared inbox (required).
 	Inbox *inbox.Service
+	// Search serves GET /search; nil leaves the route out.
+	Search *search.Service
+	// Team serves teammates and notification preferences; nil leaves
+	// their routes out.
+	Team *team.Service
+	// Contacts serves the team address book (required).
+	Contacts *contacts.Service
 	// Media serves hosted attachments under /media/.
 	Media http.Handler
 	// CarrierHooks serves the carrier driver's callbacks under /carrier/.
@@ -93,6 +103,9 @@ type Server struct {
 	calls        *calls.Service
 	webhooks     *webhooks.Service
 	inbox        *inbox.Service
+	search       *search.Service
+	team         *team.Service
+	contacts     *contacts.Service
 	media        http.Handler
 	carrierHooks http.Handler
 	oauth        http.Handler
@@ -135,6 +148,9 @@ func New(cfg Config) *Server {
 		calls:        cfg.Calls,
 		webhooks:     cfg.Webhooks,
 		inbox:        cfg.Inbox,
+		search:       cfg.Search,
+		team:         cfg.Team,
+		contacts:     cfg.Contacts,
 		media:        cfg.Media,
 		carrierHooks: cfg.CarrierHooks,
 		oauth:        cfg.OAuth,

@@ -17,8 +17,10 @@ import (
 	"switchboard/internal/carrier"
 	"switchboard/internal/httpapi"
 	"switchboard/internal/inbox"
+	"switchboard/internal/search"
 	"switchboard/internal/sms"
 	"switchboard/internal/store/storetest"
+	"switchboard/internal/team"
 	"switchboard/internal/users"
 	"switchboard/internal/webhooks"
 )
@@ -52,7 +54,7 @@ func setupStrict(t *testing.T, f *fixture) *strictFixture {
 	srv := httpapi.New(httpapi.Config{
 		Store: f.st, Auth: &auth.Authenticator{Store: f.st}, Log: log, SMS: smsSvc,
 		Users: users.New(users.Config{Store: f.st}), Webhooks: webhooks.New(webhooks.Config{Store: f.st}),
-		Inbox: inbox.New(inbox.Config{Store: f.st, Log: log}),
+		Inbox: inbox.New(inbox.Config{Store: f.st, Log: log}), Team: team.New(team.Config{Store: f.st}), Search: search.New(search.Config{Store: f.st}),
 		Calls: calls.New(calls.Config{Store: f.st, Blobs: blobs, PublicURL: "https://switchboard.test"}),
 	})
 	ts := httptest.NewServer(srv)

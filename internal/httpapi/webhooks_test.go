@@ -134,8 +134,9 @@ func TestWebhookCreateAndRead(t *testing.T) {
 				t.Errorf("type %s has no description", ty.Type)
 			}
 		}
-		// The spec's five in its order, then the shared inbox's (issue 24).
-		if want := "AccountRealTimeCalls AccountEndedCalls UserEndedCalls AccountSMS AccountAITranscription AccountConversations"; status != 200 || strings.Join(names, " ") != want {
+		// The spec's five in its order, then the shared inbox's (issue 24)
+		// and the address book's (issue 33).
+		if want := "AccountRealTimeCalls AccountEndedCalls UserEndedCalls AccountSMS AccountAITranscription AccountConversations AccountContacts"; status != 200 || strings.Join(names, " ") != want {
 			t.Errorf("types = %d %v, want %s", status, names, want)
 		}
 	})

@@ -20,9 +20,11 @@ import (
 	"unicode/utf8"
 
 	"switchboard/internal/auth"
+	"switchboard/internal/contacts"
 	"switchboard/internal/domain"
 	"switchboard/internal/phone"
 	"switchboard/internal/store"
+	"switchboard/internal/team"
 )
 
 // Limits of the inbox endpoints.
@@ -201,15 +203,30 @@ func (s *Service) List(ctx context.Context, p auth.Principal, lp ListParams) ([]
 	if err != nil {
 		return nil, err
 	}
+	numbers := make([]string, 0, len(page))
 	for i := range page {
 		page[i].Key.Line = byID[page[i].Key.Line.ID]
-		page[i].LastMessage = preview(page[i].LastMessage)
+		page[i].LastMessage = Preview(page[i].LastMessage)
+		if !page[i].Key.IsGroup() {
+			numbers = append(numbers, page[i].Key.Number())
+		}
+	}
+	// The names beside the numbers (issue 33): one read for the page,
+	// inside the first page's load, so that a kept first page has them.
+	held, err := contacts.Names(ctx, s.store, p, numbers)
+	if err != nil {
+		return nil, err
+	}
+	for i := range page {
+		if ref, ok := held[page[i].Key.Number()]; ok && !page[i].Key.IsGroup() {
+			page[i].Contact = &ref
+		}
 	}
 	return page, nil
 }
 
-// preview cuts text to PreviewRunes characters.
-func preview(text string) string {
+// Preview cuts text to PreviewRunes characters.
+func Preview(text string) string {
 	if utf8.RuneCountInString(text) <= PreviewRunes {
 		return text
 	}
@@ -265,7 +282,20 @@ func (s *Service) Thread(ctx context.Context, p auth.Principal, tp ThreadParams)
 		return domain.Thread{}, err
 	}
 	s.urls(msgs)
-	return domain.Thread{Key: key, State: c, Messages: msgs, MarkedRead: tp.MarkRead}, nil
+	t := domain.Thread{Key: key, State: c, Messages: msgs, MarkedRead: tp.MarkRead}
+	return t, s.name(ctx, p, &t)
+}
+
+// name fills t's Contact: the contact that holds a 1:1 thread's number.
+func (s *Service) name(ctx context.Context, p auth.Principal, t *domain.Thread) error {
+	if t.Key.IsGroup() {
+		return nil
+	}
+	held, err := contacts.Names(ctx, s.store, p, []string{t.Key.Number()})
+	if ref, ok := held[t.Key.Number()]; ok {
+		t.Contact = &ref
+	}
+	return err
 }
 
 // markThreadRead marks the thread read for p. It is the hot read's write:
@@ -303,7 +333,8 @@ func (s *Service) ThreadAround(ctx context.Context, p auth.Principal, a Address,
 		return domain.Thread{}, err
 	}
 	s.urls(msgs)
-	return domain.Thread{Key: key, State: c, Messages: msgs}, nil
+	t := domain.Thread{Key: key, State: c, Messages: msgs}
+	return t, s.name(ctx, p, &t)
 }
 
 func (s *Service) urls(msgs []domain.ThreadMessage) {
@@ -506,23 +537,44 @@ func (s *Service) Assign(ctx context.Context, p auth.Principal, a Address, userI
 	return s.store.Assign(ctx, store.StateChange{Key: key, Actor: p.UserID, Change: ch}, to)
 }
 
-// Comment saves an internal note on a conversation.
-func (s *Service) Comment(ctx context.Context, p auth.Principal, a Address, text string) (domain.Conversation, error) {
+// Comment saves an internal note on a conversation and returns, with the
+// state, the people it mentions (team.Mentions: teammates who can work the
+// line). Each of them but the author gets a personal
+// conversation.mentioned with the note, in the same transaction.
+func (s *Service) Comment(ctx context.Context, p auth.Principal, a Address, text string) (domain.Conversation, []int64, error) {
 	if err := checkComment(text, true); err != nil {
-		return domain.Conversation{}, err
+		return domain.Conversation{}, nil, err
 	}
 	key, err := s.key(ctx, p, a)
 	if err != nil {
-		return domain.Conversation{}, err
+		return domain.Conversation{}, nil, err
 	}
 	text = strings.TrimSpace(text)
+	people, err := team.LineTeam(ctx, s.store, key.Line)
+	if err != nil {
+		return domain.Conversation{}, nil, err
+	}
+	mentions := team.Mentions(text, people)
 	e := newEvent(domain.ConversationCommented, p, key)
-	e.Comment = text
+	e.Comment, e.Mentions = text, mentions
 	ch, err := changed(e)
 	if err != nil {
-		return domain.Conversation{}, err
+		return domain.Conversation{}, nil, err
 	}
-	return s.store.AddComment(ctx, store.StateChange{Key: key, Actor: p.UserID, Change: ch}, text)
+	for _, id := range mentions {
+		if id == p.UserID {
+			continue // one's own note notifies nobody of it
+		}
+		m := newEvent(domain.ConversationMentioned, p, key)
+		m.Comment, m.Mentions = text, mentions
+		t, err := template(m, id)
+		if err != nil {
+			return domain.Conversation{}, nil, err
+		}
+		ch.Also = append(ch.Also, t)
+	}
+	c, err := s.store.AddComment(ctx, store.StateChange{Key: key, Actor: p.UserID, Change: ch}, text)
+	return c, mentions, err
 }
 
 // Comments lists a conversation's notes, oldest first (none for a pair

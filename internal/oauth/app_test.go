@@ -50,8 +50,9 @@ func TestRegisterAppRefusesPlainHTTP(t *testing.T) {
 }
 
 // TestAppConsentImplied: the first-party app goes from the password straight
-// back to its callback with a code (no consent page), needs no allow-list
-// entry for its host, and the code works like any other.
+// back to its callback with a code (no consent page) and needs no
+// allow-list entry for its host; the code is redeemed by the app's session
+// only (session_test.go).
 func TestAppConsentImplied(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		e := setup(t, st)
@@ -74,12 +75,13 @@ func TestAppConsentImplied(t *testing.T) {
 		if resp.Header.Get("Referrer-Policy") != "no-referrer" || resp.Header.Get("Cache-Control") != "no-store" {
 			t.Errorf("redirect with the code: Referrer-Policy %q, Cache-Control %q", resp.Header.Get("Referrer-Policy"), resp.Header.Get("Cache-Control"))
 		}
+		// The code is the server's own to redeem (session.go): the public
+		// token endpoint never hands the app's tokens to a script.
 		status, tok := e.token(t, url.Values{"grant_type": {"authorization_code"}, "code": {loc.Query().Get("code")}, "code_verifier": {verifier},
 			"client_id": {store.AppClientID}, "redirect_uri": {redirectURI}})
-		if status != http.StatusOK || tok.AccessToken == "" || tok.RefreshToken == "" || tok.Scope != "sms:read sms:send" {
-			t.Fatalf("exchange: %d %+v", status, tok)
+		if status != http.StatusBadRequest || tok.AccessToken != "" || tok.Error != "unauthorized_client" {
+			t.Fatalf("the app's code at the public token endpoint: %d %+v, want 400 unauthorized_client", status, tok)
 		}
-		e.wantAccess(t, tok.AccessToken, true)
 
 		// Another client still gets the consent page.
 		form = e.signIn(t, browser(t), nil)

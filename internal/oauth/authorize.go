@@ -112,8 +112,14 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) loginData(c store.OAuthClient, reqID, csrf, username, problem string) pageData {
-	return pageData{Title: "Sign in", ClientName: c.Name, Action: s.basePath + "/oauth/login",
+	d := pageData{Title: "Sign in", ClientName: c.Name, Action: s.basePath + "/oauth/login",
 		Request: reqID, CSRF: csrf, Username: username, Error: problem}
+	if c.ClientID == store.AppClientID {
+		// The app is Switchboard itself: signing in to it is signing in to
+		// Switchboard, with no application asking for access.
+		d.Heading, d.FirstParty = "Sign in to Switchboard", true
+	}
+	return d
 }
 
 // login checks the person's password for the sealed request the sign-in

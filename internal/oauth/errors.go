@@ -13,6 +13,7 @@ import (
 const (
 	errInvalidRequest          = "invalid_request"
 	errInvalidClient           = "invalid_client"
+	errUnauthorizedClient      = "unauthorized_client"
 	errInvalidGrant            = "invalid_grant"
 	errUnsupportedGrantType    = "unsupported_grant_type"
 	errUnsupportedResponseType = "unsupported_response_type"

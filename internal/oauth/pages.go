@@ -28,6 +28,11 @@ type scopeLine struct{ Name, Words string }
 
 type pageData struct {
 	Title string
+	// Heading, when set, is the page's heading instead of Title.
+	Heading string
+	// FirstParty is the sign-in of Switchboard's own app: no third party
+	// asks for anything, so the page says only "sign in to Switchboard".
+	FirstParty bool
 	// Error is shown above the form, or alone on an error page.
 	Error string
 	// Message is the body of an error page.
@@ -69,7 +74,7 @@ code{font-size:.9em;background:#f3f4f6;padding:.05rem .3rem;border-radius:.25rem
 </head>
 <body>
 <main>
-<h1>{{.Title}}</h1>
+<h1>{{if .Heading}}{{.Heading}}{{else}}{{.Title}}{{end}}</h1>
 {{end}}
 
 {{define "foot"}}</main>
@@ -78,7 +83,8 @@ code{font-size:.9em;background:#f3f4f6;padding:.05rem .3rem;border-radius:.25rem
 {{end}}
 
 {{define "login"}}{{template "head" .}}
-<p><strong>{{.ClientName}}</strong> wants to use your Switchboard account. Sign in to continue.</p>
+{{if .FirstParty}}<p>Sign in with your Switchboard username and password.</p>
+{{else}}<p><strong>{{.ClientName}}</strong> wants to use your Switchboard account. Sign in to continue.</p>{{end}}
 {{if .Error}}<p class="error" role="alert">{{.Error}}</p>{{end}}
 <form method="post" action="{{.Action}}">
 <input type="hidden" name="request" value="{{.Request}}">
@@ -89,7 +95,7 @@ code{font-size:.9em;background:#f3f4f6;padding:.05rem .3rem;border-radius:.25rem
 <input type="password" id="password" name="password" autocomplete="current-password" required>
 <button type="submit" id="sign-in">Sign in</button>
 </form>
-<p class="note">After you sign in you will see what {{.ClientName}} asks for, and you can still say no.</p>
+{{if not .FirstParty}}<p class="note">After you sign in you will see what {{.ClientName}} asks for, and you can still say no.</p>{{end}}
 {{template "foot"}}{{end}}
 
 {{define "consent"}}{{template "head" .}}

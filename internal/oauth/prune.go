@@ -15,20 +15,23 @@ import (
 const PruneInterval = time.Hour
 
 // Pruner returns the background service that deletes expired authorization
-// requests, codes and tokens, and the registered clients nobody ever
-// authorized, every PruneInterval.
+// requests, codes and tokens, the app's sessions past their limits, and the
+// registered clients nobody ever authorized, every PruneInterval.
 func (s *Server) Pruner() *background.Periodic {
 	return background.NewPeriodic(background.PeriodicConfig{
 		Name:     "oauth pruning",
 		Interval: PruneInterval,
 		Logger:   s.log,
 		Work: func(ctx context.Context) error {
+			// Sessions first: a session past its limits revokes its grant,
+			// whose tokens the next statement may then delete in time.
+			_, serr := s.store.PruneAppSessions(ctx, s.sessionLimits)
 			err := s.store.PruneOAuth(ctx)
 			n, cerr := s.store.PruneUnusedOAuthClients(ctx)
 			if cerr == nil && n > 0 {
 				s.log.Info("pruned OAuth clients never authorized", "clients", n, "unused_for", store.OAuthUnusedClientTTL.String())
 			}
-			return errors.Join(err, cerr)
+			return errors.Join(serr, err, cerr)
 		},
 	})
 }

@@ -56,6 +56,15 @@ type Config struct {
 	TrustedProxies []netip.Prefix
 	// Registry receives the server's metrics; nil keeps them private.
 	Registry prometheus.Registerer
+
+	// SessionIdle and SessionLifetime end an app session that has not been
+	// used for SessionIdle, or that began SessionLifetime ago
+	// (DefaultSessionIdle, DefaultSessionLifetime when zero).
+	SessionIdle     time.Duration
+	SessionLifetime time.Duration
+	// SessionAccessTTL is the lifetime of the access tokens the app's
+	// session hands out; DefaultSessionAccessTTL when zero.
+	SessionAccessTTL time.Duration
 }
 
 // Server is the authorization server. It is safe for concurrent use.
@@ -77,6 +86,10 @@ type Server struct {
 	registrations  *limiter
 	trustedProxies []netip.Prefix
 	registered     *prometheus.CounterVec // by outcome
+
+	appRedirect      string // the app's redirect URI once RegisterApp accepted it
+	sessionLimits    store.AppSessionLimits
+	sessionAccessTTL time.Duration
 }
 
 // New returns a server for cfg.
@@ -92,6 +105,18 @@ func New(cfg Config) *Server {
 		now:        time.Now,
 
 		trustedProxies: cfg.TrustedProxies,
+
+		sessionLimits:    store.AppSessionLimits{Idle: cfg.SessionIdle, Lifetime: cfg.SessionLifetime},
+		sessionAccessTTL: cfg.SessionAccessTTL,
+	}
+	if s.sessionLimits.Idle <= 0 {
+		s.sessionLimits.Idle = DefaultSessionIdle
+	}
+	if s.sessionLimits.Lifetime <= 0 {
+		s.sessionLimits.Lifetime = DefaultSessionLifetime
+	}
+	if s.sessionAccessTTL <= 0 {
+		s.sessionAccessTTL = DefaultSessionAccessTTL
 	}
 	perAddr, global := cfg.RegisterPerAddress, cfg.RegisterGlobal
 	if perAddr.Burst <= 0 || perAddr.Every <= 0 {
@@ -134,7 +159,9 @@ func New(cfg Config) *Server {
 }
 
 // Handler serves discovery, registration, the authorize, sign-in and consent
-// pages, the token endpoint and revocation.
+// pages, the token endpoint and revocation, and the app's sign-in and
+// session (AppSignInPath, AppRedirectPath, AppSessionPath and
+// AppSessionTokenPath: the caller mounts those paths too).
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	// Machine endpoints: no cookies are read there, so any origin may call
@@ -152,6 +179,12 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /oauth/login", s.textOnly(s.login))
 	mux.HandleFunc("GET /oauth/consent", s.textOnly(s.consentPage))
 	mux.HandleFunc("POST /oauth/consent", s.textOnly(s.consent))
+
+	// The app's sign-in and session (session.go): same-origin only, no CORS.
+	mux.HandleFunc("GET "+AppSignInPath, s.appSignIn)
+	mux.HandleFunc("GET "+AppRedirectPath, s.appCallback)
+	mux.HandleFunc("POST "+AppSessionTokenPath, s.sessionToken)
+	mux.HandleFunc("DELETE "+AppSessionPath, s.sessionEnd)
 	return mux
 }
 
@@ -236,6 +269,7 @@ func (s *Server) RegisterApp(ctx context.Context) (redirectURI, refused string, 
 	if err := s.store.EnsureOAuthClient(ctx, &c); err != nil {
 		return "", "", err
 	}
+	s.appRedirect = redirectURI
 	return redirectURI, "", nil
 }
 

@@ -74,6 +74,13 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	if client.ClientID == store.AppClientID {
+		// The app's codes are redeemed, and its refresh tokens kept, by the
+		// server itself (session.go): no script ever holds a refresh token
+		// of the app, not even one that obtained a code.
+		writeError(w, http.StatusBadRequest, errUnauthorizedClient, "the Switchboard app's tokens are issued only through its session at "+AppSessionPath)
+		return
+	}
 	if grantType == "authorization_code" {
 		s.exchangeCode(w, r, client, form)
 	} else {

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"log/slog"
 
 	"switchboard/internal/domain"
 	"switchboard/internal/money"
@@ -32,7 +33,7 @@ func OpenCopy(ctx context.Context, path string) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Store{db: db}, nil
+	return &Store{db: db, log: slog.New(slog.DiscardHandler)}, nil
 }
 
 // Backup writes a consistent copy of the SQLite database to dst (which must

@@ -70,6 +70,9 @@ func (c *ConvEvent) With(state domain.Conversation, readThrough int64) domain.Ev
 // (the generators).
 type Change struct {
 	Changed, Unchanged *ConvEvent
+	// Also are written after Changed, when it is: the personal events a
+	// change causes for other people (a note's mentions, one each).
+	Also []*ConvEvent
 }
 
 // write writes the event that holds, with state and readThrough in its
@@ -82,5 +85,16 @@ func (c Change) write(ctx context.Context, tx *Tx, account int64, changed bool, 
 	if e == nil {
 		return nil
 	}
-	return addEvents(ctx, tx, account, e.With(state, readThrough))
+	if err := addEvents(ctx, tx, account, e.With(state, readThrough)); err != nil {
+		return err
+	}
+	if !changed {
+		return nil
+	}
+	for _, a := range c.Also {
+		if err := addEvents(ctx, tx, account, a.With(state, readThrough)); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -181,6 +181,7 @@ func (s *Store) Comments(ctx context.Context, convID int64) ([]domain.Comment, e
 
 // Activity is one recorded change to a conversation.
 type Activity struct {
+	ID             int64
 	Kind           string
 	Actor, Subject int64
 	Body           string
@@ -202,6 +203,33 @@ func (s *Store) ConversationActivity(ctx context.Context, convID int64) ([]Activ
 		var created int64
 		if err := rows.Scan(&a.Kind, &actor, &subject, &a.Body, &created); err != nil {
 			return nil, fmt.Errorf("store: activity: %w", err)
+		}
+		a.Actor, a.Subject, a.CreatedAt = actor.Int64, subject.Int64, fromMicros(created)
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
+// ConversationHistory returns up to limit of a conversation's recorded
+// changes, newest first, older than before (0: from the newest).
+func (s *Store) ConversationHistory(ctx context.Context, convID, before int64, limit int) ([]Activity, error) {
+	q, args := `SELECT id, kind, actor_id, subject_id, body, created_at FROM conversation_activity WHERE conversation_id = ?`, []any{convID}
+	if before > 0 {
+		q += ` AND id < ?`
+		args = append(args, before)
+	}
+	rows, err := s.db.Query(ctx, q+` ORDER BY id DESC LIMIT ?`, append(args, limit)...)
+	if err != nil {
+		return nil, fmt.Errorf("store: history: %w", err)
+	}
+	defer rows.Close()
+	out := []Activity{}
+	for rows.Next() {
+		a := Activity{ConversationID: convID}
+		var actor, subject sql.NullInt64
+		var created int64
+		if err := rows.Scan(&a.ID, &a.Kind, &actor, &subject, &a.Body, &created); err != nil {
+			return nil, fmt.Errorf("store: history: %w", err)
 		}
 		a.Actor, a.Subject, a.CreatedAt = actor.Int64, subject.Int64, fromMicros(created)
 		out = append(out, a)
@@ -236,6 +264,10 @@ func (s *Store) DeleteConversation(ctx context.Context, convID int64, ch Change)
 		})
 		if err != nil {
 			return fmt.Errorf("store: delete conversation: %w", err)
+		}
+		// Their words leave the search index with their text.
+		if err := unindexMessages(ctx, tx, `conversation_id = ? AND deleted_at IS NULL AND status <> 'scheduled'`, convID); err != nil {
+			return err
 		}
 		for _, q := range []string{
 			`UPDATE messages SET deleted_at = ?, body = '', media = '[]' WHERE conversation_id = ? AND deleted_at IS NULL AND status <> 'scheduled'`,
@@ -314,6 +346,9 @@ func (s *Store) DeleteMessage(ctx context.Context, convID, id int64, ch Change) 
 		}
 		if _, err := tx.Exec(ctx, `DELETE FROM inbox_read_marks WHERE message_id = ?`, id); err != nil {
 			return fmt.Errorf("store: delete message: %w", err)
+		}
+		if err := unindexMessages(ctx, tx, `id = ?`, id); err != nil {
+			return err
 		}
 		if _, err := tx.Exec(ctx, `UPDATE messages SET deleted_at = ?, body = '', media = '[]' WHERE id = ?`, tx.Now(), id); err != nil {
 			return fmt.Errorf("store: delete message: %w", err)

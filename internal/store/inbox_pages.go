@@ -52,17 +52,24 @@ func (s *Store) ListConversations(ctx context.Context, f ConversationFilter) ([]
 	if err != nil {
 		return nil, err
 	}
+	return s.conversationSummaries(ctx, f.AccountID, f.UserID, ids)
+}
+
+// conversationSummaries returns the account's conversations ids as a list
+// shows them, in the order of ids: the newest message and userID's unread
+// count (0: the team's).
+func (s *Store) conversationSummaries(ctx context.Context, accountID, userID int64, ids []int64) ([]domain.ConversationSummary, error) {
 	out := make([]domain.ConversationSummary, 0, len(ids))
 	if len(ids) == 0 {
 		return out, nil
 	}
 	// The page's details, by id: the newest message and the caller's count.
-	args := []any{f.UserID}
+	args := []any{userID}
 	for _, id := range ids {
 		args = append(args, id)
 	}
 	rows, err := s.db.Query(ctx, `SELECT c.id, c.line_id, c.participants, c.resolved_at, c.resolved_by, c.assigned_to,
-			c.last_message_id, c.last_message_at, c.in_count, c.team_unread, m.direction, m.body, m.media, r.unread
+			c.last_message_id, c.last_message_at, c.in_count, c.team_unread, m.direction, m.body, m.media, m.sent_by, r.unread
 		FROM conversations c
 		JOIN messages m ON m.id = c.last_message_id
 		LEFT JOIN inbox_reads r ON r.conversation_id = c.id AND r.user_id = ?
@@ -75,20 +82,21 @@ func (s *Store) ListConversations(ctx context.Context, f ConversationFilter) ([]
 	for rows.Next() {
 		var c domain.ConversationSummary
 		var participants, media string
-		var resolvedAt, resolvedBy, assignedTo, unread sql.NullInt64
+		var resolvedAt, resolvedBy, assignedTo, sentBy, unread sql.NullInt64
 		var lastAt, inCount, teamUnread int64
 		if err := rows.Scan(&c.ID, &c.Key.Line.ID, &participants, &resolvedAt, &resolvedBy, &assignedTo,
-			&c.LastMessageID, &lastAt, &inCount, &teamUnread, &c.LastDirection, &c.LastMessage, &media, &unread); err != nil {
+			&c.LastMessageID, &lastAt, &inCount, &teamUnread, &c.LastDirection, &c.LastMessage, &media, &sentBy, &unread); err != nil {
 			return nil, fmt.Errorf("store: conversations: %w", err)
 		}
-		c.AccountID = f.AccountID
-		c.Key.Line.AccountID = f.AccountID
+		c.AccountID = accountID
+		c.Key.Line.AccountID = accountID
 		c.Key.Participants = strings.Split(participants, ",")
 		setState(&c.Conversation, resolvedAt, resolvedBy, assignedTo)
 		c.LastMessageAt = fromMicros(lastAt)
 		c.LastHasMedia = media != "[]" && media != ""
+		c.LastSentBy = sentBy.Int64
 		switch {
-		case f.UserID == 0:
+		case userID == 0:
 			c.UnreadCount = teamUnread
 		case unread.Valid:
 			c.UnreadCount = unread.Int64

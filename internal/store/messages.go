@@ -95,6 +95,9 @@ func createOutbound(ctx context.Context, tx *Tx, o *Outbound, to, media string) 
 		return 0, fmt.Errorf("store: create message: %w", err)
 	}
 	o.id, o.convID = id, convID
+	if err := indexMessage(ctx, tx, id, o.Body); err != nil {
+		return 0, err
+	}
 	if o.Idempotency != nil {
 		c := o.Idempotency.Claim
 		res, err := tx.Exec(ctx, `UPDATE idempotency_keys SET message_id = ?, response = ? WHERE account_id = ? AND key = ? AND created_at = ? AND state = 'running' AND message_id IS NULL`,
@@ -127,7 +130,9 @@ func upsertConversation(ctx context.Context, tx *Tx, accountID, lineID int64, pa
 	if err != nil {
 		return 0, fmt.Errorf("store: upsert conversation: %w", err)
 	}
-	return id, nil
+	// New (or just created by a concurrent write, which indexed it too:
+	// the insert below then adds nothing).
+	return id, indexConversation(ctx, tx, accountID, id, participants)
 }
 
 // MarkSent records that the carrier accepted message id: status sent, the
@@ -547,6 +552,9 @@ func (s *Store) StoreInbound(ctx context.Context, in Inbound) (int64, error) {
 			in.Line.AccountID, convID, in.Line.ID, in.From, string(to), in.Body, string(media), typ, domain.StatusReceived, blocked, reason, tx.Now())
 		if err != nil {
 			return fmt.Errorf("store: inbound: %w", err)
+		}
+		if err := indexMessage(ctx, tx, id, in.Body); err != nil {
+			return err
 		}
 		if blocked {
 			if _, err := tx.Exec(ctx, `UPDATE conversations SET last_message_id = ?, last_message_at = ? WHERE id = ?`, id, tx.Now(), convID); err != nil {

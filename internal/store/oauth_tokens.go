@@ -34,54 +34,59 @@ type CodeExchange struct {
 func (s *Store) ExchangeOAuthCode(ctx context.Context, x CodeExchange, p TokenPair) (IssuedTokens, error) {
 	var out IssuedTokens
 	var replay bool
-	err := s.db.Write(ctx, sqldb.DropCache, func(tx *Tx) error {
+	err := s.db.Write(ctx, sqldb.DropCache, func(tx *Tx) (err error) {
 		// SQLite may run this function twice (see commitBatch): start clean.
-		out, replay = IssuedTokens{}, false
-		// Lock order is grant, then its codes and tokens, everywhere.
-		var grantID int64
-		err := tx.QueryRow(ctx, `SELECT grant_id FROM oauth_codes WHERE hash = ?`, x.CodeHash).Scan(&grantID)
-		if err != nil {
-			return fmt.Errorf("store: oauth code: %w", notFound(err, "authorization code"))
-		}
-		g, err := s.lockGrant(ctx, tx, grantID)
-		if err != nil {
-			return err
-		}
-		var (
-			expires        int64
-			used           sql.NullInt64
-			redirect, chal string
-		)
-		err = tx.QueryRow(ctx, `SELECT redirect_uri, code_challenge, expires_at, used_at FROM oauth_codes WHERE hash = ?`+s.db.ForUpdate(), x.CodeHash).
-			Scan(&redirect, &chal, &expires, &used)
-		if err != nil {
-			return fmt.Errorf("store: oauth code: %w", notFound(err, "authorization code"))
-		}
-		switch {
-		case used.Valid:
-			replay = true
-			return revokeGrant(ctx, tx, grantID)
-		case g.ClientID != x.ClientID:
-			return domain.Errorf(domain.Invalid, "the authorization code was issued to another client")
-		case expires <= tx.Now():
-			return domain.Errorf(domain.NotFound, "the authorization code has expired")
-		case g.RevokedAt != nil:
-			return domain.Errorf(domain.NotFound, "the grant has been revoked")
-		case redirect != x.RedirectURI:
-			return domain.Errorf(domain.Invalid, "redirect_uri does not match the authorization request")
-		case subtle.ConstantTimeCompare([]byte(chal), []byte(x.Challenge)) != 1:
-			return domain.Errorf(domain.Invalid, "code_verifier does not match the code challenge")
-		}
-		if _, err := tx.Exec(ctx, `UPDATE oauth_codes SET used_at = ? WHERE hash = ?`, tx.Now(), x.CodeHash); err != nil {
-			return fmt.Errorf("store: use code: %w", err)
-		}
-		out, err = issueTokens(ctx, tx, g, g.Scopes, g.Scopes, p)
+		out, replay, err = s.exchangeCode(ctx, tx, x, p)
 		return err
 	})
 	if err == nil && replay {
 		return IssuedTokens{}, errCodeReplay
 	}
 	return out, err
+}
+
+// exchangeCode is ExchangeOAuthCode inside tx. A replayed code revokes the
+// grant and reports replay with a nil error, so that the revocation commits.
+func (s *Store) exchangeCode(ctx context.Context, tx *Tx, x CodeExchange, p TokenPair) (IssuedTokens, bool, error) {
+	// Lock order is grant, then its codes and tokens, everywhere.
+	var grantID int64
+	err := tx.QueryRow(ctx, `SELECT grant_id FROM oauth_codes WHERE hash = ?`, x.CodeHash).Scan(&grantID)
+	if err != nil {
+		return IssuedTokens{}, false, fmt.Errorf("store: oauth code: %w", notFound(err, "authorization code"))
+	}
+	g, err := s.lockGrant(ctx, tx, grantID)
+	if err != nil {
+		return IssuedTokens{}, false, err
+	}
+	var (
+		expires        int64
+		used           sql.NullInt64
+		redirect, chal string
+	)
+	err = tx.QueryRow(ctx, `SELECT redirect_uri, code_challenge, expires_at, used_at FROM oauth_codes WHERE hash = ?`+s.db.ForUpdate(), x.CodeHash).
+		Scan(&redirect, &chal, &expires, &used)
+	if err != nil {
+		return IssuedTokens{}, false, fmt.Errorf("store: oauth code: %w", notFound(err, "authorization code"))
+	}
+	switch {
+	case used.Valid:
+		return IssuedTokens{}, true, revokeGrant(ctx, tx, grantID)
+	case g.ClientID != x.ClientID:
+		return IssuedTokens{}, false, domain.Errorf(domain.Invalid, "the authorization code was issued to another client")
+	case expires <= tx.Now():
+		return IssuedTokens{}, false, domain.Errorf(domain.NotFound, "the authorization code has expired")
+	case g.RevokedAt != nil:
+		return IssuedTokens{}, false, domain.Errorf(domain.NotFound, "the grant has been revoked")
+	case redirect != x.RedirectURI:
+		return IssuedTokens{}, false, domain.Errorf(domain.Invalid, "redirect_uri does not match the authorization request")
+	case subtle.ConstantTimeCompare([]byte(chal), []byte(x.Challenge)) != 1:
+		return IssuedTokens{}, false, domain.Errorf(domain.Invalid, "code_verifier does not match the code challenge")
+	}
+	if _, err := tx.Exec(ctx, `UPDATE oauth_codes SET used_at = ? WHERE hash = ?`, tx.Now(), x.CodeHash); err != nil {
+		return IssuedTokens{}, false, fmt.Errorf("store: use code: %w", err)
+	}
+	out, err := issueTokens(ctx, tx, g, g.Scopes, g.Scopes, p)
+	return out, false, err
 }
 
 // RefreshExchange is a refresh-token request.
@@ -103,58 +108,64 @@ type RefreshExchange struct {
 func (s *Store) RotateRefreshToken(ctx context.Context, x RefreshExchange, p TokenPair) (IssuedTokens, error) {
 	var out IssuedTokens
 	var replay bool
-	err := s.db.Write(ctx, sqldb.DropCache, func(tx *Tx) error {
-		out, replay = IssuedTokens{}, false
-		var grantID int64
-		err := tx.QueryRow(ctx, `SELECT grant_id FROM oauth_tokens WHERE hash = ? AND kind = 'refresh'`, x.RefreshHash).Scan(&grantID)
-		if err != nil {
-			return fmt.Errorf("store: refresh token: %w", notFound(err, "refresh token"))
-		}
-		g, err := s.lockGrant(ctx, tx, grantID)
-		if err != nil {
-			return err
-		}
-		var (
-			expires       int64
-			scopes        string
-			used, revoked sql.NullInt64
-		)
-		err = tx.QueryRow(ctx, `SELECT scopes, expires_at, used_at, revoked_at FROM oauth_tokens WHERE hash = ?`+s.db.ForUpdate(), x.RefreshHash).
-			Scan(&scopes, &expires, &used, &revoked)
-		if err != nil {
-			return fmt.Errorf("store: refresh token: %w", notFound(err, "refresh token"))
-		}
-		tokenScopes := strings.Fields(scopes)
-		switch {
-		case used.Valid:
-			replay = true
-			return revokeGrant(ctx, tx, grantID)
-		case g.ClientID != x.ClientID:
-			return domain.Errorf(domain.Invalid, "the refresh token was issued to another client")
-		case revoked.Valid || g.RevokedAt != nil:
-			return domain.Errorf(domain.NotFound, "the refresh token has been revoked")
-		case expires <= tx.Now():
-			return domain.Errorf(domain.NotFound, "the refresh token has expired")
-		}
-		accessScopes := tokenScopes
-		if x.Scopes != nil {
-			for _, sc := range x.Scopes {
-				if !slices.Contains(tokenScopes, sc) {
-					return &domain.Error{Code: domain.InsufficientScope, Message: "scope " + sc + " was not granted", Scope: sc}
-				}
-			}
-			accessScopes = x.Scopes
-		}
-		if _, err := tx.Exec(ctx, `UPDATE oauth_tokens SET used_at = ? WHERE hash = ?`, tx.Now(), x.RefreshHash); err != nil {
-			return fmt.Errorf("store: rotate refresh token: %w", err)
-		}
-		out, err = issueTokens(ctx, tx, g, accessScopes, tokenScopes, p)
+	err := s.db.Write(ctx, sqldb.DropCache, func(tx *Tx) (err error) {
+		out, replay, err = s.rotateRefresh(ctx, tx, x, p)
 		return err
 	})
 	if err == nil && replay {
 		return IssuedTokens{}, errRefreshReplay
 	}
 	return out, err
+}
+
+// rotateRefresh is RotateRefreshToken inside tx. A replayed token revokes
+// the grant and reports replay with a nil error, so that the revocation
+// commits.
+func (s *Store) rotateRefresh(ctx context.Context, tx *Tx, x RefreshExchange, p TokenPair) (IssuedTokens, bool, error) {
+	var grantID int64
+	err := tx.QueryRow(ctx, `SELECT grant_id FROM oauth_tokens WHERE hash = ? AND kind = 'refresh'`, x.RefreshHash).Scan(&grantID)
+	if err != nil {
+		return IssuedTokens{}, false, fmt.Errorf("store: refresh token: %w", notFound(err, "refresh token"))
+	}
+	g, err := s.lockGrant(ctx, tx, grantID)
+	if err != nil {
+		return IssuedTokens{}, false, err
+	}
+	var (
+		expires       int64
+		scopes        string
+		used, revoked sql.NullInt64
+	)
+	err = tx.QueryRow(ctx, `SELECT scopes, expires_at, used_at, revoked_at FROM oauth_tokens WHERE hash = ?`+s.db.ForUpdate(), x.RefreshHash).
+		Scan(&scopes, &expires, &used, &revoked)
+	if err != nil {
+		return IssuedTokens{}, false, fmt.Errorf("store: refresh token: %w", notFound(err, "refresh token"))
+	}
+	tokenScopes := strings.Fields(scopes)
+	switch {
+	case used.Valid:
+		return IssuedTokens{}, true, revokeGrant(ctx, tx, grantID)
+	case g.ClientID != x.ClientID:
+		return IssuedTokens{}, false, domain.Errorf(domain.Invalid, "the refresh token was issued to another client")
+	case revoked.Valid || g.RevokedAt != nil:
+		return IssuedTokens{}, false, domain.Errorf(domain.NotFound, "the refresh token has been revoked")
+	case expires <= tx.Now():
+		return IssuedTokens{}, false, domain.Errorf(domain.NotFound, "the refresh token has expired")
+	}
+	accessScopes := tokenScopes
+	if x.Scopes != nil {
+		for _, sc := range x.Scopes {
+			if !slices.Contains(tokenScopes, sc) {
+				return IssuedTokens{}, false, &domain.Error{Code: domain.InsufficientScope, Message: "scope " + sc + " was not granted", Scope: sc}
+			}
+		}
+		accessScopes = x.Scopes
+	}
+	if _, err := tx.Exec(ctx, `UPDATE oauth_tokens SET used_at = ? WHERE hash = ?`, tx.Now(), x.RefreshHash); err != nil {
+		return IssuedTokens{}, false, fmt.Errorf("store: rotate refresh token: %w", err)
+	}
+	out, err := issueTokens(ctx, tx, g, accessScopes, tokenScopes, p)
+	return out, false, err
 }
 
 // lockGrant reads grant id inside a write, locking its row on PostgreSQL so
@@ -168,13 +179,17 @@ func (s *Store) lockGrant(ctx context.Context, tx *Tx, id int64) (OAuthGrant, er
 }
 
 func issueTokens(ctx context.Context, tx *Tx, g OAuthGrant, accessScopes, refreshScopes []string, p TokenPair) (IssuedTokens, error) {
-	if len(p.AccessHash) == 0 || len(p.RefreshHash) == 0 || p.AccessTTL <= 0 || p.RefreshTTL <= 0 {
+	// No access hash issues the refresh token alone (the app's session,
+	// whose first access token is asked for separately).
+	if len(p.RefreshHash) == 0 || (len(p.AccessHash) > 0 && p.AccessTTL <= 0) || p.RefreshTTL <= 0 {
 		return IssuedTokens{}, errors.New("store: issue tokens: hashes and lifetimes are required")
 	}
 	aExp, rExp := tx.Now()+p.AccessTTL.Microseconds(), tx.Now()+p.RefreshTTL.Microseconds()
 	const ins = `INSERT INTO oauth_tokens (hash, grant_id, kind, scopes, expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?)`
-	if _, err := tx.Exec(ctx, ins, p.AccessHash, g.ID, "access", strings.Join(accessScopes, " "), aExp, tx.Now()); err != nil {
-		return IssuedTokens{}, fmt.Errorf("store: issue access token: %w", err)
+	if len(p.AccessHash) > 0 {
+		if _, err := tx.Exec(ctx, ins, p.AccessHash, g.ID, "access", strings.Join(accessScopes, " "), aExp, tx.Now()); err != nil {
+			return IssuedTokens{}, fmt.Errorf("store: issue access token: %w", err)
+		}
 	}
 	if _, err := tx.Exec(ctx, ins, p.RefreshHash, g.ID, "refresh", strings.Join(refreshScopes, " "), rExp, tx.Now()); err != nil {
 		return IssuedTokens{}, fmt.Errorf("store: issue refresh token: %w", err)

@@ -16,19 +16,22 @@ const (
 	MaxDraftsPerOwner    = 1000
 )
 
-const templateColumns = `id, account_id, user_id, title, body, created_at, updated_at`
+const templateColumns = `id, account_id, user_id, title, body, created_at, updated_at, shared`
 
 func scanTemplate(sc interface{ Scan(...any) error }) (domain.Template, error) {
 	var t domain.Template
 	var created, updated int64
-	err := sc.Scan(&t.ID, &t.AccountID, &t.UserID, &t.Title, &t.Body, &created, &updated)
+	err := sc.Scan(&t.ID, &t.AccountID, &t.UserID, &t.Title, &t.Body, &created, &updated, &t.Shared)
 	t.CreatedAt, t.UpdatedAt = fromMicros(created), fromMicros(updated)
 	return t, err
 }
 
-// Templates lists the saved replies of one owner, oldest first.
+// Templates lists the personal saved replies of one owner and the
+// account's shared ones (migration 0036), oldest first; each query has its
+// index.
 func (s *Store) Templates(ctx context.Context, accountID, userID int64) ([]domain.Template, error) {
-	rows, err := s.db.Query(ctx, `SELECT `+templateColumns+` FROM templates WHERE account_id = ? AND user_id = ? ORDER BY id`, accountID, userID)
+	rows, err := s.db.Query(ctx, `SELECT `+templateColumns+` FROM templates WHERE account_id = ? AND user_id = ? AND NOT shared
+		UNION ALL SELECT `+templateColumns+` FROM templates WHERE account_id = ? AND shared ORDER BY id`, accountID, userID, accountID)
 	if err != nil {
 		return nil, fmt.Errorf("store: templates: %w", err)
 	}
@@ -44,19 +47,27 @@ func (s *Store) Templates(ctx context.Context, accountID, userID int64) ([]domai
 	return out, rows.Err()
 }
 
-// CreateTemplate saves a reply for its owner; a conflict when the owner
-// already has the most allowed.
+// CreateTemplate saves a reply for its owner (a shared one for the
+// account, t.UserID its author); a conflict when the owner (the account,
+// for a shared one) already has the most allowed.
 func (s *Store) CreateTemplate(ctx context.Context, t *domain.Template) error {
 	return s.db.Write(ctx, sqldb.DropCache, func(tx *Tx) error {
 		var n int
-		if err := tx.QueryRow(ctx, `SELECT COUNT(*) FROM templates WHERE account_id = ? AND user_id = ?`, t.AccountID, t.UserID).Scan(&n); err != nil {
+		count, args := `SELECT COUNT(*) FROM templates WHERE account_id = ? AND user_id = ? AND NOT shared`, []any{t.AccountID, t.UserID}
+		if t.Shared {
+			count, args = `SELECT COUNT(*) FROM templates WHERE account_id = ? AND shared`, []any{t.AccountID}
+		}
+		if err := tx.QueryRow(ctx, count, args...).Scan(&n); err != nil {
 			return fmt.Errorf("store: count templates: %w", err)
 		}
 		if n >= MaxTemplatesPerOwner {
+			if t.Shared {
+				return domain.Errorf(domain.Conflict, "the account already has %d shared saved replies, the most allowed; delete one first", MaxTemplatesPerOwner)
+			}
 			return domain.Errorf(domain.Conflict, "you already have %d saved replies, the most allowed; delete one first", MaxTemplatesPerOwner)
 		}
-		id, err := tx.Insert(ctx, `INSERT INTO templates (account_id, user_id, title, body, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)`,
-			t.AccountID, t.UserID, t.Title, t.Body, tx.Now(), tx.Now())
+		id, err := tx.Insert(ctx, `INSERT INTO templates (account_id, user_id, title, body, created_at, updated_at, shared) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+			t.AccountID, t.UserID, t.Title, t.Body, tx.Now(), tx.Now(), t.Shared)
 		if err != nil {
 			return fmt.Errorf("store: create template: %w", err)
 		}
@@ -65,12 +76,23 @@ func (s *Store) CreateTemplate(ctx context.Context, t *domain.Template) error {
 	})
 }
 
-// ReplaceTemplate overwrites the title and body of the owner's template id;
-// not_found when the owner has no such template.
+// Template returns template id as userID sees it: their own personal one,
+// or one the account shares; not_found otherwise.
+func (s *Store) Template(ctx context.Context, accountID, userID, id int64) (domain.Template, error) {
+	t, err := scanTemplate(s.db.QueryRow(ctx, `SELECT `+templateColumns+` FROM templates WHERE id = ? AND account_id = ? AND (shared OR user_id = ?)`, id, accountID, userID))
+	if err != nil {
+		return t, notFound(err, "template")
+	}
+	return t, nil
+}
+
+// ReplaceTemplate overwrites the title and body of template id: the owner's
+// personal one, or, when t.Shared, the account's shared one (whoever wrote
+// it); not_found when there is no such template.
 func (s *Store) ReplaceTemplate(ctx context.Context, t *domain.Template) error {
 	return s.db.Write(ctx, sqldb.DropCache, func(tx *Tx) error {
-		got, err := scanTemplate(tx.QueryRow(ctx, `UPDATE templates SET title = ?, body = ?, updated_at = ? WHERE id = ? AND account_id = ? AND user_id = ? RETURNING `+templateColumns,
-			t.Title, t.Body, tx.Now(), t.ID, t.AccountID, t.UserID))
+		owner, args := templateOwner(t.Shared, t.UserID, t.Title, t.Body, tx.Now(), t.ID, t.AccountID)
+		got, err := scanTemplate(tx.QueryRow(ctx, `UPDATE templates SET title = ?, body = ?, updated_at = ? WHERE id = ? AND account_id = ? AND `+owner+` RETURNING `+templateColumns, args...))
 		if err != nil {
 			return notFound(err, "template")
 		}
@@ -79,12 +101,24 @@ func (s *Store) ReplaceTemplate(ctx context.Context, t *domain.Template) error {
 	})
 }
 
-// DeleteTemplate removes the owner's template id; not_found when absent.
-func (s *Store) DeleteTemplate(ctx context.Context, accountID, userID, id int64) error {
+// DeleteTemplate removes template id (the owner's, or the account's shared
+// one when shared); not_found when absent.
+func (s *Store) DeleteTemplate(ctx context.Context, accountID, userID, id int64, shared bool) error {
 	return s.db.Write(ctx, sqldb.DropCache, func(tx *Tx) error {
-		res, err := tx.Exec(ctx, `DELETE FROM templates WHERE id = ? AND account_id = ? AND user_id = ?`, id, accountID, userID)
+		owner, args := templateOwner(shared, userID, id, accountID)
+		res, err := tx.Exec(ctx, `DELETE FROM templates WHERE id = ? AND account_id = ? AND `+owner, args...)
 		return deleted(res, err, "template")
 	})
+}
+
+// templateOwner is the condition on a template's owner, with args and its
+// own: a shared one is the account's (whoever wrote it), a personal one
+// userID's.
+func templateOwner(shared bool, userID int64, args ...any) (string, []any) {
+	if shared {
+		return `shared`, args
+	}
+	return `NOT shared AND user_id = ?`, append(args, userID)
 }
 
 // Draft returns the owner's draft under key.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"log/slog"
 	"time"
 
 	"switchboard/internal/domain"
@@ -59,6 +60,8 @@ type Store struct {
 	wakes wakeSlots
 
 	deepPage int // tests: the list offset from which pages seek by day (0: deepPage)
+	// log receives a long migration's progress (Options.Log).
+	log *slog.Logger
 }
 
 // cacheGeneration is the row every write that may change cached data bumps
@@ -78,7 +81,11 @@ func OpenWith(ctx context.Context, dsn string, opt Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Store{db: db}, nil
+	log := opt.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Store{db: db, log: log}, nil
 }
 
 // ClaimServing makes this process the only server of a SQLite database, for

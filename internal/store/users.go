@@ -132,7 +132,8 @@ func (s *Store) SetUserDisabled(ctx context.Context, accountID, id int64, disabl
 }
 
 // revokeUserAccess revokes every OAuth grant of the user with every token of
-// them, and drops their sign-ins waiting for consent. Updating the grants
+// them (their app sessions end with the grants: RefreshAppSession), and
+// drops their sign-ins waiting for consent. Updating the grants
 // first takes their row locks, so an issuance that locked a grant before
 // finishes first and its tokens are revoked here too.
 func revokeUserAccess(ctx context.Context, tx *Tx, userID int64) error {

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"switchboard/internal/auth"
+	"switchboard/internal/contacts"
 	"switchboard/internal/domain"
 	"switchboard/internal/store"
 )
@@ -15,7 +16,8 @@ import (
 // call events need reports:read and, for a person, the Call reports
 // permission; transcription events also recordings:read, allow-recordings
 // and the account's sensitive-content setting off (the calls service's
-// rule for transcripts).
+// rule for transcripts); contact events the readers of contacts
+// (messages:read and, for a person, a role with phone numbers: contacts.CanRead).
 
 // ErrNoScope is FilterFor's error for a credential with none of the scopes
 // that show any event.
@@ -66,6 +68,7 @@ func FilterFor(ctx context.Context, st *store.Store, p auth.Principal, types, li
 		}
 		f.Lines = asked
 	}
+	f.Contacts = contacts.MayRead(p)
 	if p.Has(auth.ReportsRead) && (!p.IsUser() || p.Permissions.CallReports) {
 		f.Calls = true
 		if p.Has(auth.RecordingsRead) && (!p.IsUser() || p.Permissions.AllowRecordings) {

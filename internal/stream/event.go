@@ -74,6 +74,8 @@ type Filter struct {
 	OnlyLines bool
 	// Calls: call events; Transcripts: transcription events.
 	Calls, Transcripts bool
+	// Contacts: the address book's events, about no line.
+	Contacts bool
 	// Types are the types asked for; nil means every type.
 	Types map[string]bool
 }
@@ -83,6 +85,7 @@ var (
 	messageTypes    = []string{domain.EventAccountSMS, typeConversations}
 	callTypes       = []string{domain.EventRealTimeCalls, domain.EventEndedCalls, domain.EventUserEndedCalls}
 	transcriptTypes = []string{domain.EventAITranscription}
+	contactTypes    = []string{domain.EventAccountContacts}
 )
 
 // category is what an event type is about, for visibility.
@@ -116,6 +119,8 @@ func (f *Filter) Match(e *Event) bool {
 		return f.Calls
 	case transcripts:
 		return f.Transcripts
+	case e.Type == domain.EventAccountContacts:
+		return f.Contacts
 	}
 	return false
 }
@@ -151,6 +156,9 @@ func (f *Filter) Select() store.StreamSelect {
 	}
 	if f.Transcripts {
 		others = append(others, transcriptTypes...)
+	}
+	if f.Contacts {
+		others = append(others, contactTypes...)
 	}
 	add(others, nil)
 	return sel

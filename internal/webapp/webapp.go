@@ -56,7 +56,7 @@ func New(mount, refused string) (*Handler, error) {
 }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	// The callback's address carries the authorization code: Page sends
+	// No address of the app should travel as a referrer: Page sends
 	// no referrer.
 	if !staticfiles.Page(w, r, contentSecurityPolicy) {
 		return
@@ -69,8 +69,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	name := strings.TrimPrefix(r.URL.Path, h.mount)
 	f := h.files[name]
 	if f == nil {
-		// Screens are addresses inside the app (/app/inbox/…, the OAuth
-		// callback): they all load the page, which reads its address. A
+		// Screens are addresses inside the app (/app/inbox/…, the
+		// signed-out screen): they all load the page, which reads its address. A
 		// missing file (a name with an extension) is a plain 404. An
 		// extension of digits only is no file type: a call's id is unix
 		// seconds, a dot and a sequence (/app/calls/1772323200.1).

@@ -1,6 +1,6 @@
 // The public API, with the signed-in person's token. Every screen reads and
 // writes through api(): there is no other way to the server's data.
-import { accessToken, refreshAccess } from './auth.js';
+import { freshAccessToken, refreshAccess } from './auth.js';
 
 // ROOT is the server's root path ("/"), derived from where this file is
 // served (/app/js/api.js), so nothing here hard-codes the origin.
@@ -35,7 +35,7 @@ function buildURL(path, query) {
 
 async function send(method, url, { body, headers, idempotencyKey, signal }) {
   const h = new Headers(headers || {});
-  const token = accessToken();
+  const token = await freshAccessToken();
   if (token) h.set('Authorization', 'Bearer ' + token);
   if (idempotencyKey) h.set('Idempotency-Key', idempotencyKey);
   let payload;
@@ -50,7 +50,8 @@ async function send(method, url, { body, headers, idempotencyKey, signal }) {
 }
 
 // api calls /api/public/v1 + path and returns the envelope's data (or the
-// whole JSON when there is no envelope; null for 204). On 401 it refreshes
+// whole JSON when there is no envelope, or with opts.envelope: a page's
+// next cursor sits beside its data; null for 204). On 401 it refreshes
 // the access token once and retries; an error answer throws ApiError.
 export async function api(method, path, opts = {}) {
   const url = buildURL(path, opts.query);
@@ -75,6 +76,6 @@ export async function api(method, path, opts = {}) {
     const e = (json && json.error) || {};
     throw new ApiError(resp.status, e.type || 'http_' + resp.status, e.message || resp.statusText, json);
   }
-  if (json && typeof json === 'object' && 'data' in json) return json.data;
+  if (json && typeof json === 'object' && 'data' in json && !opts.envelope) return json.data;
   return json;
 }

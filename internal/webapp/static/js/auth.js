@@ -1,137 +1,97 @@
-// Sign-in: the app is Switchboard's own public OAuth client
-// ("switchboard-app", authorization code with PKCE S256). The access token
-// lives in this module's memory only; the refresh token in sessionStorage
-// (this tab, gone when it closes) so a reload stays signed in. Nothing goes
-// to localStorage or into an address (docs/decisions.md, "The app's tokens").
+// Sign-in: the server is the app's OAuth client, a token-mediating backend
+// (docs/decisions.md, "The app's session"). It signs the person in
+// (/app/signin, then /app/callback), keeps the refresh token itself and
+// gives the browser an HttpOnly, SameSite=Strict cookie no script can read.
+// Through it this module asks for short-lived access tokens
+// (POST /app/session/token) and keeps them in its memory only: nothing
+// holding a token is ever written to storage, an address or a readable
+// cookie. Every tab of the browser shares the one session, so a new tab is
+// signed in, and signing out in one tab signs out all of them.
 
-export const CLIENT_ID = 'switchboard-app';
 const ROOT = new URL('../../', import.meta.url).pathname;
-const REFRESH_KEY = 'switchboard.refresh';
-const PKCE_KEY = 'switchboard.pkce';
-const NOTICE_KEY = 'switchboard.notice';
+const APP = ROOT + 'app/';
+const NOTICE_KEY = 'switchboard.notice'; // why the last session ended: words, no secret
+// Sent on every session request: another origin's page cannot send it
+// without a CORS preflight, which the server never approves.
+const SESSION_HEADERS = { 'X-Switchboard-App': '1' };
 
 let access = null;        // the access token (memory only)
 let accessExpires = 0;    // ms since epoch
 let grantedScopes = [];
-let refreshing = null;    // the refresh in flight, shared by every caller
-let refreshTimer = 0;
-let metadata = null;
+let session = null;       // the session's id: another one means a new sign-in
+let refreshing = null;    // the request in flight, shared by every caller
+let ended = null;         // why the last request found no session
+let out = location.pathname === APP + 'signed-out'; // this tab shows that it is signed out
 const signedOutHandlers = new Set();
+
+// The tabs of this browser tell each other of sign-ins and sign-outs.
+const channel = typeof BroadcastChannel === 'function' ? new BroadcastChannel('switchboard-session:' + ROOT) : null;
 
 export function accessToken() { return access; }
 export function scopes() { return grantedScopes.slice(); }
-export function redirectURI() { return location.origin + ROOT + 'app/callback'; }
 
-// onSignedOut registers fn(message) for when the session ends by itself
-// (refresh refused): the app shows the signed-out screen, never a loop.
+// onSignedOut registers fn(message) for when the session ends while the
+// app runs (signed out in another tab, expired, revoked): the app shows the
+// signed-out screen, never a loop.
 export function onSignedOut(fn) { signedOutHandlers.add(fn); return () => signedOutHandlers.delete(fn); }
 
-async function discover() {
-  if (metadata) return metadata;
-  const resp = await fetch(ROOT + '.well-known/oauth-authorization-server', { cache: 'no-store', credentials: 'omit' });
-  if (!resp.ok) throw new Error('The server did not describe its sign-in (HTTP ' + resp.status + ').');
-  metadata = await resp.json();
-  return metadata;
-}
-
-function b64url(bytes) {
-  let s = '';
-  for (const b of new Uint8Array(bytes)) s += String.fromCharCode(b);
-  return btoa(s).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
-}
-
-function randomString(n = 32) {
-  return b64url(crypto.getRandomValues(new Uint8Array(n)));
-}
-
-// signIn sends the browser to the server's sign-in page. returnTo is the
-// app address to come back to.
-export async function signIn(returnTo) {
-  const md = await discover();
-  const verifier = randomString(32);
-  const challenge = b64url(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(verifier)));
-  const state = randomString(16);
-  sessionStorage.setItem(PKCE_KEY, JSON.stringify({ verifier, state, returnTo: returnTo || ROOT + 'app/inbox' }));
+// signIn sends the browser to the server's sign-in; returnTo is the app
+// address to come back to.
+export function signIn(returnTo) {
   sessionStorage.removeItem(NOTICE_KEY);
-  const q = new URLSearchParams({
-    response_type: 'code',
-    client_id: CLIENT_ID,
-    redirect_uri: redirectURI(),
-    // Everything the server offers: the person's role bounds it server-side.
-    scope: (md.scopes_supported || []).join(' '),
-    state,
-    code_challenge: challenge,
-    code_challenge_method: 'S256',
-  });
-  location.assign(md.authorization_endpoint + '?' + q.toString().replace(/\+/g, '%20'));
+  location.assign(APP + 'signin?return_to=' + encodeURIComponent(returnTo || APP + 'inbox'));
 }
 
-async function tokenRequest(form) {
-  const md = await discover();
-  const resp = await fetch(md.token_endpoint, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ ...form, client_id: CLIENT_ID }),
-    cache: 'no-store',
-    credentials: 'omit',
-  });
-  let body = {};
-  try { body = await resp.json(); } catch { /* not JSON */ }
-  return { ok: resp.ok, status: resp.status, body };
+const endedWords = {
+  unknown: 'You were signed out, in this tab or another. Sign in again to continue.',
+  idle: 'Your session ended because the app was not used for a while. Sign in again to continue.',
+  expired: 'Your session reached its time limit. Sign in again to continue.',
+  revoked: 'Your session has ended: it was signed out elsewhere or by an administrator. Sign in again to continue.',
+};
+
+// signInFailed says why a sign-in did not finish (/app/signed-out?reason=).
+export function signInFailed(reason) {
+  return {
+    cancelled: 'Sign-in was cancelled.',
+    stale: 'This sign-in was not started in this browser, took too long, or a newer one replaced it. Sign in again.',
+  }[reason] || 'Sign-in failed. Try again.';
 }
 
 function keep(tok) {
+  if (session !== null && tok.session !== session) {
+    // The browser signed in again meanwhile, perhaps as someone else: this
+    // tab starts over as that session rather than mix two people's data.
+    location.reload();
+    return;
+  }
+  const first = session === null;
+  session = tok.session;
   access = tok.access_token;
-  accessExpires = Date.now() + (tok.expires_in || 3600) * 1000;
+  accessExpires = Date.now() + (tok.expires_in || 900) * 1000;
   grantedScopes = (tok.scope || '').split(' ').filter(Boolean);
-  if (tok.refresh_token) sessionStorage.setItem(REFRESH_KEY, tok.refresh_token);
-  // Refresh a minute before the access token expires, so requests rarely
-  // meet a 401.
-  clearTimeout(refreshTimer);
-  const wait = Math.max(10_000, accessExpires - Date.now() - 60_000);
-  refreshTimer = setTimeout(() => { refreshAccess(); }, wait);
+  ended = null;
+  if (first) channel?.postMessage({ type: 'session', session });
 }
 
-// handleCallback finishes the sign-in at /app/callback: checks the state,
-// exchanges the code with the PKCE verifier and returns where to go next.
-// The code and state leave the address bar at once.
-export async function handleCallback() {
-  const params = new URLSearchParams(location.search);
-  history.replaceState(null, '', ROOT + 'app/callback');
-  const pending = JSON.parse(sessionStorage.getItem(PKCE_KEY) || 'null');
-  sessionStorage.removeItem(PKCE_KEY);
-  if (params.get('error')) {
-    throw new Error(params.get('error') === 'access_denied' ? 'Sign-in was cancelled.' : 'Sign-in failed (' + params.get('error') + ').');
-  }
-  if (!pending || !params.get('code') || params.get('state') !== pending.state) {
-    throw new Error('This sign-in link is not from this tab, or it was already used. Sign in again.');
-  }
-  const r = await tokenRequest({ grant_type: 'authorization_code', code: params.get('code'), code_verifier: pending.verifier, redirect_uri: redirectURI() });
-  if (!r.ok || !r.body.access_token) throw new Error('Sign-in failed: ' + (r.body.error_description || r.body.error || 'HTTP ' + r.status));
-  keep(r.body);
-  return pending.returnTo && pending.returnTo.startsWith(ROOT + 'app/') && !pending.returnTo.startsWith(ROOT + 'app/callback') ? pending.returnTo : ROOT + 'app/inbox';
-}
-
-export function hasSession() { return !!(access || sessionStorage.getItem(REFRESH_KEY)); }
-
-// refreshAccess trades the refresh token for new tokens (it rotates). Every
-// concurrent caller shares one request: two refreshes with the same token
-// would look like a stolen token to the server and revoke the grant. A
-// refused refresh (invalid_grant: reused, revoked, expired) signs out.
+// refreshAccess asks the session for a new access token; every concurrent
+// caller shares one request. It resolves true with a token, false without:
+// the session is gone (a tab that had one is signed out, once) or the
+// server could not be reached (the session is kept; the caller says so).
 export function refreshAccess() {
   if (refreshing) return refreshing;
-  const rt = sessionStorage.getItem(REFRESH_KEY);
-  if (!rt) return Promise.resolve(false);
   refreshing = (async () => {
     try {
-      const r = await tokenRequest({ grant_type: 'refresh_token', refresh_token: rt });
-      if (r.ok && r.body.access_token) { keep(r.body); return true; }
-      if (r.status === 400 || r.status === 401) {
-        endSession('Your session has ended: it was signed out elsewhere, expired, or its sign-in was used twice (which ends it for safety). Sign in again to continue.');
+      const resp = await fetch(APP + 'session/token', { method: 'POST', headers: SESSION_HEADERS, cache: 'no-store', credentials: 'same-origin' });
+      let body = {};
+      try { body = await resp.json(); } catch { /* not JSON */ }
+      if (resp.ok && body.access_token) { keep(body); return true; }
+      if (resp.status === 401) {
+        ended = body.reason || 'unknown';
+        if (session !== null) endSession(endedWords[ended] || endedWords.unknown);
       }
       return false;
     } catch {
-      return false; // offline: keep the session, the caller shows the error
+      return false; // offline
     } finally {
       refreshing = null;
     }
@@ -139,15 +99,35 @@ export function refreshAccess() {
   return refreshing;
 }
 
+// freshAccessToken is the access token, asked for anew when it is about to
+// expire. Tokens are asked for only when the app needs one, so a browser
+// left alone lets the session's idle limit run.
+export async function freshAccessToken() {
+  if (!access || Date.now() > accessExpires - 30_000) await refreshAccess();
+  return access;
+}
+
+// start gets the tab's first access token: 'ok'; 'none' when the browser
+// has no session (never signed in, or signed out); 'offline'; or, for a
+// session that ended by a limit or a revocation, the words saying so.
+export async function start() {
+  if (await refreshAccess()) return 'ok';
+  out = true;
+  if (ended === null) return 'offline';
+  if (ended === 'unknown') return 'none';
+  return endedWords[ended] || endedWords.unknown;
+}
+
 function clearSession() {
   access = null;
+  accessExpires = 0;
   grantedScopes = [];
-  clearTimeout(refreshTimer);
-  sessionStorage.removeItem(REFRESH_KEY);
+  session = null;
 }
 
 function endSession(message) {
   clearSession();
+  out = true;
   sessionStorage.setItem(NOTICE_KEY, message);
   for (const fn of signedOutHandlers) fn(message);
 }
@@ -159,26 +139,29 @@ export function takeNotice() {
   return m;
 }
 
-// signOut revokes the grant (revoking the refresh token revokes every token
-// of the grant, RFC 7009) and forgets the tokens.
+// signOut ends the session on the server (which revokes the grant, so the
+// other tabs' access tokens stop working too) and tells the other tabs.
 export async function signOut() {
-  const rt = sessionStorage.getItem(REFRESH_KEY);
-  let revoked = true;
-  if (rt) {
-    try {
-      const md = await discover();
-      const resp = await fetch(md.revocation_endpoint, {
-        method: 'POST',
-        headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({ token: rt, token_type_hint: 'refresh_token', client_id: CLIENT_ID }),
-        cache: 'no-store',
-        credentials: 'omit',
-      });
-      revoked = resp.ok;
-    } catch {
-      revoked = false;
-    }
+  let done = false;
+  try {
+    const resp = await fetch(APP + 'session', { method: 'DELETE', headers: SESSION_HEADERS, cache: 'no-store', credentials: 'same-origin' });
+    done = resp.ok;
+  } catch {
+    done = false;
   }
   clearSession();
-  sessionStorage.setItem(NOTICE_KEY, revoked ? 'You signed out.' : 'You signed out of this tab, but the server could not be told; the sign-in ends when it expires.');
+  out = true;
+  if (done) channel?.postMessage({ type: 'signed-out' });
+  sessionStorage.setItem(NOTICE_KEY, done ? 'You signed out.' : 'The server could not be reached, so only this tab is signed out: your other tabs may still be signed in. Sign out again once the connection is back.');
 }
+
+channel?.addEventListener('message', (e) => {
+  const m = e.data || {};
+  if (m.type === 'signed-out' && session !== null) {
+    endSession('You signed out in another tab.');
+  } else if (m.type === 'session' && (out || (session !== null && m.session !== session))) {
+    // Another tab signed in: this one, signed out or someone else's, starts
+    // over as that session. (A tab still starting gets it by itself.)
+    location.reload();
+  }
+});

@@ -6,6 +6,9 @@ import * as auth from './auth.js';
 import { h, errorText, announce } from './ui.js';
 import { route, start, navigate, reload } from './router.js';
 import { createStream } from './stream.js';
+import { store, loader } from './store.js';
+import { header } from './shell/header.js';
+import { startNotifications } from './shell/notify.js';
 
 const APP = new URL('../', import.meta.url).pathname; // "/app/"
 const main = document.getElementById('main');
@@ -26,6 +29,10 @@ route('/calls/:callid', calls);
 const webhooks = () => import('./webhooks.js');
 route('/webhooks', webhooks);
 route('/webhooks/:id', webhooks);
+const contacts = () => import('./contacts.js');
+route('/contacts', contacts);
+route('/contacts/:id', contacts);
+route('/search', () => import('./search.js'));
 
 let activeStream = null;
 
@@ -63,109 +70,49 @@ function capabilities(scopes, me) {
     // permissions.webhooks); an API key is the account.
     webhooks: s.has('webhooks:read') && (me?.kind ? me.kind !== 'user' || allowed('webhooks') : true),
     users: s.has('users:read'),
+    // The address book: reading as the inbox; writing with sms:write;
+    // deleting with a role that has every line (docs/decisions.md,
+    // "Contacts").
+    contactsWrite: s.has('sms:write') && p.numbers !== 'none',
+    contactsDelete: s.has('sms:write') && (p.numbers === undefined || p.numbers === 'all'),
   };
 }
 
-function displayName(me) {
-  const u = me?.user;
-  if (!u) return '';
-  return [u.firstName, u.lastName].filter(Boolean).join(' ') || u.username || '';
-}
-
-function cached(fn) {
-  let p = null;
-  const get = () => (p ||= fn().catch((err) => { p = null; throw err; }));
-  get.clear = () => { p = null; };
-  return get;
-}
-
-// unreadCounts keeps GET /sms/unread for the header and the inbox, fetched
-// again (at most every 300 ms) when the stream says it changed.
+// unreadCounts keeps GET /sms/unread in the store (key unread), read again
+// (at most every 300 ms) when the stream says it changed.
 function unreadCounts() {
-  let value = null;
   let timer = 0;
-  const subs = new Set();
   async function refresh() {
     try {
-      value = await api('GET', '/sms/unread');
-      for (const fn of subs) fn(value);
+      store.set('unread', await api('GET', '/sms/unread'));
     } catch { /* the badge stays as it was */ }
-    return value;
   }
-  return {
-    get: () => value,
-    refresh,
-    soon() { clearTimeout(timer); timer = setTimeout(refresh, 300); },
-    on(fn) { subs.add(fn); if (value) fn(value); return () => subs.delete(fn); },
-  };
-}
-
-function header(ctx) {
-  const here = (p) => location.pathname === APP + p || location.pathname.startsWith(APP + p + '/') || (p === 'inbox' && location.pathname === APP);
-  const badge = h('span', { class: 'badge', hidden: true, 'aria-hidden': 'true' });
-  const inboxLabel = h('span', { class: 'visually-hidden' });
-  const links = [['inbox', 'Inbox', true], ['calls', 'Calls', ctx.can.calls], ['webhooks', 'Webhooks', ctx.can.webhooks]]
-    .filter(([, , ok]) => ok)
-    .map(([p, label]) => h('a', { href: APP + p, class: 'nav-link', 'data-nav': p }, label, p === 'inbox' ? [badge, inboxLabel] : null));
-  const live = h('span', { class: 'live', 'data-state': 'connecting', title: 'Live updates' }, h('span', { class: 'live-dot', 'aria-hidden': 'true' }), h('span', { class: 'live-text', text: 'Connecting…' }));
-  const signOut = h('button', {
-    type: 'button', class: 'btn btn-quiet', on: {
-      click: async () => {
-        signOut.disabled = true;
-        ctx.stream.stop();
-        await auth.signOut();
-        signedOutScreen(auth.takeNotice() || 'You signed out.');
-      },
-    },
-  }, 'Sign out');
-  topbar.replaceChildren(
-    h('a', { class: 'brand', href: APP + 'inbox' }, 'Switchboard'),
-    h('nav', { 'aria-label': 'Main' }, h('ul', { class: 'nav' }, links.map((a) => h('li', null, a)))),
-    h('div', { class: 'who' }, live, h('span', { class: 'who-name', text: displayName(ctx.me) }), signOut));
-  topbar.hidden = false;
-  const mark = () => topbar.querySelectorAll('[data-nav]').forEach((a) => {
-    if (here(a.dataset.nav)) a.setAttribute('aria-current', 'page'); else a.removeAttribute('aria-current');
-  });
-  mark();
-  addEventListener('popstate', mark);
-  const origPush = history.pushState.bind(history);
-  history.pushState = (...args) => { origPush(...args); mark(); };
-  ctx.unread.on((u) => {
-    badge.hidden = !u.total;
-    badge.textContent = u.total > 99 ? '99+' : String(u.total);
-    inboxLabel.textContent = u.total ? ` (${u.total} unread)` : '';
-  });
-  ctx.stream.on('status', (s) => {
-    live.dataset.state = s;
-    live.querySelector('.live-text').textContent = { open: 'Live', connecting: 'Connecting…', reconnecting: 'Reconnecting…', off: 'Not live', closed: 'Offline' }[s] || s;
-  });
+  return { refresh, soon() { clearTimeout(timer); timer = setTimeout(refresh, 300); } };
 }
 
 async function boot() {
   // The app's front door is the inbox.
   if (location.pathname === APP || location.pathname === APP.slice(0, -1)) history.replaceState(null, '', APP + 'inbox' + location.search);
-  if (location.pathname === APP + 'callback') {
-    try {
-      const next = await auth.handleCallback();
-      history.replaceState(null, '', next);
-    } catch (err) {
-      signedOutScreen(err.message, { error: true });
-      return;
-    }
-  } else if (!auth.accessToken()) {
-    if (!sessionStorage.getItem('switchboard.refresh')) {
-      const notice = auth.takeNotice();
-      if (notice) { signedOutScreen(notice); return; }
-      // A first visit goes straight to the server's sign-in page.
-      await auth.signIn(location.pathname + location.search);
-      return;
-    }
-    if (!(await auth.refreshAccess())) {
-      if (!auth.hasSession()) return; // onSignedOut showed why
-      signedOutScreen('The server could not be reached to continue your session. Check the connection and reload.', { error: true });
-      return;
-    }
+  if (location.pathname === APP + 'signed-out') {
+    // Where the server sends a sign-in that did not finish, with why.
+    const reason = new URLSearchParams(location.search).get('reason');
+    history.replaceState(null, '', APP + 'signed-out');
+    signedOutScreen(auth.signInFailed(reason), { error: reason !== 'cancelled' });
+    return;
   }
+  const started = await auth.start();
+  if (started === 'none') {
+    const notice = auth.takeNotice();
+    if (notice) { signedOutScreen(notice); return; }
+    // A first visit goes straight to the server's sign-in page.
+    auth.signIn(location.pathname + location.search);
+    return;
+  }
+  if (started === 'offline') {
+    signedOutScreen('The server could not be reached to continue your session. Check the connection and reload.', { error: true });
+    return;
+  }
+  if (started !== 'ok') { signedOutScreen(started); return; }
 
   let me = null;
   try {
@@ -175,24 +122,41 @@ async function boot() {
     if (!(err instanceof ApiError) || err.status === 401) throw err;
   }
   // Tabs signed in as the same person share one stream (stream.js). The
-  // name is the server's, the account's, the person's and the grant's: the
-  // refresh token is per tab, so two tabs may be signed in as different
-  // people, and one must never be handed the other's events.
+  // name is the server's, the account's, the person's and the grant's: a
+  // tab still showing someone signed out elsewhere must never be handed
+  // the next person's events.
   const stream = createStream(me?.kind === 'user' && me.userId
     ? ['switchboard-stream', API_BASE, me.account.id, me.userId, me.scopes.join(' ')].join(':')
     : null);
   activeStream = stream;
+  store.set('me', me);
+  store.set('can', capabilities(auth.scopes(), me));
+  stream.on('status', (st) => store.set('stream', st));
+  // ctx: the services every screen uses (the API, the stream, the router,
+  // the loaders that fill the store); shared state is in the store.
   const ctx = {
     api, me, stream, navigate,
-    can: capabilities(auth.scopes(), me),
+    can: store.get('can'),
     unread: unreadCounts(),
-    users: cached(async () => {
+    users: loader('users', async () => {
       try { return await api('GET', '/users'); } catch (err) { if (err.status === 403) return []; throw err; }
     }),
-    lines: cached(() => api('GET', '/sms/lines')),
+    lines: loader('lines', () => api('GET', '/sms/lines')),
+    // The people who work the person's lines, by name: the assignee
+    // picker, and the names of notes and replies for a role that sees only
+    // itself in GET /users.
+    teammates: loader('teammates', async () => {
+      try { return await api('GET', '/sms/teammates'); } catch (err) { if (err.status === 403 || err.status === 404) return []; throw err; }
+    }),
   };
-  window.__switchboard = { stream }; // for tests: the stream's state, role and last id
-  header(ctx);
+  header(topbar, {
+    ctx,
+    onSignOut: async () => {
+      stream.stop();
+      await auth.signOut();
+      signedOutScreen(auth.takeNotice() || 'You signed out.');
+    },
+  });
   if (ctx.can.inbox) {
     const soon = () => ctx.unread.soon();
     stream.on('message.received', soon);
@@ -201,6 +165,7 @@ async function boot() {
     stream.on('message.deleted', soon);
     stream.on('conversation.deleted', soon);
     ctx.unread.refresh();
+    startNotifications(ctx);
   }
   // After a reset the stream cannot say what was missed: reload the screen
   // and the counts from the server.

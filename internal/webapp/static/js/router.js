@@ -9,6 +9,29 @@ let current = null; // {route, params, result}
 let mainEl = null;
 let ctxRef = null;
 let seq = 0;
+const listeners = new Set();
+
+// onRoute calls fn(location) after every change of address the app makes
+// or the browser's back and forward buttons make; it returns the function
+// that stops it.
+export function onRoute(fn) {
+  listeners.add(fn);
+  return () => listeners.delete(fn);
+}
+
+function tell() {
+  for (const fn of [...listeners]) {
+    try { fn(location); } catch (err) { console.error(err); }
+  }
+}
+
+// replaceAddress changes the address without showing another screen (a
+// screen keeping its own state in the query string) and tells the
+// listeners.
+export function replaceAddress(path) {
+  history.replaceState(history.state, '', path);
+  tell();
+}
 
 // route registers a screen. pattern: '/calls/:callid' (relative to /app).
 // loader: () => import('./x.js'), whose module exports
@@ -41,6 +64,7 @@ export function navigate(path, { replace = false } = {}) {
   if (!path.startsWith(APP)) path = APP.slice(0, -1) + path;
   if (replace) history.replaceState(null, '', path);
   else history.pushState(null, '', path);
+  tell();
   return show();
 }
 
@@ -62,7 +86,7 @@ export function start(main, ctx) {
     e.preventDefault();
     if (u.pathname + u.search !== location.pathname + location.search) navigate(u.pathname + u.search);
   });
-  addEventListener('popstate', () => show());
+  addEventListener('popstate', () => { tell(); show(); });
   return show();
 }
 

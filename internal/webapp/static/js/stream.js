@@ -14,100 +14,53 @@
 // stream (docs/decisions.md, "One stream for a person's tabs").
 import { API_BASE } from './api.js';
 import { accessToken, refreshAccess } from './auth.js';
+import { readSSE } from './stream/sse.js';
+import { createBus } from './stream/bus.js';
 
 const QUIET_LIMIT = 45_000; // the server sends a keepalive at least every 15 s
-const SEEN = 1000;          // event ids remembered to drop a takeover's replays
 
 // createStream returns the app's stream. name (the lock's and channel's)
 // says who may share it: only tabs whose stream the server would fill with
 // the same events.
 export function createStream(name) {
   const shared = !!name && !!navigator.locks && typeof BroadcastChannel === 'function';
-  const listeners = new Map(); // type -> Set(fn)
-  const seen = new Set();      // recent event ids, oldest first
-  let lastId = null;
+  const bus = createBus();
   let session = null;          // from start() to stop(): { active, leading, controller, channel, resign, rejoined, followed, blind }
   let failures = 0;
   let state = 'closed';
-
-  function on(type, fn) {
-    if (!listeners.has(type)) listeners.set(type, new Set());
-    listeners.get(type).add(fn);
-    return () => listeners.get(type)?.delete(fn);
-  }
-
-  function emit(type, payload) {
-    for (const fn of listeners.get(type) || []) {
-      try { fn(payload); } catch (err) { console.error(err); }
-    }
-  }
 
   // setState shows the stream's state; a leader tells its followers, whose
   // status is the leader's stream's.
   function setState(s) {
     if (s === state) return;
     state = s;
-    emit('status', s);
-    if (session?.leading) session.channel.postMessage({ kind: 'status', state, lastId });
-  }
-
-  function remember(id) {
-    lastId = id;
-    seen.add(id);
-    if (seen.size > SEEN) seen.delete(seen.values().next().value);
-  }
-
-  // dispatch handles one SSE message, read or relayed, and says whether it
-  // was new. Listeners get the event's JSON (the body a webhook delivery
-  // carries) by its type (AccountSMS…), by its data.event
-  // (message.received, conversation.assigned…) and as '*'. An id already
-  // seen is dropped: a new leader resumes after the last id it heard, and
-  // the old leader's last relays may still be on their way.
-  function dispatch(msg) {
-    if (msg.event === 'reset') {
-      // Its id is the newest event's, which may have been seen: never dropped.
-      seen.clear();
-      if (msg.id) remember(msg.id);
-      emit('reset', msg);
-      return true;
-    }
-    if (msg.id) {
-      if (seen.has(msg.id)) return false;
-      remember(msg.id);
-    }
-    if (!msg.data) return true;
-    let payload;
-    try { payload = JSON.parse(msg.data); } catch { return true; }
-    const type = msg.event || payload.type;
-    emit(type, payload);
-    if (payload.data && payload.data.event) emit(payload.data.event, payload);
-    emit('*', payload);
-    return true;
+    bus.emit('status', s);
+    if (session?.leading) session.channel.postMessage({ kind: 'status', state, lastId: bus.lastId });
   }
 
   // hear handles what the other tabs of the name say.
   function hear(s, data) {
     if (data.kind === 'hello') {
-      if (s.leading) s.channel.postMessage({ kind: 'status', state, lastId });
+      if (s.leading) s.channel.postMessage({ kind: 'status', state, lastId: bus.lastId });
       return;
     }
     if (s.leading) return; // an old leader's last words: this tab reads the stream now
-    if (data.kind === 'event') dispatch(data.msg);
+    if (data.kind === 'event') bus.dispatch(data.msg);
     if (data.kind !== 'status') return;
     // A tab back from the back/forward cache missed what was relayed while
     // it was away, and the leader keeps no history: it reloads as after a
     // reset unless nothing happened meanwhile.
-    if (s.rejoined !== null && s.rejoined !== data.lastId) emit('reset', { event: 'reset' });
+    if (s.rejoined !== null && s.rejoined !== data.lastId) bus.emit('reset', { event: 'reset' });
     s.rejoined = null;
     s.followed = true;
-    if (data.lastId) lastId = data.lastId;
+    if (data.lastId) bus.lastId = data.lastId;
     setState(data.state);
   }
 
   async function connect(s) {
     s.controller = new AbortController();
     const headers = { Accept: 'text/event-stream', Authorization: 'Bearer ' + accessToken() };
-    if (lastId) headers['Last-Event-ID'] = lastId;
+    if (bus.lastId) headers['Last-Event-ID'] = bus.lastId;
     let resp;
     try {
       resp = await fetch(API_BASE + '/events', { headers, signal: s.controller.signal, cache: 'no-store', credentials: 'omit' });
@@ -117,8 +70,7 @@ export function createStream(name) {
     if (resp.status === 401) return (await refreshAccess()) ? 'now' : 'stop';
     if (resp.status === 403) return 'stop'; // the role sees no events: the screens still work
     if (resp.status === 429) {
-      const after = Number(resp.headers.get('Retry-After')) || 5;
-      await sleep(after * 1000);
+      await sleep((Number(resp.headers.get('Retry-After')) || 5) * 1000);
       return 'retry';
     }
     if (!resp.ok || !resp.body) return 'retry';
@@ -127,45 +79,18 @@ export function createStream(name) {
     if (s.blind) {
       s.blind = false;
       const reset = { event: 'reset' }; // every tab reloads what it shows
-      dispatch(reset);
+      bus.dispatch(reset);
       s.channel.postMessage({ kind: 'event', msg: reset });
     }
-    const reader = resp.body.pipeThrough(new TextDecoderStream()).getReader();
-    let buf = '';
-    let msg = {};
     let quiet;
     const arm = () => { clearTimeout(quiet); quiet = setTimeout(() => s.controller.abort(), QUIET_LIMIT); };
     arm();
     try {
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        arm();
-        buf += value;
-        let nl;
-        while ((nl = buf.search(/\r\n|\r|\n/)) >= 0) {
-          const line = buf.slice(0, nl);
-          buf = buf.slice(nl + (buf[nl] === '\r' && buf[nl + 1] === '\n' ? 2 : 1));
-          if (line === '') {
-            // A message may be an id alone: where a new stream joined,
-            // kept so that a reconnection misses nothing even if no event
-            // came before it.
-            if ((msg.data !== undefined || msg.event || msg.id !== undefined) && dispatch(msg) && s.leading) {
-              s.channel.postMessage({ kind: 'event', msg });
-            }
-            msg = {};
-            continue;
-          }
-          if (line.startsWith(':')) continue;
-          const colon = line.indexOf(':');
-          const field = colon < 0 ? line : line.slice(0, colon);
-          let val = colon < 0 ? '' : line.slice(colon + 1);
-          if (val.startsWith(' ')) val = val.slice(1);
-          if (field === 'data') msg.data = msg.data === undefined ? val : msg.data + '\n' + val;
-          else if (field === 'event') msg.event = val;
-          else if (field === 'id' && !val.includes('\0')) msg.id = val;
-        }
-      }
+      // A message may be an id alone: where a new stream joined, kept so
+      // that a reconnection misses nothing even if no event came before it.
+      await readSSE(resp.body, (msg) => {
+        if (bus.dispatch(msg) && s.leading) s.channel.postMessage({ kind: 'event', msg });
+      }, arm);
     } catch {
       // aborted (quiet too long, or stopped) or the connection broke
     } finally {
@@ -182,10 +107,7 @@ export function createStream(name) {
       setState('reconnecting');
       if (next === 'now') continue;
       failures++;
-      // 0.5 s, 1 s, 2 s … up to 30 s, with jitter so many tabs do not
-      // reconnect at the same instant after a server restart.
-      const wait = Math.min(30_000, 500 * 2 ** Math.min(failures - 1, 6));
-      await sleep(wait / 2 + Math.random() * wait / 2);
+      await sleep(backoff(failures));
     }
   }
 
@@ -202,7 +124,7 @@ export function createStream(name) {
       s.rejoined = null; // it resumes after its own last id: nothing missed
       // A stream that never carried an event has no id to resume after:
       // taking over one, the new stream cannot say what came in between.
-      s.blind = s.followed && !lastId;
+      s.blind = s.followed && !bus.lastId;
       setState('connecting');
       loop(s);
       return held;
@@ -217,24 +139,22 @@ export function createStream(name) {
     if (session === s) session = null;
     if (!shared) return;
     // The followers' stream is not gone: the next leader resumes it.
-    if (s.leading && state !== 'off') s.channel.postMessage({ kind: 'status', state: 'reconnecting', lastId });
+    if (s.leading && state !== 'off') s.channel.postMessage({ kind: 'status', state: 'reconnecting', lastId: bus.lastId });
     s.leading = false;
     s.channel.close();
     s.resign();
   }
 
   return {
-    on,
-    get lastId() { return lastId; },
+    on: bus.on,
+    get lastId() { return bus.lastId; },
     get state() { return state; },
-    // role is 'leader' or 'follower' (shared), 'alone' or 'stopped' (for tests).
-    get role() { return !session ? 'stopped' : !shared ? 'alone' : session.leading ? 'leader' : 'follower'; },
     // start opens the stream (or joins the leader's); after (an event id)
     // resumes after it.
     start(after) {
-      if (after) lastId = after;
+      if (after) bus.lastId = after;
       if (session) return;
-      const s = session = { active: true, leading: false, controller: null, rejoined: lastId };
+      const s = session = { active: true, leading: false, controller: null, rejoined: bus.lastId };
       setState('connecting');
       if (!shared) { loop(s); return; }
       s.channel = new BroadcastChannel(name);
@@ -247,9 +167,17 @@ export function createStream(name) {
       setState('closed');
     },
     // reconnect drops the connection now and resumes from the last id
-    // (used by tests and when the network comes back); a follower has none.
+    // (when the network comes back); a follower has none.
     reconnect() { session?.controller?.abort(); },
   };
 }
 
 function sleep(ms) { return new Promise((r) => setTimeout(r, ms)); }
+
+// backoff is the wait before another try after failures in a row: 0.5 s,
+// 1 s, 2 s … up to 30 s, with jitter so many tabs do not reconnect at the
+// same instant after a server restart.
+function backoff(failures) {
+  const wait = Math.min(30_000, 500 * 2 ** Math.min(failures - 1, 6));
+  return wait / 2 + Math.random() * wait / 2;
+}

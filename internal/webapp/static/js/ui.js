@@ -44,14 +44,29 @@ export function formatTime(iso) {
   return yearFmt.format(d);
 }
 
+const dayTimeFmt = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric', hour: 'numeric', minute: '2-digit' });
+const yearTimeFmt = new Intl.DateTimeFormat(undefined, { year: 'numeric', month: 'short', day: 'numeric', hour: 'numeric', minute: '2-digit' });
+
+// formatStamp is a message's time: the time alone for today, the day and
+// the time before (a thread reads across days), the year too when it is
+// another year's.
+export function formatStamp(iso) {
+  const d = new Date(iso);
+  if (!iso || isNaN(d)) return '';
+  const now = new Date();
+  if (d.toDateString() === now.toDateString()) return timeFmt.format(d);
+  return (d.getFullYear() === now.getFullYear() ? dayTimeFmt : yearTimeFmt).format(d);
+}
+
 export function formatFullTime(iso) {
   const d = new Date(iso);
   return isNaN(d) ? '' : fullFmt.format(d);
 }
 
 // timeEl is a <time> with the short form shown and the full one on hover.
-export function timeEl(iso, cls) {
-  return h('time', { class: cls, datetime: iso, title: formatFullTime(iso) }, formatTime(iso));
+// With stamp, the short form keeps the time of day (formatStamp).
+export function timeEl(iso, cls, { stamp = false } = {}) {
+  return h('time', { class: cls, datetime: iso, title: formatFullTime(iso) }, stamp ? formatStamp(iso) : formatTime(iso));
 }
 
 // formatPhone shows North American numbers as +1 (415) 555-0100 and any
