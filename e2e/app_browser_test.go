@@ -749,6 +749,18 @@ func TestAppInboxInBrowser(t *testing.T) {
 	mt.waitText("assigned in maria's thread", ".thread-state", "James Chen", 3*time.Second)
 	d = jt.waitText("assigned in james's thread", ".thread-state", "Assigned to You", 3*time.Second)
 	t.Logf("james saw the assignment %v after maria's screen did", d)
+	// What the team did shows between the messages, in each one's words.
+	mt.waitText("the assignment in maria's timeline", ".timeline .did", "You assigned it to James Chen", 5*time.Second)
+	jt.waitText("the assignment in james's timeline", ".timeline .did", "Maria Garcia assigned it to you", 5*time.Second)
+	jt.waitText("the resolve in james's timeline", ".timeline .did", "Maria Garcia resolved the conversation", 5*time.Second)
+
+	// ---- a note mentions james, picked from the teammates who work the line ----
+	mt.do("open the note box", chromedp.Click(chromedp.CSS(".note-box summary")))
+	mt.do("type @Jam", chromedp.SendKeys(chromedp.ID("note-text"), "@Jam"))
+	mt.do("pick James", chromedp.WaitVisible(chromedp.CSS(".mention-option")), chromedp.Click(chromedp.CSS(".mention-option")))
+	mt.waitJS("his name written", `document.getElementById("note-text").value === "@James Chen "`, 3*time.Second)
+	mt.do("finish the note", chromedp.SendKeys(chromedp.ID("note-text"), "can you call back?"), chromedp.Click(chromedp.CSS(".note-form button[type=submit]")))
+	jt.waitText("the note in james's thread", ".timeline .note", "@James Chen can you call back?", 5*time.Second)
 	jt.screenshots("thread-assigned")
 
 	// The "Mine" filter now holds it.

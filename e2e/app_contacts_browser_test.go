@@ -98,6 +98,14 @@ func TestAppContactsAndSearchInBrowser(t *testing.T) {
 	mt.do("find by digits", chromedp.SendKeys(chromedp.ID("contacts-q"), "7946"))
 	mt.waitJS("only the matching contact", `location.search === "?q=7946" && document.querySelectorAll(".contacts-table tbody tr").length === 1 && document.querySelector(".contacts-table").innerText.includes("Li Wei")`, 5*time.Second)
 
+	// ---- results as one types in the header ----
+	mt.do("type a name in the search field", chromedp.Click(chromedp.ID("app-search")), chromedp.SendKeys(chromedp.ID("app-search"), "Ros"))
+	mt.waitText("the contact offered as one types", ".quick-results .hit-contact", "Rosa Díaz", 5*time.Second)
+	mt.screenshots("quick-results")
+	mt.do("close them", chromedp.KeyEvent("\x1b"))
+	mt.waitJS("closed", `document.getElementById("quick-results").hidden`, 3*time.Second)
+	mt.do("empty the field", setValue("app-search", ""))
+
 	// ---- search from the header: "/" then words ----
 	mt.do("focus search with /", chromedp.Evaluate[chromedp.Void](`document.activeElement.blur()`), chromedp.KeyEvent("/"))
 	mt.waitJS("the search field focused", `document.activeElement.id === "app-search"`, 3*time.Second)

@@ -168,7 +168,7 @@ func TestAppPhoneLayoutInBrowser(t *testing.T) {
 
 	// A call links to its number's texts.
 	href := appEval[string](a, "read the outbound call's texts link", `[...document.querySelectorAll('.calls-table tbody tr')].find((r) => r.innerText.includes('Pia Phone')).querySelector('a.texts-link').getAttribute('href')`)
-	if want := "/app/inbox/" + desk + "/" + patient; href != want {
+	if want := "/app/inbox/" + desk + "/" + patient + "?new=1"; href != want {
 		t.Errorf("the outbound call links to %q, want the conversation %q", href, want)
 	}
 	// The caller's second call links to the earlier one.

@@ -24,13 +24,13 @@ function marked(text, spans) {
   return out;
 }
 
-function contactHit({ contact: c }) {
+export function contactHit({ contact: c }) {
   return h('li', { class: 'hit hit-contact' },
     h('a', { href: contactHref(c.id), class: 'hit-title', text: c.name }),
     h('span', { class: 'hit-sub', text: [c.company, ...c.numbers.map((n) => formatPhone(n.number))].filter(Boolean).join(' · ') }));
 }
 
-function conversationHit({ conversation: c, match }) {
+export function conversationHit({ conversation: c, match }) {
   const line = lineName(c.line) || formatPhone(c.line);
   return h('li', { class: 'hit hit-conversation' },
     h('a', { href: threadHref(c.line, c.number, c.groupParticipants), class: 'hit-title', text: whoLabel(c.number, c.groupParticipants, c.contact) }),
@@ -39,7 +39,7 @@ function conversationHit({ conversation: c, match }) {
     timeEl(c.lastMessageAt, 'hit-time'));
 }
 
-function messageHit(m) {
+export function messageHit(m) {
   const c = m.conversation;
   const line = lineName(c.line) || formatPhone(c.line);
   const who = whoLabel(c.number, c.groupParticipants);
@@ -51,7 +51,7 @@ function messageHit(m) {
     timeEl(m.sentAt, 'hit-time'));
 }
 
-const GROUPS = [
+export const GROUPS = [
   ['contacts', 'Contacts', contactHit],
   ['conversations', 'Conversations', conversationHit],
   ['messages', 'Messages', messageHit],

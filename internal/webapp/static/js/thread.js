@@ -12,6 +12,7 @@ import { timeline } from './thread/timeline.js';
 import { paintState, setState, stateActions } from './thread/state.js';
 import { threadData } from './thread/data.js';
 import { followThread } from './thread/live.js';
+import { mentionPicker } from './thread/mentions.js';
 
 // openThread fills pane with the thread and returns {cleanup, key(k),
 // known(item)}: key handles a thread shortcut and says whether it did.
@@ -30,6 +31,7 @@ export function openThread(pane, { line, number, group }, ctx, hooks) {
     closed: false,
     messages: [], // newest first, as the API pages them
     comments: [],
+    history: [],  // resolved, reopened, assigned… (GET …/history)
     offset: 0,    // how many messages are loaded
     done: false,
     convState: hooks.item ? { resolved: hooks.item.resolved, assignedTo: hooks.item.assignedTo } : null,
@@ -48,6 +50,7 @@ export function openThread(pane, { line, number, group }, ctx, hooks) {
   });
   t.el.pane = pane;
   nameThread(t, t.contact);
+  if (ctx.can.write) mentionPicker(t);
   Object.assign(view, timeline(t, { onDelete: (m) => acts.deleteMessage(m) }));
   Object.assign(data, threadData(t, view));
   Object.assign(acts, stateActions(t, { loadComments: data.loadComments, paint: view.paint, back: () => ctx.navigate(hooks.backHref) }));

@@ -93,10 +93,12 @@ export function conversationOf(call) {
   return { line: line.number, number: other.length === 10 ? '1' + other : other };
 }
 
-// textsLink links a call to its number's texts, when there is a
-// conversation to open.
+// textsLink links a call to its number's texts (or a first text), when
+// the person has a line to text it from.
 export function textsLink(call, label = 'Texts') {
   const c = conversationOf(call);
   if (!c) return null;
-  return h('a', { class: 'texts-link', href: threadHref(c.line, c.number) }, label, h('span', { class: 'visually-hidden', text: ` with ${formatPhone(c.number)}` }));
+  // ?new=1: when the number has no conversation yet (a missed call), the
+  // thread opens empty, ready for the first text.
+  return h('a', { class: 'texts-link', href: threadHref(c.line, c.number) + '?new=1' }, label, h('span', { class: 'visually-hidden', text: ` with ${formatPhone(c.number)}` }));
 }

@@ -7,16 +7,19 @@ import { store } from '../store.js';
 import { threadHref } from '../names.js';
 import { choosePreferences } from './notify.js';
 
-// searchField is the header's search: "/" focuses it anywhere; Enter
-// opens the search screen (search.js) for the words.
+// searchField is the header's search: "/" focuses it anywhere; as one
+// types, the first hits of each group show beneath it (quickResults);
+// Enter opens the search screen (search.js) for the words.
 export function searchField(ctx) {
   const input = h('input', { type: 'search', id: 'app-search', name: 'q', autocomplete: 'off', placeholder: 'Search', 'aria-keyshortcuts': '/' });
   const form = h('form', { class: 'app-search', role: 'search', 'aria-label': 'Search contacts, conversations and messages' },
     h('label', { for: 'app-search', class: 'visually-hidden', text: 'Search' }), input,
     h('kbd', { class: 'search-key', 'aria-hidden': 'true', text: '/' }));
+  const quick = quickResults(ctx, form, input);
   form.addEventListener('submit', (e) => {
     e.preventDefault();
     const q = input.value.trim();
+    quick.close();
     if (q) ctx.navigate('/search?q=' + encodeURIComponent(q));
   });
   function onKey(e) {
@@ -32,7 +35,39 @@ export function searchField(ctx) {
     setTimeout(() => input.removeEventListener('beforeinput', drop), 50);
   }
   document.addEventListener('keydown', onKey);
-  return { el: form, stop: () => document.removeEventListener('keydown', onKey) };
+  return { el: form, stop: () => { document.removeEventListener('keydown', onKey); quick.close(); } };
+}
+
+// quickResults shows, 250 ms after the last key, the first three hits of
+// each group GET /search finds for what is typed (two characters or
+// more), under the field; a hit opens its page, Escape or a click
+// elsewhere closes them. Only the newest answer is shown.
+function quickResults(ctx, form, input) {
+  const panel = h('div', { class: 'quick-results', id: 'quick-results', hidden: true, 'aria-label': 'Search results as you type' });
+  form.append(panel);
+  input.setAttribute('aria-controls', 'quick-results');
+  let timer = 0, seq = 0;
+  const close = () => { clearTimeout(timer); seq++; panel.hidden = true; panel.replaceChildren(); };
+  async function show(q) {
+    const mine = ++seq;
+    const [search, a] = await Promise.all([import('../search.js'), ctx.api('GET', '/search', { query: { q, limit: 3 } })]);
+    if (mine !== seq) return;
+    const groups = search.GROUPS.filter(([g]) => a[g]?.length).map(([g, title, draw]) =>
+      h('section', null, h('h2', { class: 'quick-title', text: title }), h('ol', { class: 'hits' }, a[g].map(draw))));
+    panel.replaceChildren(...(groups.length ? groups : [h('p', { class: 'muted', text: `Nothing found for “${q}”.` })]),
+      h('p', { class: 'hint', text: 'Enter: every result' }));
+    panel.hidden = false;
+  }
+  input.addEventListener('input', () => {
+    clearTimeout(timer);
+    const q = input.value.trim();
+    if (q.length < 2 || !ctx.can.inbox) { close(); return; }
+    timer = setTimeout(() => show(q).catch(() => close()), 250);
+  });
+  panel.addEventListener('click', (e) => { if (e.target.closest('a')) close(); });
+  form.addEventListener('keydown', (e) => { if (e.key === 'Escape' && !panel.hidden) { e.stopPropagation(); close(); input.focus(); } });
+  document.addEventListener('click', (e) => { if (!form.contains(e.target)) close(); });
+  return { close };
 }
 
 // normalizeNumber keeps a number's digits; ten North American digits get

@@ -14,10 +14,16 @@ export function threadData(t, view) {
     query: { groupParticipants: t.gp, limit, offset: off, markRead: markRead ? 'true' : undefined },
   });
 
+  // loadComments reads the notes and what the team did (history, the
+  // newest 50), both shown between the messages.
   async function loadComments(repaint = true) {
-    try {
-      t.comments = await t.ctx.api('GET', t.base + '/comments', { query: { groupParticipants: t.gp } });
-    } catch { t.comments = []; }
+    const q = { query: { groupParticipants: t.gp } };
+    const [comments, history] = await Promise.all([
+      t.ctx.api('GET', t.base + '/comments', q).catch(() => []),
+      t.ctx.api('GET', t.base + '/history', q).catch(() => []),
+    ]);
+    t.comments = comments;
+    t.history = history.filter((e) => e.kind !== 'commented'); // a note shows as itself
     if (repaint && !t.closed) view.paint();
   }
 

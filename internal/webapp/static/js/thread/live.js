@@ -20,7 +20,7 @@ export function followThread(t, { refresh, loadComments, paint, gone }) {
             ? `${by} assigned this conversation to ${userName(d.state.assignedTo)}.`
             : `${by} ${d.event === 'conversation.resolved' ? 'resolved' : 'reopened'} this conversation.`);
         }
-        if (d.comment) loadComments();
+        loadComments(); // the history shows it (and the note, if any)
         break;
       case 'conversation.commented':
         setState(t, d.state, true);

@@ -3,7 +3,7 @@
 // scrolled back to read (then a button offers them); a growing composer
 // or a narrower window never hides the last message.
 import { h, formatPhone, timeEl, emptyState } from '../ui.js';
-import { userName } from '../names.js';
+import { userName, myId } from '../names.js';
 
 const NEAR = 120; // px from the end that still count as "at the end"
 
@@ -55,6 +55,21 @@ export function messageItem(m, { canDelete, onDelete }) {
       canDelete ? h('button', { type: 'button', class: 'link-btn msg-delete', 'aria-label': `Delete message sent ${new Date(m.sentAt).toLocaleString()}`, on: { click: () => onDelete(m) } }, 'Delete') : null));
 }
 
+const DID = {
+  resolved: (e) => `${who(e.by)} resolved the conversation${e.userId && e.userId !== e.by ? ` for ${userName(e.userId)}` : ''}`,
+  reopened: (e) => `${who(e.by)} reopened the conversation`,
+  reopenedByText: () => 'A new text reopened the conversation',
+  assigned: (e) => `${who(e.by)} assigned it to ${e.userId === e.by ? (e.by === myId() ? 'yourself' : 'themselves') : e.userId === myId() ? 'you' : userName(e.userId)}`,
+  unassigned: (e) => `${who(e.by)} unassigned it`,
+};
+const who = (id) => (id === null || id === undefined ? 'An integration' : userName(id));
+
+// historyItem is one thing the team did, between the messages.
+export function historyItem(e) {
+  const say = DID[e.kind];
+  return say ? h('li', { class: 'did' }, h('span', { text: say(e) }), ' · ', timeEl(e.at, null, { stamp: true })) : null;
+}
+
 export function noteItem(c) {
   return h('li', { class: 'note' },
     h('p', { class: 'note-label' }, h('span', { class: 'note-tag', text: 'Internal note' }), ` ${c.authorId ? userName(c.authorId) : 'API'} · `, timeEl(c.createdAt, null, { stamp: true })),
@@ -90,9 +105,10 @@ export function timeline(t, { onDelete }) {
     // Oldest first before sorting by time: texts of the same second keep
     // the order they were sent in (the sort is stable).
     const entries = [...t.messages].reverse().map((m) => ({ t: m.sentAt, el: () => messageItem(m, { canDelete: t.ctx.can.delete, onDelete }) }))
-      .concat(t.comments.filter((c) => t.done || !oldest || c.createdAt >= oldest).map((c) => ({ t: c.createdAt, el: () => noteItem(c) })));
+      .concat(t.comments.filter((c) => t.done || !oldest || c.createdAt >= oldest).map((c) => ({ t: c.createdAt, el: () => noteItem(c) })))
+      .concat(t.history.filter((e) => t.done || !oldest || e.at >= oldest).map((e) => ({ t: e.at, el: () => historyItem(e) })));
     entries.sort((a, b) => (a.t < b.t ? -1 : a.t > b.t ? 1 : 0));
-    list.replaceChildren(...entries.map((e) => e.el()));
+    list.replaceChildren(...entries.map((e) => e.el()).filter(Boolean));
     earlier.hidden = t.done;
     if (!t.messages.length) list.append(h('li', null, emptyState('No messages', t.isNew ? 'Write the first text below.' : 'This conversation has no messages left.')));
     if (pinned) scroller.scrollTop = scroller.scrollHeight;
