@@ -2015,6 +2015,9 @@ type SearchConversationHit struct {
 
 // SearchMessageHit A message found by its words.
 type SearchMessageHit struct {
+	// Contact The contact that holds the conversation's number (1:1 conversations only); absent when none does.
+	Contact *ContactRef `json:"contact,omitempty"`
+
 	// Conversation A conversation's state (data of resolve, reopen, assign and comments). A conversation has no id: it is the pair (line, number), plus `groupParticipants` for a group thread.
 	Conversation ConversationState         `json:"conversation"`
 	Direction    SearchMessageHitDirection `json:"direction"`

@@ -204,6 +204,10 @@ type item struct {
 	ResolvedBy        int64    `json:"resolvedBy"`
 	ResolvedAt        string   `json:"resolvedAt"`
 	AssignedTo        *int64   `json:"assignedTo"`
+	Contact           *struct {
+		ID   int64  `json:"id"`
+		Name string `json:"name"`
+	} `json:"contact"`
 }
 
 type message struct {

@@ -55,6 +55,7 @@ type messageHitJSON struct {
 	SentAt       time.Time             `json:"sentAt"`
 	Snippet      snippetJSON           `json:"snippet"`
 	Conversation conversationStateJSON `json:"conversation"`
+	Contact      *domain.ContactRef    `json:"contact,omitempty"`
 }
 
 type snippetJSON struct {
@@ -104,7 +105,7 @@ func (s *Server) searchAll(w http.ResponseWriter, r *http.Request) error {
 				sn.Matches[j] = spanJSON{Start: sp.Start, End: sp.End}
 			}
 			out.Data.Messages[i] = messageHitJSON{ID: m.ID, Direction: m.Direction, SentAt: m.At.UTC().Truncate(time.Second),
-				Snippet: sn, Conversation: toStateJSON(m.Conversation)}
+				Snippet: sn, Conversation: toStateJSON(m.Conversation), Contact: m.Contact}
 		}
 	}
 	for g, c := range res.Next {

@@ -40,6 +40,10 @@ type searchHit struct {
 		} `json:"matches"`
 	} `json:"snippet"`
 	Conversation state `json:"conversation"`
+	Contact      *struct {
+		ID   int64  `json:"id"`
+		Name string `json:"name"`
+	} `json:"contact"`
 }
 
 // search runs GET /search with params (q and the rest) as cred and returns
@@ -349,6 +353,18 @@ func TestSearchContacts(t *testing.T) {
 				t.Errorf("with %s=%s: contacts searched: %v", p[0], p[1], got)
 			}
 		}
+		// A conversation or a text found by other words names its contact,
+		// as the inbox does.
+		f.receive(t, inboxMain, "14155552001", "invoice attached")
+		a = f.search(t, f.key, url.Values{"q": {"invoice"}, "types": {"messages"}})
+		if m := *a.Data.Messages; len(m) != 1 || m[0].Contact == nil || m[0].Contact.ID != maria {
+			t.Errorf("a text from María's number: %+v", m)
+		}
+		a = f.search(t, f.key, url.Values{"q": {"4155552001"}, "types": {"conversations"}})
+		if c := *a.Data.Conversations; len(c) != 1 || c[0].Conversation.Contact == nil || c[0].Conversation.Contact.Name != "María José Pérez" {
+			t.Errorf("her conversation found by its number: %+v", c)
+		}
+
 		// Pages of their own.
 		a = f.search(t, f.key, url.Values{"q": {"sunrise"}, "limit": {"1"}})
 		if got := *a.Data.Contacts; len(got) != 1 || got[0].Contact.ID != tom || a.Next["contacts"] == "" {

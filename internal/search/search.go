@@ -75,6 +75,9 @@ type MessageHit struct {
 	At           time.Time
 	Snippet      Snippet
 	Conversation domain.Conversation // Key.Line is the whole line
+	// Contact is the contact that holds a 1:1 conversation's number, when
+	// the credential may read contacts.
+	Contact *domain.ContactRef
 }
 
 // NumberMatch is where a conversation's number matched: one of its
@@ -214,7 +217,38 @@ func (s *Service) Search(ctx context.Context, p auth.Principal, sp Params) (Resu
 			}
 		}
 	}
-	return res, nil
+	return res, s.name(ctx, p, &res)
+}
+
+// name fills the contact beside each conversation and message found, as
+// the inbox's answers show it: one read for the page.
+func (s *Service) name(ctx context.Context, p auth.Principal, res *Result) error {
+	var numbers []string
+	for _, c := range res.Conversations {
+		if !c.Key.IsGroup() {
+			numbers = append(numbers, c.Key.Number())
+		}
+	}
+	for _, m := range res.Messages {
+		if !m.Conversation.Key.IsGroup() {
+			numbers = append(numbers, m.Conversation.Key.Number())
+		}
+	}
+	held, err := contacts.Names(ctx, s.store, p, numbers)
+	if err != nil || len(held) == 0 {
+		return err
+	}
+	for i, c := range res.Conversations {
+		if ref, ok := held[c.Key.Number()]; ok && !c.Key.IsGroup() {
+			res.Conversations[i].Contact = &ref
+		}
+	}
+	for i, m := range res.Messages {
+		if ref, ok := held[m.Conversation.Key.Number()]; ok && !m.Conversation.Key.IsGroup() {
+			res.Messages[i].Contact = &ref
+		}
+	}
+	return nil
 }
 
 // lines resolves the lines filter against the lines p may use: the ids to

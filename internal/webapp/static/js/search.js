@@ -42,7 +42,7 @@ export function conversationHit({ conversation: c, match }) {
 export function messageHit(m) {
   const c = m.conversation;
   const line = lineName(c.line) || formatPhone(c.line);
-  const who = whoLabel(c.number, c.groupParticipants);
+  const who = whoLabel(c.number, c.groupParticipants, m.contact);
   return h('li', { class: 'hit hit-message' },
     h('a', { href: threadHref(c.line, c.number, c.groupParticipants), class: 'hit-title' },
       m.direction === 'in' ? `From ${who}` : `To ${who}`),
