@@ -19,7 +19,8 @@ import (
 // the list and the thread; the contacts screen finds, adds (a number
 // another contact holds is refused inside the editor, nothing typed lost),
 // imports a CSV with its report, and shows a contact's page with its
-// texts; a thread's number becomes a contact from the thread; the header's search finds contacts, conversations and words of
+// texts; a thread's number becomes a contact from the thread; a team
+// reply's variables are filled from the contact; the header's search finds contacts, conversations and words of
 // texts, the words marked; "New text" finds a contact by name.
 // setValue sets a field's value as a script would (what a choice from a
 // list of suggestions does), without typing.
@@ -43,12 +44,22 @@ func TestAppContactsAndSearchInBrowser(t *testing.T) {
 		t.Fatalf("POST /contacts: status %d\n%s", r.status, r.body)
 	}
 
+	if r := postJSON(t, base+apiPrefix+"/sms/templates", key, `{"title": "Confirm", "body": "Hi {first_name}, your visit at {company} is confirmed.", "shared": true}`); r.status != 201 {
+		t.Fatalf("POST /sms/templates: status %d\n%s", r.status, r.body)
+	}
+
 	mt := b.signIn(base, "maria", "maria-password")
 	// ---- names in the list and the thread ----
 	mt.waitText("the contact's name in the list", ".conv-list", "José Núñez", 5*time.Second)
 	mt.waitText("the number beneath it", ".conv-list .conv-number", "(212) 555-0101", 2*time.Second)
 	mt.do("open the named conversation", chromedp.Click(chromedp.CSS(`a.conv[href*="/12125550101"]`)))
 	mt.waitJS("the thread titled by the contact", `document.querySelector("#thread-title")?.textContent === "José Núñez" && !!document.querySelector(".thread-contact a")`, 5*time.Second)
+
+	// ---- a team reply's variables, filled from the contact ----
+	mt.do("open the saved replies", chromedp.Click(chromedp.CSS(".cmp-replies summary")))
+	mt.waitText("the team reply, filled in its preview", ".cmp-replies", "Hi José, your visit at Harbor Dental is confirmed.", 5*time.Second)
+	mt.do("insert it", chromedp.Click(chromedp.CSS(".cmp-reply")))
+	mt.waitJS("the filled text in the box", `document.querySelector("form.composer textarea").value === "Hi José, your visit at Harbor Dental is confirmed."`, 3*time.Second)
 
 	// ---- a number no contact holds becomes one from its thread ----
 	mt.do("open the other conversation", chromedp.Click(chromedp.CSS(`a.conv[href*="/12125550102"]`)))

@@ -143,13 +143,16 @@ function untilGone(c) {
 // number; number the other party (or, on a group thread, any participant);
 // groupParticipants every other party of a group thread; onSent(result,
 // {scheduled}) is called after a send or a schedule succeeded.
-export function composer(ctx, { line, number, groupParticipants, onSent } = {}) {
+export function composer(ctx, { line, number, groupParticipants, onSent, contact } = {}) {
   if (ctx.can && ctx.can.send === false) {
     return h('p', { class: 'notice composer-off' }, 'This sign-in cannot send texts (it was not granted sms:send), so there is no reply box.');
   }
   const to = groupParticipants && groupParticipants.length > 1 ? [...groupParticipants] : [number];
   // c is this composer's own state, shared by its parts.
-  const c = { api: ctx.api, id: `cmp${++serial}`, line, to, onSent, canWrite: !ctx.can || ctx.can.write !== false };
+  const c = { api: ctx.api, id: `cmp${++serial}`, line, to, onSent, canWrite: !ctx.can || ctx.can.write !== false,
+    // contact() is the conversation's contact ({id, name}, or null): the
+    // saved replies' variables are filled from it.
+    contact: contact || (() => null), mayShare: ctx.me?.kind !== 'user' || ctx.me?.permissions?.users === 'all' };
   c.showProblem = (text) => {
     c.errorBox.replaceChildren();
     c.errorBox.hidden = !text;

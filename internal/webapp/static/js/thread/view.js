@@ -37,7 +37,7 @@ export function buildThread(t, on) {
   const scroller = h('div', { class: 'timeline-scroll', tabindex: '0', 'aria-label': 'Conversation history' }, earlier, timeline);
   const reply = composer(ctx, {
     line, number: t.number, groupParticipants: group && group.length ? group : undefined,
-    onSent: on.sent,
+    onSent: on.sent, contact: () => t.contact,
   });
   const label = lineName(line);
   const section = h('article', { class: 'thread', 'aria-labelledby': 'thread-title' },
