@@ -124,6 +124,8 @@ func TestAppContactsAndSearchInBrowser(t *testing.T) {
 	mt.waitJS("the message found, its word marked", `location.pathname === "/app/search" && document.querySelector(".hit-message mark")?.textContent === "rescheduled"`, 5*time.Second)
 	mt.screenshots("search")
 	mt.axe("the search results")
+	mt.do("open the message found", chromedp.Click(chromedp.CSS(".hit-message a")))
+	mt.waitJS("the thread at the message, marked", `location.pathname.endsWith("/12125550101") && document.querySelector(".msg-found")?.innerText.includes("rescheduled")`, 5*time.Second)
 	mt.do("search a name", setValue("app-search", ""), chromedp.SendKeys(chromedp.ID("app-search"), "nunez\r"))
 	mt.waitJS("the contact found without its accents", `document.querySelector(".hit-contact .hit-title")?.textContent === "José Núñez"`, 5*time.Second)
 	mt.do("search digits", setValue("app-search", ""), chromedp.SendKeys(chromedp.ID("app-search"), "5550102\r"))

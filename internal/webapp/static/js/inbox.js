@@ -95,6 +95,7 @@ export async function render(main, params, ctx) {
     thread = openThread(threadPane, { line: p.line, number: p.number, group }, ctx, {
       item: convs.find(key),
       isNew: p.query.get('new') === '1',
+      at: Number(p.query.get('at')) || 0, // a message to show (search)
       backHref: back,
       onRead: () => { convs.refreshSoon(); ctx.unread.soon(); },
       onState: (st) => convs.update(key, st),

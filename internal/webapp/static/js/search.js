@@ -43,8 +43,10 @@ export function messageHit(m) {
   const c = m.conversation;
   const line = lineName(c.line) || formatPhone(c.line);
   const who = whoLabel(c.number, c.groupParticipants, m.contact);
+  // The thread opens at the message found (?at=).
+  const href = threadHref(c.line, c.number, c.groupParticipants);
   return h('li', { class: 'hit hit-message' },
-    h('a', { href: threadHref(c.line, c.number, c.groupParticipants), class: 'hit-title' },
+    h('a', { href: href + (href.includes('?') ? '&' : '?') + 'at=' + m.id, class: 'hit-title' },
       m.direction === 'in' ? `From ${who}` : `To ${who}`),
     h('span', { class: 'hit-sub', text: `on ${line}` }),
     h('p', { class: 'hit-text' }, marked(m.snippet.text, m.snippet.matches)),

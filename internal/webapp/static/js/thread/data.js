@@ -45,6 +45,7 @@ export function threadData(t, view) {
       view.paint();
       view.toEnd();
       if (page.markedRead) t.hooks.onRead();
+      if (t.hooks.at) await showMessage(t.hooks.at);
     } catch (err) {
       if (t.closed) return;
       t.el.pane.querySelector(':scope > .spinner')?.remove();
@@ -58,6 +59,17 @@ export function threadData(t, view) {
         gone('No such conversation', 'It was deleted, or it is not on a line you can use.');
       } else showError(t.el.pane, err);
     }
+  }
+
+  // showMessage brings message id into view (search opens a thread at the
+  // message it found), reading earlier pages until it is loaded: at most
+  // 20 more pages, then the thread stays at its end.
+  async function showMessage(id) {
+    for (let i = 0; i < 20 && !t.closed && !t.done && !t.messages.some((m) => m.id === id); i++) await loadEarlier();
+    const el = t.el.timeline.querySelector(`li[data-id="${id}"]`);
+    if (!el) return;
+    el.classList.add('msg-found');
+    el.scrollIntoView({ block: 'center' });
   }
 
   async function loadEarlier() {
