@@ -20,7 +20,7 @@ echo "started: $(date -u +%FT%TZ) at $(git rev-parse --short HEAD)"
 fails=0
 for i in $(seq "$runs"); do
   start=$(date +%s)
-  if go test -count=1 ./... >"$out/run-$i.log" 2>&1 && (cd client && go test -count=1 ./... >>"$out/run-$i.log" 2>&1); then
+  if go test -count=1 -timeout 30m ./... >"$out/run-$i.log" 2>&1 && (cd client && go test -count=1 ./... >>"$out/run-$i.log" 2>&1); then
     status=ok
   else
     status=FAIL; fails=$((fails + 1))
