@@ -25,6 +25,11 @@ const QUIET_LIMIT = 45_000; // the server sends a keepalive at least every 15 s
 export function createStream(name) {
   const shared = !!name && !!navigator.locks && typeof BroadcastChannel === 'function';
   const bus = createBus();
+  // self names this tab in what it says as a leader: a follower heeds the
+  // leader it last heard, so an old leader's farewell that arrives after
+  // the new leader's word (two senders' messages keep no order between
+  // them) cannot leave it showing the stream as down.
+  const self = Math.random().toString(36).slice(2);
   let session = null;          // from start() to stop(): { active, leading, controller, channel, resign, rejoined, followed, blind }
   let failures = 0;
   let state = 'closed';
@@ -35,18 +40,20 @@ export function createStream(name) {
     if (s === state) return;
     state = s;
     bus.emit('status', s);
-    if (session?.leading) session.channel.postMessage({ kind: 'status', state, lastId: bus.lastId });
+    if (session?.leading) session.channel.postMessage({ kind: 'status', state, lastId: bus.lastId, from: self });
   }
 
   // hear handles what the other tabs of the name say.
   function hear(s, data) {
     if (data.kind === 'hello') {
-      if (s.leading) s.channel.postMessage({ kind: 'status', state, lastId: bus.lastId });
+      if (s.leading) s.channel.postMessage({ kind: 'status', state, lastId: bus.lastId, from: self });
       return;
     }
     if (s.leading) return; // an old leader's last words: this tab reads the stream now
     if (data.kind === 'event') bus.dispatch(data.msg);
     if (data.kind !== 'status') return;
+    if (data.resigning && s.leaderId && data.from !== s.leaderId) return; // a leader before the one heard
+    s.leaderId = data.from;
     // A tab back from the back/forward cache missed what was relayed while
     // it was away, and the leader keeps no history: it reloads as after a
     // reset unless nothing happened meanwhile.
@@ -139,7 +146,7 @@ export function createStream(name) {
     if (session === s) session = null;
     if (!shared) return;
     // The followers' stream is not gone: the next leader resumes it.
-    if (s.leading && state !== 'off') s.channel.postMessage({ kind: 'status', state: 'reconnecting', lastId: bus.lastId });
+    if (s.leading && state !== 'off') s.channel.postMessage({ kind: 'status', state: 'reconnecting', lastId: bus.lastId, from: self, resigning: true });
     s.leading = false;
     s.channel.close();
     s.resign();
