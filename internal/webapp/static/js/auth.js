@@ -157,7 +157,9 @@ export async function signOut() {
 
 channel?.addEventListener('message', (e) => {
   const m = e.data || {};
-  if (m.type === 'signed-out' && session !== null) {
+  // A tab that found its session gone a moment before the word came (the
+  // sign-out's revocation cut its stream first) says why, as the others do.
+  if (m.type === 'signed-out' && (session !== null || (out && ended !== null))) {
     endSession('You signed out in another tab.');
   } else if (m.type === 'session' && (out || (session !== null && m.session !== session))) {
     // Another tab signed in: this one, signed out or someone else's, starts

@@ -19,17 +19,18 @@ import { createBus } from './stream/bus.js';
 
 const QUIET_LIMIT = 45_000; // the server sends a keepalive at least every 15 s
 
+// self names this tab in what it says as a leader: a follower heeds the
+// leader it last heard, so an old leader's farewell that arrives after the
+// new leader's word (two senders' messages keep no order between them)
+// cannot leave it showing the stream as down.
+const self = Math.random().toString(36).slice(2);
+
 // createStream returns the app's stream. name (the lock's and channel's)
 // says who may share it: only tabs whose stream the server would fill with
 // the same events.
 export function createStream(name) {
   const shared = !!name && !!navigator.locks && typeof BroadcastChannel === 'function';
   const bus = createBus();
-  // self names this tab in what it says as a leader: a follower heeds the
-  // leader it last heard, so an old leader's farewell that arrives after
-  // the new leader's word (two senders' messages keep no order between
-  // them) cannot leave it showing the stream as down.
-  const self = Math.random().toString(36).slice(2);
   let session = null;          // from start() to stop(): { active, leading, controller, channel, resign, rejoined, followed, blind }
   let failures = 0;
   let state = 'closed';
@@ -51,12 +52,11 @@ export function createStream(name) {
     }
     if (s.leading) return; // an old leader's last words: this tab reads the stream now
     if (data.kind === 'event') bus.dispatch(data.msg);
-    if (data.kind !== 'status') return;
-    if (data.resigning && s.leaderId && data.from !== s.leaderId) return; // a leader before the one heard
+    if (data.kind !== 'status' || (data.resigning && s.leaderId && data.from !== s.leaderId)) return;
     s.leaderId = data.from;
     // A tab back from the back/forward cache missed what was relayed while
-    // it was away, and the leader keeps no history: it reloads as after a
-    // reset unless nothing happened meanwhile.
+    // away (the leader keeps no history): it reloads as after a reset
+    // unless nothing happened meanwhile.
     if (s.rejoined !== null && s.rejoined !== data.lastId) bus.emit('reset', { event: 'reset' });
     s.rejoined = null;
     s.followed = true;
