@@ -64,9 +64,8 @@ function callEntry(e) {
 function textLink(ctx, number, convs) {
   const conv = convs.find((c) => c.number === number);
   const lines = store.get('lines') || [];
-  if (conv) return h('a', { class: 'btn btn-small', href: threadHref(conv.line, conv.number) }, 'Text', h('span', { class: 'visually-hidden', text: ` ${formatPhone(number)}` }));
-  if (!ctx.can.send || !lines.length) return null;
-  return h('a', { class: 'btn btn-small', href: threadHref(lines[0].number, number) + '?new=1' }, 'Text', h('span', { class: 'visually-hidden', text: ` ${formatPhone(number)}` }));
+  const href = conv ? threadHref(conv.line, conv.number) : ctx.can.send && lines.length ? threadHref(lines[0].number, number) + '?new=1' : null;
+  return href ? h('a', { class: 'btn btn-small', href }, 'Text', h('span', { class: 'visually-hidden', text: ` ${formatPhone(number)}` })) : null;
 }
 
 export async function renderOne(main, id, ctx) {
