@@ -5,7 +5,8 @@
 # bench/searchgen fills the database the fast way (one account, 1,000,000
 # messages in 50,000 conversations on 10 lines, texts of Zipf-distributed
 # words with "invoice" in 8%, "reschedule"/"rescheduled" in 1% each and
-# "café" in 0.1%), then builds the search index as migration 0034 does on an
+# "café" in 0.1%; 20,000 contacts holding the first conversations' numbers,
+# imported through the address book), then builds the search index as migration 0034 does on an
 # upgrade, timed, with its progress on stderr. The database is kept in
 # $SEARCH_DB (default /tmp/switchboard-search-bench.db; for PostgreSQL give
 # DB, an empty database) with its description beside it, and reused while
@@ -17,6 +18,7 @@
 #   3. a rare word, other diacritics    q=CAFE
 #   4. two words                        q=invoice resch
 #   5. 4 digits of a number             q=4821
+#   6. a contact's last name (2%)       q=Okafor
 # and the index's size against the messages table's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -58,6 +60,7 @@ run "beginning (2%)" "q=resch"
 run "rare word, diacritics (0.1%)" "q=CAFE"
 run "two words" "q=invoice%20resch"
 run "4 digits of a number" "q=4821"
+run "contact name (2% of 20,000)" "q=Okafor"
 echo
 echo "CPU of the server: $(ps -o times= -p "$pid") s"
 kill "$pid"; wait "$pid" 2>/dev/null || true; pid=

@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"switchboard/internal/auth"
+	"switchboard/internal/contacts"
 	"switchboard/internal/domain"
 	"switchboard/internal/store"
 
@@ -40,6 +41,7 @@ type options struct {
 	db                      string
 	messages, conversations int
 	lines                   int
+	contacts                int
 	days                    int
 }
 
@@ -50,6 +52,7 @@ type result struct {
 	Engine           string  `json:"engine"`
 	Messages         int     `json:"messages"`
 	Conversations    int     `json:"conversations"`
+	Contacts         int     `json:"contacts"`
 	LoadSeconds      float64 `json:"loadSeconds"`
 	MigrationSeconds float64 `json:"migrationSeconds"`
 }
@@ -60,6 +63,7 @@ func main() {
 	flag.IntVar(&o.messages, "messages", 1_000_000, "messages")
 	flag.IntVar(&o.conversations, "conversations", 50_000, "conversations")
 	flag.IntVar(&o.lines, "lines", 10, "SMS lines")
+	flag.IntVar(&o.contacts, "contacts", 20_000, "contacts, holding the first conversations' numbers (at most -conversations)")
 	flag.IntVar(&o.days, "days", 90, "days the messages span, ending now")
 	flag.Parse()
 	if o.db == "" {
@@ -110,6 +114,9 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	if err := st.AllowHost(ctx, "app.example.test"); err != nil {
+		return err
+	}
+	if res.Contacts, err = addContacts(ctx, st, acct.ID, min(o.contacts, o.conversations)); err != nil {
 		return err
 	}
 	st.Close()
@@ -196,7 +203,43 @@ func body(r *rand.Rand, z *rand.Zipf, vocab []string) string {
 	return strings.Join(ws, " ") + "."
 }
 
-func customer(i int) string { return fmt.Sprintf("1212%07d", i) }
+// customer is conversation i's number: valid as dialled (an exchange from
+// 200 up), so that a contact can hold it.
+func customer(i int) string { return fmt.Sprintf("1212%03d%04d", 200+i/10000, i%10000) }
+
+// Contact names: every pair of a first and a last name, in turn, so that a
+// last name such as "Okafor" is one contact in len(lastNames).
+var (
+	firstNames = strings.Fields(`Aaliyah Ben Carmen Dmitri Elena Farid Grace Hiro Ines Jamal Kofi Lena Mateo Nadia
+		Oscar Priya Quentin Rosa Sven Tanvi Umar Vera Wen Ximena Yusuf Zoe Margaret Pedro Anika Tomasz`)
+	lastNames = strings.Fields(`Okafor Lindqvist Moreau Tanaka Haddad Kowalski Mensah Oliveira Petrov Nguyen
+		Schmidt Rossi Dubois Fernandes Ivanova Kaur Larsen Murphy Novak Park Quinn Reyes Sato Torres Ueda Vasquez
+		Weber Xu Yilmaz Zhang Abbott Brennan Castillo Delgado Eriksen Fischer Gallo Horvat Ibarra Jensen Keller
+		Lopez Marino Nakamura Ortega Pereira Romano Silva Tran Urban`)
+)
+
+// addContacts imports n contacts through the address book's import, each
+// holding customer(i)'s number, so that the search's contacts group and the
+// names on its hits come from a populated book.
+func addContacts(ctx context.Context, st *store.Store, account int64, n int) (int, error) {
+	p := auth.Principal{AccountID: account, Scopes: auth.AllScopes}
+	svc := contacts.New(st)
+	for start := 0; start < n; start += contacts.MaxImportRows {
+		var b strings.Builder
+		b.WriteString("Name,Phone,Company\n")
+		for i := start; i < min(n, start+contacts.MaxImportRows); i++ {
+			fmt.Fprintf(&b, "%s %s,+%s,%s Ltd\n", firstNames[i%len(firstNames)], lastNames[(i/len(firstNames))%len(lastNames)], customer(i), lastNames[i%len(lastNames)])
+		}
+		rep, err := svc.Import(ctx, p, contacts.CSV, []byte(b.String()), nil)
+		if err != nil {
+			return 0, err
+		}
+		if len(rep.Skipped) > 0 {
+			return 0, fmt.Errorf("contacts: %d skipped, the first: %+v", len(rep.Skipped), rep.Skipped[0])
+		}
+	}
+	return n, nil
+}
 
 // load writes the conversations, then the messages (ids 1..n in time
 // order, each conversation's newest known in advance), in transactions of
@@ -272,14 +315,17 @@ func load(ctx context.Context, db *sql.DB, pg bool, o options, account int64, li
 	if err != nil {
 		return err
 	}
-	return insert(`INSERT INTO messages (id, account_id, conversation_id, line_id, direction, from_number, to_numbers, body, type, status, created_at)`, 11, o.messages,
+	return insert(`INSERT INTO messages (id, account_id, conversation_id, line_id, direction, from_number, to_numbers, body, type, status, delivery_status, created_at)`, 12, o.messages,
 		func(i int) []any {
 			c := convOf[i]
 			line := lines[c%len(lines)].Number
-			dir, from, to, status := "in", customer(c), `["`+line+`"]`, "received"
+			dir, from, to, status, delivery := "in", customer(c), `["`+line+`"]`, "received", any(nil)
 			if r.IntN(10) >= 6 {
-				dir, from, to, status = "out", line, `["`+customer(c)+`"]`, "sent"
+				// Delivered long ago, as in a real account: a sent text
+				// without its report would have the simulator replay one
+				// at start, a million writes beside the benchmark.
+				dir, from, to, status, delivery = "out", line, `["`+customer(c)+`"]`, "sent", "delivered"
 			}
-			return []any{i + 1, account, c + 1, lines[c%len(lines)].ID, dir, from, to, body(r, z, vocab), "sms", status, begin + int64(i)*step}
+			return []any{i + 1, account, c + 1, lines[c%len(lines)].ID, dir, from, to, body(r, z, vocab), "sms", status, delivery, begin + int64(i)*step}
 		})
 }

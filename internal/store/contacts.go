@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"switchboard/internal/domain"
+	"switchboard/internal/search/words"
 	"switchboard/internal/store/sqldb"
 )
 
@@ -137,7 +138,10 @@ func (ct *ContactTx) Create(c *domain.Contact) error {
 		return fmt.Errorf("store: create contact: %w", err)
 	}
 	c.ID, c.AccountID, c.CreatedAt, c.UpdatedAt = id, ct.account, fromMicros(now), fromMicros(now)
-	return ct.insertNumbers(c)
+	if err := ct.insertNumbers(c); err != nil {
+		return err
+	}
+	return ct.indexTerms(c)
 }
 
 // Update replaces the stored fields and numbers of the account's contact
@@ -156,7 +160,10 @@ func (ct *ContactTx) Update(c *domain.Contact) error {
 	if _, err := ct.tx.Exec(ct.ctx, `DELETE FROM contact_numbers WHERE contact_id = ?`, c.ID); err != nil {
 		return fmt.Errorf("store: update contact numbers: %w", err)
 	}
-	return ct.insertNumbers(c)
+	if err := ct.insertNumbers(c); err != nil {
+		return err
+	}
+	return ct.indexTerms(c)
 }
 
 func (ct *ContactTx) insertNumbers(c *domain.Contact) error {
@@ -174,6 +181,9 @@ func (ct *ContactTx) insertNumbers(c *domain.Contact) error {
 func (ct *ContactTx) Delete(id int64) error {
 	if _, err := ct.tx.Exec(ct.ctx, `DELETE FROM contact_numbers WHERE contact_id = ? AND account_id = ?`, id, ct.account); err != nil {
 		return fmt.Errorf("store: delete contact numbers: %w", err)
+	}
+	if _, err := ct.tx.Exec(ct.ctx, `DELETE FROM contact_terms WHERE contact_id = ? AND account_id = ?`, id, ct.account); err != nil {
+		return fmt.Errorf("store: delete contact terms: %w", err)
 	}
 	res, err := ct.tx.Exec(ct.ctx, `DELETE FROM contacts WHERE id = ? AND account_id = ?`, id, ct.account)
 	return deleted(res, err, "contact")
@@ -226,14 +236,22 @@ func (s *Store) SearchContacts(ctx context.Context, cs ContactSearch) ([]domain.
 	}
 	var alts []string
 	if len(cs.Words) > 0 {
-		words := make([]string, len(cs.Words))
+		all := make([]string, len(cs.Words))
 		for i, w := range cs.Words {
-			words[i] = `search LIKE ?`
-			args = append(args, "% "+likeSafe(w)+"%")
+			cond, a := s.contactTermMatch(cs.AccountID, "w"+w)
+			all[i] = cond
+			args = append(args, a...)
 		}
-		alts = append(alts, `(`+strings.Join(words, ` AND `)+`)`)
+		alts = append(alts, `(`+strings.Join(all, ` AND `)+`)`)
 	}
-	if cs.Digits != "" {
+	switch {
+	case len(cs.Digits) >= words.MinNumberDigits:
+		cond, a := s.contactTermMatch(cs.AccountID, "n"+cs.Digits)
+		alts = append(alts, cond)
+		args = append(args, a...)
+	case cs.Digits != "":
+		// Fewer digits than the index keeps: in nearly every number, so
+		// the account's contacts are read in order until the page is full.
 		alts = append(alts, `EXISTS (SELECT 1 FROM contact_numbers n WHERE n.contact_id = c.id AND n.number LIKE ?)`)
 		args = append(args, "%"+likeSafe(cs.Digits)+"%")
 	}

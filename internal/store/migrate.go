@@ -158,7 +158,8 @@ func (s *Store) Migrate(ctx context.Context) error {
 // statement cannot do (text folded as package search/words folds it), run in
 // the migration's transaction after its SQL.
 var migrationSteps = map[string]func(s *Store, ctx context.Context, tx *sql.Tx) error{
-	"0034_search": (*Store).searchBackfill,
+	"0034_search":        (*Store).searchBackfill,
+	"0037_contact_terms": (*Store).contactTermsBackfill,
 }
 
 // migrateOne runs one migration outside group commit, on the writers' pool
