@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	cdpbrowser "github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/fetch"
 	"github.com/chromedp/cdproto/network"
@@ -200,6 +201,45 @@ func (b *appBrowser) openAppWith(base, who string, opts ...chromedp.ContextOptio
 	b.t.Cleanup(a.checkOrigin)
 	a.do("open the app", chromedp.Navigate(base+"/app/"))
 	return a
+}
+
+// backgroundWithNotifications grants the tab's origin the permission to
+// notify (as a click on "Allow" would) and makes the page see itself
+// behind another tab, as the app shows notifications only then; each
+// notification the page shows through the browser's Notification API is
+// also kept in window.shownNotifications for waitNotification.
+func (a *appTab) backgroundWithNotifications() {
+	a.t.Helper()
+	_, err := chromedp.CallBrowser(a.ctx, cdpbrowser.SetPermission, cdpbrowser.SetPermissionParams{
+		Permission: &cdpbrowser.PermissionDescriptor{Name: "notifications"}, Setting: cdpbrowser.PermissionSettingGranted,
+		Origin: a.base, BrowserContextID: chromedp.FromContext(a.ctx).BrowserContextID})
+	if err != nil {
+		a.t.Fatalf("%s: grant notifications: %v", a.who, err)
+	}
+	a.do("go behind another tab", chromedp.Evaluate[chromedp.Void](`(() => {
+		Object.defineProperty(document, "visibilityState", { configurable: true, get: () => "hidden" });
+		window.shownNotifications = [];
+		const Real = window.Notification;
+		window.Notification = class extends Real {
+			constructor(title, opts) { super(title, opts); window.shownNotifications.push({ title, body: opts?.body || "" }); }
+		};
+	})()`))
+	if p := appEval[string](a, "read the permission", `Notification.permission`); p != "granted" {
+		a.t.Fatalf("%s: Notification.permission is %q after the grant", a.who, p)
+	}
+}
+
+// waitNotification waits for a notification whose title starts with title
+// and whose body is body.
+func (a *appTab) waitNotification(title, body string) {
+	a.t.Helper()
+	a.waitJS("the notification "+title+"…", fmt.Sprintf(`(window.shownNotifications || []).some((n) => n.title.startsWith(%q) && n.body === %q)`, title, body), 5*time.Second)
+}
+
+// foreground undoes backgroundWithNotifications' view of the page.
+func (a *appTab) foreground() {
+	a.t.Helper()
+	a.do("come to the front", chromedp.Evaluate[chromedp.Void](`delete document.visibilityState`))
 }
 
 // signIn opens the app as a person who is not signed in, signs in on the
@@ -754,6 +794,9 @@ func TestAppInboxInBrowser(t *testing.T) {
 	jt.waitText("the assignment in james's timeline", ".timeline .did", "Maria Garcia assigned it to you", 5*time.Second)
 	jt.waitText("the resolve in james's timeline", ".timeline .did", "Maria Garcia resolved the conversation", 5*time.Second)
 
+	// ---- james's tab behind another: the browser notifies him ----
+	jt.backgroundWithNotifications()
+
 	// ---- a note mentions james, picked from the teammates who work the line ----
 	mt.do("open the note box", chromedp.Click(chromedp.CSS(".note-box summary")))
 	mt.do("type @Jam", chromedp.SendKeys(chromedp.ID("note-text"), "@Jam"))
@@ -761,6 +804,11 @@ func TestAppInboxInBrowser(t *testing.T) {
 	mt.waitJS("his name written", `document.getElementById("note-text").value === "@James Chen "`, 3*time.Second)
 	mt.do("finish the note", chromedp.SendKeys(chromedp.ID("note-text"), "can you call back?"), chromedp.Click(chromedp.CSS(".note-form button[type=submit]")))
 	jt.waitText("the note in james's thread", ".timeline .note", "@James Chen can you call back?", 5*time.Second)
+	jt.waitNotification("Maria Garcia mentioned you", "@James Chen can you call back?")
+	// A new patient's text: unassigned, on a line james works.
+	inbound("12125550188", desk, "Running ten minutes late")
+	jt.waitNotification("Text from +1 (212) 555-0188", "Running ten minutes late")
+	jt.foreground()
 	jt.screenshots("thread-assigned")
 
 	// The "Mine" filter now holds it.

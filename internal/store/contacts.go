@@ -260,7 +260,7 @@ func (s *Store) SearchContacts(ctx context.Context, cs ContactSearch) ([]domain.
 	}
 	b.WriteString(` ORDER BY id DESC LIMIT ?`)
 	args = append(args, cs.Limit)
-	rows, err := s.db.Query(ctx, b.String(), args...)
+	rows, err := s.db.QueryPlanned(ctx, b.String(), args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: contacts: %w", err)
 	}

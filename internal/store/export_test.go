@@ -86,3 +86,9 @@ func (s *Store) RecordMigration(ctx context.Context, version string) error {
 	_, err := s.db.Writer().ExecContext(ctx, s.db.Rebind(`INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)`), version, time.Now().UnixMicro())
 	return err
 }
+
+// SetSearchWindows sets PostgreSQL's search window and GIN match limit
+// (search_pg.go) for s, so that a few messages take every path.
+func (s *Store) SetSearchWindows(window int64, matches int) {
+	s.searchWindow, s.searchGINMatches = window, matches
+}

@@ -118,33 +118,32 @@ func (s *Store) SearchMessages(ctx context.Context, f MessageSearch) ([]MessageH
 	if (f.LineIDs != nil && len(f.LineIDs) == 0) || len(f.Terms) == 0 || f.Limit <= 0 {
 		return []MessageHit{}, nil
 	}
-	var q strings.Builder
-	var args []any
-	const cols = `m.id, m.line_id, m.direction, m.body, m.created_at, c.id, c.participants, c.resolved_at, c.resolved_by, c.assigned_to`
 	if s.db.Engine() == Postgres {
-		// The planner picks the GIN index for rare words, and a walk of the
-		// key downwards, stopping at the page's end, for common ones.
-		q.WriteString(`SELECT ` + cols + ` FROM message_words w JOIN messages m ON m.id = w.message_id
-			JOIN conversations c ON c.id = m.conversation_id WHERE w.words @@ to_tsquery('simple', ?)`)
-		args = append(args, tsQuery(f.Terms))
-		if f.Before > 0 {
-			q.WriteString(` AND w.message_id < ?`)
-			args = append(args, f.Before)
-		}
-	} else {
-		// The index drives (CROSS JOIN keeps it outermost), newest first
-		// without a sort: FTS5 walks its matches in descending rowid order
-		// and the page stops the walk.
-		q.WriteString(`SELECT ` + cols + ` FROM message_words CROSS JOIN messages m ON m.id = message_words.rowid
-			JOIN conversations c ON c.id = m.conversation_id WHERE message_words MATCH ?`)
-		args = append(args, ftsQuery(f.Terms))
-		if f.Before > 0 {
-			q.WriteString(` AND message_words.rowid < ?`)
-			args = append(args, f.Before)
-		}
+		return s.searchMessagesPG(ctx, f)
 	}
+	// The index drives (CROSS JOIN keeps it outermost), newest first
+	// without a sort: FTS5 walks its matches in descending rowid order and
+	// the page stops the walk. A word with few matches is as quick: FTS5
+	// reads the word's list of messages, not the messages.
+	q := `SELECT ` + hitColumns + ` FROM message_words CROSS JOIN messages m ON m.id = message_words.rowid
+		JOIN conversations c ON c.id = m.conversation_id WHERE message_words MATCH ?`
+	args := []any{ftsQuery(f.Terms)}
+	if f.Before > 0 {
+		q += ` AND message_words.rowid < ?`
+		args = append(args, f.Before)
+	}
+	cond, cargs := hitFilters(f)
+	return s.queryHits(ctx, f, q+cond+` ORDER BY message_words.rowid DESC LIMIT ?`, append(append(args, cargs...), f.Limit)...)
+}
+
+const hitColumns = `m.id, m.line_id, m.direction, m.body, m.created_at, c.id, c.participants, c.resolved_at, c.resolved_by, c.assigned_to`
+
+// hitFilters is the search's conditions on the message (m) and its
+// conversation (c) beside its words, each starting with AND.
+func hitFilters(f MessageSearch) (string, []any) {
+	var q strings.Builder
 	q.WriteString(` AND m.account_id = ? AND m.deleted_at IS NULL AND m.status IN ('sent', 'received')`)
-	args = append(args, f.AccountID)
+	args := []any{f.AccountID}
 	if f.LineIDs != nil {
 		q.WriteString(` AND m.line_id IN (` + placeholders(len(f.LineIDs)) + `)`)
 		for _, id := range f.LineIDs {
@@ -169,13 +168,12 @@ func (s *Store) SearchMessages(ctx context.Context, f MessageSearch) ([]MessageH
 	if f.Unresolved {
 		q.WriteString(` AND c.resolved_at IS NULL`)
 	}
-	if s.db.Engine() == Postgres {
-		q.WriteString(` ORDER BY w.message_id DESC LIMIT ?`)
-	} else {
-		q.WriteString(` ORDER BY message_words.rowid DESC LIMIT ?`)
-	}
-	args = append(args, f.Limit)
-	rows, err := s.db.Query(ctx, q.String(), args...)
+	return q.String(), args
+}
+
+// queryHits runs a search query whose columns are hitColumns.
+func (s *Store) queryHits(ctx context.Context, f MessageSearch, q string, args ...any) ([]MessageHit, error) {
+	rows, err := s.db.QueryPlanned(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: search messages: %w", err)
 	}
@@ -290,7 +288,7 @@ func (s *Store) SearchConversations(ctx context.Context, f NumberSearch) ([]doma
 	}
 	q += ` ORDER BY c.last_message_at DESC, c.id DESC LIMIT ?`
 	args = append(args, f.Limit)
-	rows, err := s.db.Query(ctx, q, args...)
+	rows, err := s.db.QueryPlanned(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: search conversations: %w", err)
 	}

@@ -60,6 +60,10 @@ type Store struct {
 	wakes wakeSlots
 
 	deepPage int // tests: the list offset from which pages seek by day (0: deepPage)
+	// tests: PostgreSQL's search window and GIN match limit (0: the
+	// defaults, search_pg.go)
+	searchWindow     int64
+	searchGINMatches int
 	// log receives a long migration's progress (Options.Log).
 	log *slog.Logger
 }

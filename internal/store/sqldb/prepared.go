@@ -3,6 +3,8 @@ package sqldb
 import (
 	"context"
 	"database/sql"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // SQLite spends most of a short statement's time parsing it, so on SQLite
@@ -56,4 +58,17 @@ func (db *DB) Query(ctx context.Context, query string, args ...any) (*sql.Rows, 
 		return st.QueryContext(ctx, args...)
 	}
 	return db.r.QueryContext(ctx, query, args...)
+}
+
+// QueryPlanned is Query for a statement whose best plan depends on its
+// arguments (a search: a rare word or a common one, a narrow range or a
+// wide one). On PostgreSQL it is sent unnamed and planned for its
+// arguments each time: a named statement, as pgx caches them, is planned
+// once for all arguments after five runs (the server's generic plan), which
+// for a search picks one way for every word.
+func (db *DB) QueryPlanned(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if db.engine == Postgres {
+		return db.r.QueryContext(ctx, db.Rebind(query), append([]any{pgx.QueryExecModeCacheDescribe}, args...)...)
+	}
+	return db.Query(ctx, query, args...)
 }
