@@ -348,9 +348,10 @@ func cmdUserList(ctx context.Context, c *cli, args []string) error {
 
 func cmdLineCreate(ctx context.Context, c *cli, args []string) error {
 	var account int64
-	var number, name, users string
+	var number, name, users, carrier string
 	var bulk, noSMS bool
 	if err := c.parse("line create", args, func(fs *flag.FlagSet) {
+		fs.StringVar(&carrier, "carrier", "", "the carrier connection its texts go through (default: the server's --carrier flags)")
 		fs.Int64Var(&account, "account", 0, "account id (required)")
 		fs.StringVar(&number, "number", "", "phone number (required); formatting is stripped, 10 digits get a leading 1")
 		fs.StringVar(&name, "name", "", "caller-ID name")
@@ -374,6 +375,11 @@ func cmdLineCreate(ctx context.Context, c *cli, args []string) error {
 	st, err := c.open(ctx)
 	if err != nil {
 		return err
+	}
+	if carrier != "" && carrier != "default" {
+		if l.CarrierID, err = carrierID(ctx, st, carrier); err != nil {
+			return err
+		}
 	}
 	if err := st.CreateLine(ctx, &l); err != nil {
 		return err

@@ -30,6 +30,7 @@ import (
 	"switchboard/internal/carrier"
 	"switchboard/internal/carrier/kannel"
 	"switchboard/internal/carrier/sim"
+	"switchboard/internal/carriers"
 	"switchboard/internal/contacts"
 	"switchboard/internal/httpapi"
 	"switchboard/internal/inbox"
@@ -268,6 +269,8 @@ type app struct {
 	media      *blob.Store
 	// background is the work beside the HTTP server, started by serve.
 	background *background.Runner
+	// carriers routes each send to its line's carrier connection.
+	carriers *carriers.Router
 	// events is the live event stream's hub (GET /events).
 	events *stream.Hub
 }
@@ -316,9 +319,13 @@ func newApp(ctx context.Context, c *cli, st *store.Store, log *slog.Logger, publ
 		media.Close()
 		return nil, usageError{fmt.Sprintf("unknown --carrier %q (want sim or kannel)", c.carrier)}
 	}
+	// Every send goes through the router: to its line's carrier connection,
+	// or to gw when the line names none.
+	host, _ := os.Hostname()
+	a.carriers = carriers.New(carriers.Config{Store: st, Default: gw, PublicURL: publicURL, Node: fmt.Sprintf("%s/%d", host, os.Getpid()), Log: log})
 	a.sms = sms.New(sms.Config{
 		Store:    st,
-		Carrier:  gw,
+		Carrier:  a.carriers,
 		Media:    media,
 		MediaURL: func(name string) string { return media.URL(publicURL+"/media/", name) },
 		Log:      log,
@@ -350,6 +357,12 @@ func newApp(ctx context.Context, c *cli, st *store.Store, log *slog.Logger, publ
 	if kd != nil {
 		hooks = http.StripPrefix("/carrier/kannel", kd.Handler(a.sms))
 	}
+	a.carriers.Attach(a.sms)
+	if err := a.carriers.Sync(ctx); err != nil {
+		a.close()
+		return nil, fmt.Errorf("carrier connections: %w", err)
+	}
+	hooks = carrierHooks(hooks, a.carriers.Handler())
 
 	reg := prometheus.NewRegistry()
 	a.registry = reg
@@ -412,6 +425,9 @@ func newApp(ctx context.Context, c *cli, st *store.Store, log *slog.Logger, publ
 	// carrier took that the database refused, which sends, receipts and
 	// the scheduled-message dispatcher hand it until they stop.
 	a.background.Add("send settler", a.sms.Settler())
+	// Reads the carrier connections again, so that the CLI's changes and
+	// another node's take effect within seconds.
+	a.background.Add("carrier connections", a.carriers.Runner())
 	// Follows the outbox for the event streams.
 	a.background.Add("event stream", a.events)
 	a.background.Add("sms reconciler", a.sms.Reconciler(sms.ReconcilerConfig{After: c.reconcileAfter}))
@@ -450,6 +466,9 @@ func resumeSim(ctx context.Context, st *store.Store, s *sim.Sim) (int, error) {
 }
 
 func (a *app) close() {
+	if a.carriers != nil {
+		a.carriers.Close()
+	}
 	if a.sim != nil {
 		a.sim.Close()
 	}
@@ -531,4 +550,17 @@ func defaultMemoryLimit(available int64, _ string) int64 {
 		return maxMemoryLimit
 	}
 	return min(available/4*3, maxMemoryLimit)
+}
+
+// carrierHooks serves /carrier/: the server-wide gateway's callbacks
+// (/carrier/sim/, /carrier/kannel/: gateway, nil when it has none) and
+// every named connection's (/carrier/NAME/: connections).
+func carrierHooks(gateway, connections http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if gateway != nil && (strings.HasPrefix(r.URL.Path, "/carrier/sim/") || strings.HasPrefix(r.URL.Path, "/carrier/kannel/")) {
+			gateway.ServeHTTP(w, r)
+			return
+		}
+		connections.ServeHTTP(w, r)
+	})
 }

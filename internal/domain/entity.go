@@ -146,6 +146,9 @@ type Line struct {
 	UserIDs     []int64
 	BulkEnabled bool // 10DLC bulk registration; reported, never enforced
 	SMSEnabled  bool
+	// CarrierID is the carrier connection its texts go through; 0: the
+	// server's --carrier flags.
+	CarrierID int64
 }
 
 // AvailableTo reports whether the line is assigned to user (an unassigned line is everyone's).

@@ -19,8 +19,12 @@ func (s *Store) CreateLine(ctx context.Context, l *domain.Line) error {
 		if err := accountExists(ctx, tx, l.AccountID); err != nil {
 			return err
 		}
-		id, err := tx.Insert(ctx, `INSERT INTO lines (account_id, number, name, bulk_enabled, sms_enabled, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
-			l.AccountID, l.Number, l.Name, l.BulkEnabled, l.SMSEnabled, tx.Now())
+		var carrierID any
+		if l.CarrierID > 0 {
+			carrierID = l.CarrierID
+		}
+		id, err := tx.Insert(ctx, `INSERT INTO lines (account_id, number, name, bulk_enabled, sms_enabled, carrier_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+			l.AccountID, l.Number, l.Name, l.BulkEnabled, l.SMSEnabled, carrierID, tx.Now())
 		if sqldb.IsUniqueViolation(err) {
 			return domain.Errorf(domain.Conflict, "number %s is already a line", l.Number)
 		}
@@ -119,7 +123,7 @@ func lineUse(convs, msgs, scheduled int64) string {
 	return strings.Join(parts, ", ")
 }
 
-const lineColumns = `id, account_id, number, name, bulk_enabled, sms_enabled`
+const lineColumns = `id, account_id, number, name, bulk_enabled, sms_enabled, COALESCE(carrier_id, 0)`
 
 // Lines lists the account's lines by number; smsOnly keeps the SMS-capable ones.
 // The result is shared: callers must not modify it.
@@ -142,7 +146,7 @@ func (s *Store) lines(ctx context.Context, accountID int64, smsOnly bool) ([]dom
 	byID := map[int64]int{}
 	for rows.Next() {
 		var l domain.Line
-		if err := rows.Scan(&l.ID, &l.AccountID, &l.Number, &l.Name, &l.BulkEnabled, &l.SMSEnabled); err != nil {
+		if err := rows.Scan(&l.ID, &l.AccountID, &l.Number, &l.Name, &l.BulkEnabled, &l.SMSEnabled, &l.CarrierID); err != nil {
 			return nil, fmt.Errorf("store: lines: %w", err)
 		}
 		l.UserIDs = []int64{}
@@ -175,7 +179,7 @@ func (s *Store) lines(ctx context.Context, accountID int64, smsOnly bool) ([]dom
 func (s *Store) LineByNumber(ctx context.Context, number string) (domain.Line, error) {
 	var l domain.Line
 	err := s.db.QueryRow(ctx, `SELECT `+lineColumns+` FROM lines WHERE number = ?`, number).
-		Scan(&l.ID, &l.AccountID, &l.Number, &l.Name, &l.BulkEnabled, &l.SMSEnabled)
+		Scan(&l.ID, &l.AccountID, &l.Number, &l.Name, &l.BulkEnabled, &l.SMSEnabled, &l.CarrierID)
 	if err != nil {
 		return l, fmt.Errorf("store: line: %w", notFound(err, "line"))
 	}

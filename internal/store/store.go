@@ -151,6 +151,14 @@ func notFound(err error, what string) error {
 	return err
 }
 
+// notFoundf is notFound with its own message.
+func notFoundf(err error, format string, args ...any) error {
+	if errors.Is(err, sql.ErrNoRows) {
+		return domain.Errorf(domain.NotFound, format, args...)
+	}
+	return err
+}
+
 // oneRow is nil when res changed a row, else not_found naming what.
 func oneRow(res sql.Result, what string) error {
 	if n, err := res.RowsAffected(); err != nil {

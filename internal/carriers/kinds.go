@@ -1,0 +1,119 @@
+package carriers
+
+import (
+	"fmt"
+	"net/url"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+
+	"switchboard/internal/domain"
+)
+
+// Setting is one setting a kind of connection takes, given as the flag
+// --Name.
+type Setting struct {
+	Name     string
+	Secret   bool // kept apart and never printed back (shown as set / not set)
+	Required bool
+	Help     string
+}
+
+// Kinds are the kinds of connection this server runs, with their settings.
+var Kinds = map[string][]Setting{
+	"sim": {},
+	"kannel": {
+		{Name: "send-url", Required: true, Help: "smsbox's sendsms URL, e.g. http://127.0.0.1:13013/cgi-bin/sendsms"},
+		{Name: "user", Required: true, Help: "a sendsms-user's username"},
+		{Name: "password", Secret: true, Required: true, Help: "that user's password"},
+		{Name: "secret", Secret: true, Required: true, Help: "the shared secret of Kannel's dlr-url and get-url (16 or more of A-Z a-z 0-9 - . _ ~)"},
+		{Name: "smsc", Help: "an smsc-id to send through (sendsms's smsc parameter)"},
+	},
+}
+
+// KindNames are the kinds, sorted.
+func KindNames() []string {
+	var out []string
+	for k := range Kinds {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+var namePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,31}$`)
+
+// CheckName checks a connection's name: it is also a path segment of its
+// callback URLs (/carrier/NAME/…), so 1 to 32 of a-z 0-9 and "-", and not
+// one of the server-wide gateway's own paths.
+func CheckName(name string) error {
+	if !namePattern.MatchString(name) {
+		return domain.Errorf(domain.Invalid, "a connection's name is 1 to 32 characters of a-z, 0-9 and -, starting with a letter or digit: %q is not", name)
+	}
+	if name == "sim" || name == "kannel" {
+		return domain.Errorf(domain.Invalid, "%q is the server-wide gateway's own path (/carrier/%s); choose another name", name, name)
+	}
+	return nil
+}
+
+// Apply checks kind and sets the given settings (flag name → value, only
+// those the person gave) on settings and secrets, returning what is
+// missing or wrong. An empty value removes an optional setting.
+func Apply(kind string, given map[string]string, settings, secrets map[string]string) error {
+	spec, ok := Kinds[kind]
+	if !ok {
+		return domain.Errorf(domain.Invalid, "unknown kind %q (want one of %s)", kind, strings.Join(KindNames(), ", "))
+	}
+	var names []string
+	for k := range given {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		i := slices.IndexFunc(spec, func(s Setting) bool { return s.Name == name })
+		if i < 0 {
+			return domain.Errorf(domain.Invalid, "a %s connection takes no --%s", kind, name)
+		}
+		target := settings
+		if spec[i].Secret {
+			target = secrets
+		}
+		if v := given[name]; v == "" {
+			delete(target, name)
+		} else {
+			target[name] = v
+		}
+	}
+	var missing []string
+	for _, s := range spec {
+		v := settings[s.Name]
+		if s.Secret {
+			v = secrets[s.Name]
+		}
+		if s.Required && v == "" {
+			missing = append(missing, "--"+s.Name)
+		}
+	}
+	if len(missing) > 0 {
+		return domain.Errorf(domain.Invalid, "a %s connection needs %s", kind, strings.Join(missing, ", "))
+	}
+	if kind == "kannel" {
+		if u, err := url.Parse(settings["send-url"]); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return domain.Errorf(domain.Invalid, "--send-url: %q is not an http(s) URL", settings["send-url"])
+		}
+	}
+	return nil
+}
+
+// settingsFlag is the help line of a setting.
+func (s Setting) String() string {
+	h := s.Help
+	if s.Secret {
+		h += " (secret: never printed back)"
+	}
+	if s.Required {
+		h += " (required)"
+	}
+	return fmt.Sprintf("--%s: %s", s.Name, h)
+}

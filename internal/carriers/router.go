@@ -1,0 +1,252 @@
+package carriers
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"switchboard/internal/background"
+	"switchboard/internal/carrier"
+	"switchboard/internal/carrier/kannel"
+	"switchboard/internal/carrier/sim"
+	"switchboard/internal/store"
+)
+
+// A connection's states, as "carrier list" shows them. A connection over
+// HTTP (sim, kannel) has no link to keep: it is ready once built.
+const (
+	StateReady    = "ready"
+	StateDown     = "down"
+	StateDisabled = "disabled"
+)
+
+// Config is what a Router needs.
+type Config struct {
+	Store *store.Store
+	// Default is the server-wide gateway (--carrier), for lines without a
+	// connection.
+	Default carrier.Carrier
+	// PublicURL is the server's public base URL: a connection's callback
+	// URLs are PublicURL/carrier/NAME/….
+	PublicURL string
+	// Node names this process in the state it records.
+	Node string
+	// Interval is how often the connections are read again (default 2 s):
+	// a change made by the CLI or another node takes effect within it.
+	Interval time.Duration
+	Log      *slog.Logger
+}
+
+// Router is the carrier every send goes through: it hands a message to the
+// connection of the line it is sent from (carrier.Message.From), or to the
+// server-wide gateway when the line names none.
+type Router struct {
+	cfg  Config
+	sink carrier.Sink
+
+	mu    sync.RWMutex
+	conns map[int64]*running
+	names map[string]*running
+}
+
+// running is one connection's driver, built from its stored settings.
+type running struct {
+	conn    store.CarrierConnection
+	send    carrier.Carrier // nil when disabled or not built
+	handler http.Handler    // its callbacks, under /carrier/NAME/
+	stop    func()
+	err     error // why it is down
+}
+
+// New returns a router; Attach gives it the sink before it runs.
+func New(cfg Config) *Router {
+	if cfg.Interval <= 0 {
+		cfg.Interval = 2 * time.Second
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	return &Router{cfg: cfg, conns: map[int64]*running{}, names: map[string]*running{}}
+}
+
+// Attach sets where the connections report receipts and inbound texts.
+func (r *Router) Attach(sink carrier.Sink) { r.sink = sink }
+
+// Send implements carrier.Carrier.
+func (r *Router) Send(ctx context.Context, m carrier.Message) (carrier.Accepted, error) {
+	table, err := r.cfg.Store.LineCarriers(ctx)
+	if err != nil {
+		return carrier.Accepted{}, fmt.Errorf("%w: which connection line %s uses: %v", carrier.ErrUnavailable, m.From, err)
+	}
+	id, ok := table[m.From]
+	if !ok {
+		return r.cfg.Default.Send(ctx, m)
+	}
+	r.mu.RLock()
+	c := r.conns[id]
+	r.mu.RUnlock()
+	switch {
+	case c == nil:
+		return carrier.Accepted{}, fmt.Errorf("%w: line %s's carrier connection is not running on this node yet", carrier.ErrUnavailable, m.From)
+	case c.conn.Disabled:
+		return carrier.Accepted{}, fmt.Errorf("%w: carrier connection %q is disabled", carrier.ErrUnavailable, c.conn.Name)
+	case c.send == nil:
+		return carrier.Accepted{}, fmt.Errorf("%w: carrier connection %q is down: %v", carrier.ErrUnavailable, c.conn.Name, c.err)
+	}
+	return c.send.Send(ctx, m)
+}
+
+// Handler serves the connections' callbacks: /carrier/NAME/… goes to
+// connection NAME's driver, with the prefix stripped.
+func (r *Router) Handler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		rest := strings.TrimPrefix(req.URL.Path, "/carrier/")
+		name, _, _ := strings.Cut(rest, "/")
+		r.mu.RLock()
+		c := r.names[name]
+		r.mu.RUnlock()
+		if c == nil || c.handler == nil {
+			http.NotFound(w, req)
+			return
+		}
+		http.StripPrefix("/carrier/"+name, c.handler).ServeHTTP(w, req)
+	})
+}
+
+// Knows reports whether name is a running connection's, for the server's
+// mux to tell its callbacks from the server-wide gateway's.
+func (r *Router) Knows(name string) bool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.names[name] != nil
+}
+
+// Sync reads the connections and brings the running ones in line: a new
+// or changed connection is (re)built, a removed one stopped.
+func (r *Router) Sync(ctx context.Context) error {
+	all, err := r.cfg.Store.Carriers(ctx)
+	if err != nil {
+		return err
+	}
+	keep := map[int64]bool{}
+	for _, c := range all {
+		keep[c.ID] = true
+		r.mu.RLock()
+		old := r.conns[c.ID]
+		r.mu.RUnlock()
+		if old != nil && old.conn.UpdatedAt.Equal(c.UpdatedAt) {
+			continue
+		}
+		next := r.build(c)
+		r.mu.Lock()
+		r.conns[c.ID] = next
+		if old != nil {
+			delete(r.names, old.conn.Name)
+		}
+		r.names[c.Name] = next
+		r.mu.Unlock()
+		if old != nil && old.stop != nil {
+			old.stop()
+		}
+		r.report(ctx, next)
+	}
+	r.mu.Lock()
+	var stopped []*running
+	for id, c := range r.conns {
+		if !keep[id] {
+			delete(r.conns, id)
+			delete(r.names, c.conn.Name)
+			stopped = append(stopped, c)
+		}
+	}
+	r.mu.Unlock()
+	for _, c := range stopped {
+		if c.stop != nil {
+			c.stop()
+		}
+	}
+	return nil
+}
+
+// report records a connection's state where "carrier list" reads it.
+func (r *Router) report(ctx context.Context, c *running) {
+	state, lastErr := StateReady, ""
+	switch {
+	case c.conn.Disabled:
+		state = StateDisabled
+	case c.err != nil:
+		state, lastErr = StateDown, c.err.Error()
+	}
+	if state == c.conn.State && lastErr == c.conn.LastError {
+		return
+	}
+	if err := r.cfg.Store.SetCarrierState(ctx, c.conn.ID, state, lastErr, r.cfg.Node); err != nil {
+		r.cfg.Log.Warn("carrier connection: state not recorded", "connection", c.conn.Name, "err", err)
+	}
+	if state == StateDown {
+		r.cfg.Log.Error("carrier connection down", "connection", c.conn.Name, "err", lastErr)
+	}
+}
+
+// build makes a connection's driver from its settings.
+func (r *Router) build(c store.CarrierConnection) *running {
+	run := &running{conn: c}
+	if c.Disabled {
+		return run
+	}
+	log := r.cfg.Log.With("connection", c.Name)
+	switch c.Kind {
+	case "sim":
+		s := sim.New(sim.Config{ReceiptDelay: sim.DefaultReceiptDelay, Logger: log})
+		if r.sink != nil {
+			s.Attach(r.sink)
+		}
+		run.send, run.stop = s, func() { s.Close() }
+	case "kannel":
+		d, err := kannel.New(kannel.Config{
+			SendURL: c.Settings["send-url"], Username: c.Settings["user"], Password: c.Secrets["password"],
+			CallbackURL: r.CallbackURL(c.Name), Secret: c.Secrets["secret"], SMSC: c.Settings["smsc"], Logger: log,
+		})
+		if err != nil {
+			run.err = err
+			return run
+		}
+		run.send = d
+		if r.sink != nil {
+			run.handler = d.Handler(r.sink)
+		}
+	default:
+		run.err = fmt.Errorf("this server does not run connections of kind %q", c.Kind)
+	}
+	return run
+}
+
+// CallbackURL is where connection name's provider calls the server.
+func (r *Router) CallbackURL(name string) string {
+	return strings.TrimRight(r.cfg.PublicURL, "/") + "/carrier/" + name
+}
+
+// Runner is the router's background work: Sync every Interval.
+func (r *Router) Runner() background.Service {
+	return background.NewPeriodic(background.PeriodicConfig{
+		Name: "carrier connections", Interval: r.cfg.Interval, Logger: r.cfg.Log,
+		Work: r.Sync,
+	})
+}
+
+// Close stops every connection.
+func (r *Router) Close() {
+	r.mu.Lock()
+	all := r.conns
+	r.conns, r.names = map[int64]*running{}, map[string]*running{}
+	r.mu.Unlock()
+	for _, c := range all {
+		if c.stop != nil {
+			c.stop()
+		}
+	}
+}
