@@ -30,6 +30,19 @@ var Kinds = map[string][]Setting{
 		{Name: "secret", Secret: true, Required: true, Help: "the shared secret of Kannel's dlr-url and get-url (16 or more of A-Z a-z 0-9 - . _ ~)"},
 		{Name: "smsc", Help: "an smsc-id to send through (sendsms's smsc parameter)"},
 	},
+	"smpp": {
+		{Name: "address", Required: true, Help: "the SMSC's host:port, or several comma-separated, tried in order on reconnect"},
+		{Name: "system-id", Required: true, Help: "the bind's system_id (at most 15 characters)"},
+		{Name: "password", Secret: true, Required: true, Help: "the bind's password (at most 8 characters)"},
+		{Name: "system-type", Help: "the bind's system_type, when the SMSC asks for one"},
+		{Name: "tls", Help: "true: connect with TLS"},
+		{Name: "window", Help: "unanswered submit_sm per bind (default 10)"},
+		{Name: "throughput", Help: "messages a second through the connection, 0 for no limit (default 0)"},
+		{Name: "source-ton", Help: "source address type of number (default: 1 for an E.164 number, 3 for a short code)"},
+		{Name: "source-npi", Help: "source address numbering plan (default: 1 for an E.164 number, 0 for a short code)"},
+		{Name: "dest-ton", Help: "destination address type of number (default as for the source)"},
+		{Name: "dest-npi", Help: "destination address numbering plan (default as for the source)"},
+	},
 }
 
 // KindNames are the kinds, sorted.
@@ -97,6 +110,11 @@ func Apply(kind string, given map[string]string, settings, secrets map[string]st
 	}
 	if len(missing) > 0 {
 		return domain.Errorf(domain.Invalid, "a %s connection needs %s", kind, strings.Join(missing, ", "))
+	}
+	if kind == "smpp" {
+		if _, err := smppConfig(settings, secrets); err != nil {
+			return domain.Errorf(domain.Invalid, "%v", err)
+		}
 	}
 	if kind == "kannel" {
 		if u, err := url.Parse(settings["send-url"]); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {

@@ -60,6 +60,7 @@ type running struct {
 	handler http.Handler    // its callbacks, under /carrier/NAME/
 	stop    func()
 	err     error // why it is down
+	linked  bool  // it keeps a link, whose client reports its own state (setState)
 }
 
 // New returns a router; Attach gives it the sink before it runs.
@@ -172,7 +173,8 @@ func (r *Router) Sync(ctx context.Context) error {
 	return nil
 }
 
-// report records a connection's state where "carrier list" reads it.
+// report records a connection's state where "carrier list" reads it,
+// once built: a connection that keeps a link reports its own as it changes.
 func (r *Router) report(ctx context.Context, c *running) {
 	state, lastErr := StateReady, ""
 	switch {
@@ -180,15 +182,28 @@ func (r *Router) report(ctx context.Context, c *running) {
 		state = StateDisabled
 	case c.err != nil:
 		state, lastErr = StateDown, c.err.Error()
+	case c.linked:
+		return
 	}
 	if state == c.conn.State && lastErr == c.conn.LastError {
 		return
 	}
-	if err := r.cfg.Store.SetCarrierState(ctx, c.conn.ID, state, lastErr, r.cfg.Node); err != nil {
-		r.cfg.Log.Warn("carrier connection: state not recorded", "connection", c.conn.Name, "err", err)
+	r.record(ctx, c.conn, state, lastErr)
+}
+
+// setState is a linked connection's report of its link.
+func (r *Router) setState(c store.CarrierConnection, state, lastErr string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	r.record(ctx, c, state, lastErr)
+}
+
+func (r *Router) record(ctx context.Context, c store.CarrierConnection, state, lastErr string) {
+	if err := r.cfg.Store.SetCarrierState(ctx, c.ID, state, lastErr, r.cfg.Node); err != nil {
+		r.cfg.Log.Warn("carrier connection: state not recorded", "connection", c.Name, "err", err)
 	}
-	if state == StateDown {
-		r.cfg.Log.Error("carrier connection down", "connection", c.conn.Name, "err", lastErr)
+	if state == StateDown && lastErr != "" {
+		r.cfg.Log.Error("carrier connection down", "connection", c.Name, "err", lastErr)
 	}
 }
 
@@ -219,6 +234,13 @@ func (r *Router) build(c store.CarrierConnection) *running {
 		if r.sink != nil {
 			run.handler = d.Handler(r.sink)
 		}
+	case "smpp":
+		conn, err := r.startSMPP(c, log)
+		if err != nil {
+			run.err = err
+			return run
+		}
+		run.send, run.stop, run.linked = conn, conn.close, true
 	default:
 		run.err = fmt.Errorf("this server does not run connections of kind %q", c.Kind)
 	}

@@ -217,3 +217,28 @@ func (s *Store) CarrierLines(ctx context.Context) (map[int64][]string, error) {
 	}
 	return out, rows.Err()
 }
+
+// AddCarrierRefs records the ids connection carrierID's carrier gave
+// message messageID (one per part), for its receipts.
+func (s *Store) AddCarrierRefs(ctx context.Context, carrierID, messageID int64, refs []string) error {
+	if len(refs) == 0 {
+		return nil
+	}
+	return s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
+		args := make([]any, 0, 4*len(refs))
+		for _, r := range refs {
+			args = append(args, carrierID, r, messageID, tx.Now())
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO carrier_refs (carrier_id, ref, message_id, created_at) VALUES (?, ?, ?, ?)`+
+			strings.Repeat(`, (?, ?, ?, ?)`, len(refs)-1)+` ON CONFLICT DO NOTHING`, args...)
+		return err
+	})
+}
+
+// CarrierRefMessage finds the message connection carrierID's carrier gave
+// ref; not_found when none.
+func (s *Store) CarrierRefMessage(ctx context.Context, carrierID int64, ref string) (int64, error) {
+	var id int64
+	err := s.db.QueryRow(ctx, `SELECT message_id FROM carrier_refs WHERE carrier_id = ? AND ref = ?`, carrierID, ref).Scan(&id)
+	return id, notFound(err, "carrier reference")
+}

@@ -27,3 +27,14 @@ CREATE TABLE carrier_connections (
 
 ALTER TABLE lines ADD COLUMN carrier_id BIGINT REFERENCES carrier_connections(id);
 CREATE INDEX lines_carrier ON lines (carrier_id) WHERE carrier_id IS NOT NULL;
+
+-- carrier_refs: the ids a connection's carrier gave a message (an SMSC's
+-- message_id per part), by which its delivery receipts name it: SMPP has
+-- no field of ours to carry the message's own id, as Kannel's dlr-url does.
+CREATE TABLE carrier_refs (
+    carrier_id BIGINT NOT NULL REFERENCES carrier_connections(id) ON DELETE CASCADE,
+    ref        TEXT   NOT NULL,
+    message_id BIGINT NOT NULL,
+    created_at BIGINT NOT NULL,
+    PRIMARY KEY (carrier_id, ref)
+);
