@@ -108,7 +108,7 @@ func TestCarrierConnectionSMPP(t *testing.T) {
 	key := createKey(t, db, acct, "api", "all").Key
 	cliJSON(t, db, &struct{}{}, "carrier", "add", "smsc1", "--kind", "smpp", "--address", sc.addr, "--system-id", "esme", "--password", "secret")
 	line := createLine(t, db, acct, "--number", "4155550100", "--carrier", "smsc1").Number
-	base := startServer(t, db)
+	base, metrics := startServerAddrs(t, db, "--metrics-addr", "127.0.0.1:0")
 	sc.next(t, "bind")
 	state := func() map[string]any {
 		var l struct{ Carriers []map[string]any }
@@ -116,6 +116,13 @@ func TestCarrierConnectionSMPP(t *testing.T) {
 		return l.Carriers[0]
 	}
 	waitFor(t, "the bind in carrier list", 10*time.Second, func() bool { return state()["state"] == "bound" })
+	// The node shows it too: /readyz's detail and /metrics.
+	if r := request(t, "GET", base+"/readyz", ""); r.status != 200 || !strings.Contains(string(r.body), `{"name":"smsc1","kind":"smpp","state":"bound"`) {
+		t.Errorf("/readyz: %d %s", r.status, r.body)
+	}
+	if r := request(t, "GET", metrics+"/metrics", ""); !strings.Contains(string(r.body), `switchboard_carrier_connection_state{connection="smsc1",kind="smpp",state="bound"} 1`) {
+		t.Errorf("/metrics has no bound smsc1:\n%s", r.body)
+	}
 
 	id := appAPIKeySend(t, base, key, line, "12125550101", "Your appointment is at 9.")
 	sub := sc.next(t, "submit_sm")

@@ -368,6 +368,7 @@ func newApp(ctx context.Context, c *cli, st *store.Store, log *slog.Logger, publ
 	a.registry = reg
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	registerStoreMetrics(reg, st)
+	reg.MustRegister(carrierCollector{a.carriers})
 	a.webhooks = webhooks.New(webhooks.Config{Store: st, AllowHosts: webhooks.ParseAllowList(c.webhookAllowHosts), Log: log, Retention: c.webhookRetention})
 	// Built before the handler: the service sends test events through the
 	// dispatcher's client, metrics and per-subscription slots.
@@ -403,15 +404,16 @@ func newApp(ctx context.Context, c *cli, st *store.Store, log *slog.Logger, publ
 		Webhooks: a.webhooks,
 		Inbox: inbox.New(inbox.Config{Store: st, Media: media, Log: log,
 			MediaURL: func(name string) string { return media.URL(publicURL+"/media/", name) }}),
-		Search:       search.New(search.Config{Store: st, Contacts: book}),
-		Team:         team.New(team.Config{Store: st}),
-		Contacts:     book,
-		Media:        media.Handler(),
-		CarrierHooks: hooks,
-		OAuth:        authz.Handler(),
-		App:          appFiles,
-		Docs:         docs,
-		Events:       a.events,
+		Search:        search.New(search.Config{Store: st, Contacts: book}),
+		Team:          team.New(team.Config{Store: st}),
+		Contacts:      book,
+		Media:         media.Handler(),
+		CarrierHooks:  hooks,
+		CarrierStates: func() any { return a.carriers.States() },
+		OAuth:         authz.Handler(),
+		App:           appFiles,
+		Docs:          docs,
+		Events:        a.events,
 		// Events older than the retention may have lost their successors
 		// to pruning: resuming after one is a reset.
 		EventRetention: c.webhookRetention,
@@ -563,4 +565,20 @@ func carrierHooks(gateway, connections http.Handler) http.Handler {
 		}
 		connections.ServeHTTP(w, r)
 	})
+}
+
+// carrierCollector is this node's carrier connections in /metrics: one
+// series per connection, 1 for its current state.
+type carrierCollector struct{ r *carriers.Router }
+
+var carrierStateDesc = prometheus.NewDesc("switchboard_carrier_connection_state",
+	"A carrier connection's state on this node (1 for the current one): ready, bound, connecting, down, disabled.",
+	[]string{"connection", "kind", "state"}, nil)
+
+func (carrierCollector) Describe(ch chan<- *prometheus.Desc) { ch <- carrierStateDesc }
+
+func (c carrierCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, s := range c.r.States() {
+		ch <- prometheus.MustNewConstMetric(carrierStateDesc, prometheus.GaugeValue, 1, s.Name, s.Kind, s.State)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -61,6 +62,38 @@ type running struct {
 	stop    func()
 	err     error // why it is down
 	linked  bool  // it keeps a link, whose client reports its own state (setState)
+
+	// What this node last recorded of it (under Router.mu).
+	state, lastError string
+	since            time.Time
+}
+
+// State is a connection's state as this node runs it (readyz, metrics).
+type State struct {
+	Name      string    `json:"name"`
+	Kind      string    `json:"kind"`
+	State     string    `json:"state"`
+	Since     time.Time `json:"since"`
+	LastError string    `json:"lastError,omitempty"`
+}
+
+// States lists this node's connections and their states, by name.
+func (r *Router) States() []State {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]State, 0, len(r.names))
+	for _, c := range r.names {
+		out = append(out, State{Name: c.conn.Name, Kind: c.conn.Kind, State: cmpOr(c.state, "starting"), Since: c.since, LastError: c.lastError})
+	}
+	slices.SortFunc(out, func(a, b State) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+func cmpOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }
 
 // New returns a router; Attach gives it the sink before it runs.
@@ -186,6 +219,9 @@ func (r *Router) report(ctx context.Context, c *running) {
 		return
 	}
 	if state == c.conn.State && lastErr == c.conn.LastError {
+		r.mu.Lock()
+		c.state, c.lastError, c.since = state, lastErr, c.conn.StateSince
+		r.mu.Unlock()
 		return
 	}
 	r.record(ctx, c.conn, state, lastErr)
@@ -199,6 +235,14 @@ func (r *Router) setState(c store.CarrierConnection, state, lastErr string) {
 }
 
 func (r *Router) record(ctx context.Context, c store.CarrierConnection, state, lastErr string) {
+	r.mu.Lock()
+	if run := r.conns[c.ID]; run != nil && (run.state != state || run.since.IsZero()) {
+		run.state, run.since = state, time.Now()
+	}
+	if run := r.conns[c.ID]; run != nil {
+		run.lastError = lastErr
+	}
+	r.mu.Unlock()
 	if err := r.cfg.Store.SetCarrierState(ctx, c.ID, state, lastErr, r.cfg.Node); err != nil {
 		r.cfg.Log.Warn("carrier connection: state not recorded", "connection", c.Name, "err", err)
 	}

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"time"
 
@@ -177,6 +178,19 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 		writeEncoded(w, http.StatusServiceUnavailable, []byte(`{"status":"unavailable"}`+"\n"))
 		return nil
 	}
-	writeEncoded(w, http.StatusOK, []byte(`{"status":"ready"}`+"\n"))
+	if s.carrierStates == nil {
+		writeEncoded(w, http.StatusOK, []byte(`{"status":"ready"}`+"\n"))
+		return nil
+	}
+	// The carrier connections are detail: a connection down does not make
+	// the node unready (its API, inbox and other lines still work).
+	b, err := json.Marshal(struct {
+		Status   string `json:"status"`
+		Carriers any    `json:"carriers"`
+	}{"ready", s.carrierStates()})
+	if err != nil {
+		return err
+	}
+	writeEncoded(w, http.StatusOK, append(b, '\n'))
 	return nil
 }

@@ -66,6 +66,9 @@ type Config struct {
 	Media http.Handler
 	// CarrierHooks serves the carrier driver's callbacks under /carrier/.
 	CarrierHooks http.Handler
+	// CarrierStates, when set, gives this node's carrier connections and
+	// their states for GET /readyz's detail.
+	CarrierStates func() any
 	// OAuth serves the authorization server: discovery, /oauth/ pages and
 	// /api/v1/oauth/ endpoints.
 	OAuth http.Handler
@@ -98,23 +101,24 @@ type Server struct {
 	metrics *metrics
 	handler http.Handler
 
-	sms          *sms.Service
-	users        *users.Service
-	calls        *calls.Service
-	webhooks     *webhooks.Service
-	inbox        *inbox.Service
-	search       *search.Service
-	team         *team.Service
-	contacts     *contacts.Service
-	media        http.Handler
-	carrierHooks http.Handler
-	oauth        http.Handler
-	app          http.Handler
-	docs         http.Handler
-	bodies       *bodyBudget
-	events       *stream.Hub
-	eventCfg     stream.ServeConfig
-	eventKeep    time.Duration
+	sms           *sms.Service
+	users         *users.Service
+	calls         *calls.Service
+	webhooks      *webhooks.Service
+	inbox         *inbox.Service
+	search        *search.Service
+	team          *team.Service
+	contacts      *contacts.Service
+	media         http.Handler
+	carrierHooks  http.Handler
+	carrierStates func() any
+	oauth         http.Handler
+	app           http.Handler
+	docs          http.Handler
+	bodies        *bodyBudget
+	events        *stream.Hub
+	eventCfg      stream.ServeConfig
+	eventKeep     time.Duration
 	// apiRoutes is the public API's route table, for the test that holds
 	// it and the OpenAPI document to each other.
 	apiRoutes []apiRoute
@@ -143,23 +147,24 @@ func New(cfg Config) *Server {
 		mux:     http.NewServeMux(),
 		metrics: newMetrics(reg),
 
-		sms:          cfg.SMS,
-		users:        cfg.Users,
-		calls:        cfg.Calls,
-		webhooks:     cfg.Webhooks,
-		inbox:        cfg.Inbox,
-		search:       cfg.Search,
-		team:         cfg.Team,
-		contacts:     cfg.Contacts,
-		media:        cfg.Media,
-		carrierHooks: cfg.CarrierHooks,
-		oauth:        cfg.OAuth,
-		app:          cfg.App,
-		docs:         cfg.Docs,
-		bodies:       newBodyBudget(cfg.BodyBudget, cfg.BodyWait),
-		events:       cfg.Events,
-		eventCfg:     cfg.EventTiming,
-		eventKeep:    cfg.EventRetention,
+		sms:           cfg.SMS,
+		users:         cfg.Users,
+		calls:         cfg.Calls,
+		webhooks:      cfg.Webhooks,
+		inbox:         cfg.Inbox,
+		search:        cfg.Search,
+		team:          cfg.Team,
+		contacts:      cfg.Contacts,
+		media:         cfg.Media,
+		carrierHooks:  cfg.CarrierHooks,
+		carrierStates: cfg.CarrierStates,
+		oauth:         cfg.OAuth,
+		app:           cfg.App,
+		docs:          cfg.Docs,
+		bodies:        newBodyBudget(cfg.BodyBudget, cfg.BodyWait),
+		events:        cfg.Events,
+		eventCfg:      cfg.EventTiming,
+		eventKeep:     cfg.EventRetention,
 	}
 	s.routes()
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
