@@ -174,6 +174,10 @@ func callbackURLs(kind, base string) map[string]string {
 	switch kind {
 	case "kannel":
 		return map[string]string{"inboundUrl": base + "/inbound", "statusUrl": base + "/dlr"}
+	case "telnyx":
+		// One webhook for both, given with each message and set on the
+		// messaging profile for inbound texts.
+		return map[string]string{"inboundUrl": base + "/webhook", "statusUrl": base + "/webhook"}
 	}
 	return nil
 }

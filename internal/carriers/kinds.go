@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"switchboard/internal/carrier/telnyx"
 	"switchboard/internal/domain"
 )
 
@@ -29,6 +30,12 @@ var Kinds = map[string][]Setting{
 		{Name: "password", Secret: true, Required: true, Help: "that user's password"},
 		{Name: "secret", Secret: true, Required: true, Help: "the shared secret of Kannel's dlr-url and get-url (16 or more of A-Z a-z 0-9 - . _ ~)"},
 		{Name: "smsc", Help: "an smsc-id to send through (sendsms's smsc parameter)"},
+	},
+	"telnyx": {
+		{Name: "api-key", Secret: true, Required: true, Help: "a Telnyx API key (v2)"},
+		{Name: "public-key", Required: true, Help: "the account's public key (base64), to verify the webhooks' Ed25519 signatures"},
+		{Name: "messaging-profile-id", Help: "a messaging profile to send with"},
+		{Name: "api-base", Help: "the API's base URL (default https://api.telnyx.com)"},
 	},
 	"smpp": {
 		{Name: "address", Required: true, Help: "the SMSC's host:port, or several comma-separated, tried in order on reconnect"},
@@ -114,6 +121,11 @@ func Apply(kind string, given map[string]string, settings, secrets map[string]st
 	if kind == "smpp" {
 		if _, err := smppConfig(settings, secrets); err != nil {
 			return domain.Errorf(domain.Invalid, "%v", err)
+		}
+	}
+	if kind == "telnyx" {
+		if _, err := telnyx.ParsePublicKey(settings["public-key"]); err != nil {
+			return domain.Errorf(domain.Invalid, "--public-key: %v", err)
 		}
 	}
 	if kind == "kannel" {

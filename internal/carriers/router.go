@@ -278,6 +278,13 @@ func (r *Router) build(c store.CarrierConnection) *running {
 		if r.sink != nil {
 			run.handler = d.Handler(r.sink)
 		}
+	case "telnyx":
+		conn, err := r.startTelnyx(c, log)
+		if err != nil {
+			run.err = err
+			return run
+		}
+		run.send, run.handler = conn, conn.handler()
 	case "smpp":
 		conn, err := r.startSMPP(c, log)
 		if err != nil {
