@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -114,7 +115,7 @@ func cmdCarrierList(ctx context.Context, c *cli, args []string) error {
 		return err
 	}
 	printList(c, "carriers", "NAME\tKIND\tSTATE\tLINES", all, func(conn store.CarrierConnection) (map[string]any, string) {
-		state := cmpOr(conn.State, "not started")
+		state := cmp.Or(conn.State, "not started")
 		if !conn.StateSince.IsZero() {
 			state += " since " + conn.StateSince.UTC().Format(time.RFC3339)
 		}
@@ -124,13 +125,6 @@ func cmdCarrierList(ctx context.Context, c *cli, args []string) error {
 		return carrierJSON(c, conn, lines[conn.ID]), fmt.Sprintf("%s\t%s\t%s\t%d", termSafe(conn.Name), conn.Kind, termSafe(state), len(lines[conn.ID]))
 	})
 	return nil
-}
-
-func cmpOr(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
 
 // carrierJSON is a connection as the carrier commands print it: its
@@ -160,7 +154,7 @@ func carrierJSON(c *cli, conn store.CarrierConnection, lines []string) map[strin
 		since = conn.StateSince.UTC().Format(time.RFC3339Nano)
 	}
 	out := map[string]any{"name": conn.Name, "kind": conn.Kind, "disabled": conn.Disabled, "settings": settings, "secrets": secrets,
-		"state": cmpOr(conn.State, "not started"), "since": since, "lastError": conn.LastError, "node": conn.StateNode, "lines": lines}
+		"state": cmp.Or(conn.State, "not started"), "since": since, "lastError": conn.LastError, "node": conn.StateNode, "lines": lines}
 	if base := strings.TrimRight(c.publicURL, "/"); base != "" {
 		for k, v := range callbackURLs(conn.Kind, base+"/carrier/"+conn.Name) {
 			out[k] = v

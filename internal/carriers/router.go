@@ -1,6 +1,7 @@
 package carriers
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -83,17 +84,10 @@ func (r *Router) States() []State {
 	defer r.mu.RUnlock()
 	out := make([]State, 0, len(r.names))
 	for _, c := range r.names {
-		out = append(out, State{Name: c.conn.Name, Kind: c.conn.Kind, State: cmpOr(c.state, "starting"), Since: c.since, LastError: c.lastError})
+		out = append(out, State{Name: c.conn.Name, Kind: c.conn.Kind, State: cmp.Or(c.state, "starting"), Since: c.since, LastError: c.lastError})
 	}
 	slices.SortFunc(out, func(a, b State) int { return strings.Compare(a.Name, b.Name) })
 	return out
-}
-
-func cmpOr(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
 
 // New returns a router; Attach gives it the sink before it runs.
