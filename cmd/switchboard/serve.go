@@ -430,6 +430,7 @@ func newApp(ctx context.Context, c *cli, st *store.Store, log *slog.Logger, publ
 	// Reads the carrier connections again, so that the CLI's changes and
 	// another node's take effect within seconds.
 	a.background.Add("carrier connections", a.carriers.Runner())
+	a.background.Add("carrier refs pruning", a.carriers.Pruner())
 	// Follows the outbox for the event streams.
 	a.background.Add("event stream", a.events)
 	a.background.Add("sms reconciler", a.sms.Reconciler(sms.ReconcilerConfig{After: c.reconcileAfter}))

@@ -305,6 +305,26 @@ func (r *Router) Runner() background.Service {
 	})
 }
 
+// RefRetention is how long the ids a carrier gave a message are kept for
+// its receipts: carriers give up on a message within days (SMPP's default
+// validity is 48 h, Twilio's and Telnyx's a few days).
+const RefRetention = 14 * 24 * time.Hour
+
+// Pruner is the background work that forgets carrier ids past
+// RefRetention, hourly.
+func (r *Router) Pruner() background.Service {
+	return background.NewPeriodic(background.PeriodicConfig{
+		Name: "carrier refs pruning", Interval: time.Hour, Logger: r.cfg.Log,
+		Work: func(ctx context.Context) error {
+			n, err := r.cfg.Store.PruneCarrierRefs(ctx, time.Now().Add(-RefRetention))
+			if n > 0 {
+				r.cfg.Log.Info("carrier ids past their receipts' time forgotten", "count", n)
+			}
+			return err
+		},
+	})
+}
+
 // Close stops every connection.
 func (r *Router) Close() {
 	r.mu.Lock()

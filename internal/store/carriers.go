@@ -242,3 +242,18 @@ func (s *Store) CarrierRefMessage(ctx context.Context, carrierID int64, ref stri
 	err := s.db.QueryRow(ctx, `SELECT message_id FROM carrier_refs WHERE carrier_id = ? AND ref = ?`, carrierID, ref).Scan(&id)
 	return id, notFound(err, "carrier reference")
 }
+
+// PruneCarrierRefs deletes the carrier ids recorded before cutoff (their
+// receipts are long due) and says how many.
+func (s *Store) PruneCarrierRefs(ctx context.Context, cutoff time.Time) (int64, error) {
+	var n int64
+	err := s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
+		res, err := tx.Exec(ctx, `DELETE FROM carrier_refs WHERE created_at < ?`, micros(cutoff))
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return n, err
+}
