@@ -138,6 +138,28 @@ func TestCarrierConnectionSMPP(t *testing.T) {
 		t.Errorf("the message after its receipt: %d %s", r.status, r.body)
 	}
 
+	// A long text: two parts, each with its SMSC id; the message is
+	// delivered when both parts are.
+	long := strings.Repeat("Your appointment on Tuesday is confirmed. ", 4)
+	longID := appAPIKeySend(t, base, key, line, "12125550102", long)
+	p1, p2 := sc.next(t, "submit_sm"), sc.next(t, "submit_sm")
+	if len(p1["udh"].([]any)) == 0 || p1["message_id"] == p2["message_id"] {
+		t.Fatalf("the long text's parts: %v, %v", p1, p2)
+	}
+	longThread := func() string {
+		return string(request(t, "GET", base+apiPrefix+"/sms/conversations/"+line+"/12125550102", "Bearer "+key).body)
+	}
+	sc.do(t, map[string]any{"cmd": "receipt", "id": p1["message_id"], "stat": "DELIVRD", "from": "12125550102", "to": line})
+	sc.next(t, "deliver_sm_resp")
+	if th := longThread(); strings.Contains(th, `"DELIVRD"`) {
+		t.Errorf("delivered after one part of two: %s", th)
+	}
+	sc.do(t, map[string]any{"cmd": "receipt", "id": p2["message_id"], "stat": "DELIVRD", "from": "12125550102", "to": line})
+	sc.next(t, "deliver_sm_resp")
+	if th := longThread(); !strings.Contains(th, `"DELIVRD"`) || !strings.Contains(th, fmt.Sprintf(`"id":%d`, longID)) {
+		t.Errorf("the long text after both parts' receipts: %s", th)
+	}
+
 	sc.do(t, map[string]any{"cmd": "inbound", "from": "12125550199", "to": line, "text": "see you then"})
 	if ev := sc.next(t, "deliver_sm_resp"); ev["status"] != float64(0) {
 		t.Fatalf("the inbound text was answered %v", ev)

@@ -111,13 +111,17 @@ func (r *Router) startSMPP(c store.CarrierConnection, log *slog.Logger) (*smppCo
 	cfg := set.cfg
 	cfg.Logger = log
 	cfg.OnReceipt = func(ctx context.Context, rc smpp.Receipt) error {
-		msg, err := r.cfg.Store.CarrierRefMessage(ctx, c.ID, rc.MessageID)
+		msg, parts, err := r.cfg.Store.CarrierPartReceipt(ctx, c.ID, rc.MessageID, rc.Stat)
 		if err != nil {
 			// Unknown yet (the submit's answer and this receipt crossed) or
 			// never ours: the SMSC is told to try again later.
 			return fmt.Errorf("receipt for message_id %q: %w", rc.MessageID, err)
 		}
-		return r.sink.Receipt(ctx, carrier.Receipt{MessageID: msg, Status: rc.Stat, Error: rc.Err, At: time.Now()})
+		status, final := textStatus(parts)
+		if !final {
+			return nil // the other parts' receipts say the rest
+		}
+		return r.sink.Receipt(ctx, carrier.Receipt{MessageID: msg, Status: status, Error: rc.Err, At: time.Now()})
 	}
 	cfg.OnInbound = func(ctx context.Context, in smpp.Inbound) error {
 		return r.sink.Inbound(ctx, carrier.Inbound{From: in.Source.Addr, To: in.Dest.Addr, Text: in.Text, At: time.Now()})
@@ -139,6 +143,25 @@ func (r *Router) startSMPP(c store.CarrierConnection, log *slog.Logger) (*smppCo
 		conn.client.Run(ctx)
 	}()
 	return conn, nil
+}
+
+// textStatus is a text's delivery status from its parts' receipts (their
+// SMSC words, "" for a part not yet reported): once every part has one, the
+// first part's word that is not DELIVRD, or DELIVRD when all are. A part's
+// final word other than DELIVRD (UNDELIV, EXPIRED, REJECTD, …) is reported
+// at once, as nothing can make the text whole; ENROUTE is not final.
+func textStatus(parts []string) (status string, final bool) {
+	for _, p := range parts {
+		if p != "" && p != "DELIVRD" && p != "ENROUTE" {
+			return p, true
+		}
+	}
+	for _, p := range parts {
+		if p != "DELIVRD" {
+			return "", false
+		}
+	}
+	return "DELIVRD", true
 }
 
 // Send implements carrier.Carrier: one text to one number, in the parts

@@ -225,12 +225,12 @@ func (s *Store) AddCarrierRefs(ctx context.Context, carrierID, messageID int64, 
 		return nil
 	}
 	return s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
-		args := make([]any, 0, 4*len(refs))
-		for _, r := range refs {
-			args = append(args, carrierID, r, messageID, tx.Now())
+		args := make([]any, 0, 5*len(refs))
+		for i, r := range refs {
+			args = append(args, carrierID, r, messageID, i, tx.Now())
 		}
-		_, err := tx.Exec(ctx, `INSERT INTO carrier_refs (carrier_id, ref, message_id, created_at) VALUES (?, ?, ?, ?)`+
-			strings.Repeat(`, (?, ?, ?, ?)`, len(refs)-1)+` ON CONFLICT DO NOTHING`, args...)
+		_, err := tx.Exec(ctx, `INSERT INTO carrier_refs (carrier_id, ref, message_id, part, created_at) VALUES (?, ?, ?, ?, ?)`+
+			strings.Repeat(`, (?, ?, ?, ?, ?)`, len(refs)-1)+` ON CONFLICT DO NOTHING`, args...)
 		return err
 	})
 }
@@ -241,6 +241,33 @@ func (s *Store) CarrierRefMessage(ctx context.Context, carrierID int64, ref stri
 	var id int64
 	err := s.db.QueryRow(ctx, `SELECT message_id FROM carrier_refs WHERE carrier_id = ? AND ref = ?`, carrierID, ref).Scan(&id)
 	return id, notFound(err, "carrier reference")
+}
+
+// CarrierPartReceipt records status as the last receipt's word of the
+// part connection carrierID's carrier called ref, and returns its message
+// and the words of all the message's parts, in order ("" for a part with no
+// receipt yet); not_found when ref is not recorded.
+func (s *Store) CarrierPartReceipt(ctx context.Context, carrierID int64, ref, status string) (int64, []string, error) {
+	var msg int64
+	var parts []string
+	err := s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
+		parts = parts[:0]
+		if err := tx.QueryRow(ctx, `SELECT message_id FROM carrier_refs WHERE carrier_id = ? AND ref = ?`, carrierID, ref).Scan(&msg); err != nil {
+			return notFound(err, "carrier reference")
+		}
+		if _, err := tx.Exec(ctx, `UPDATE carrier_refs SET status = ? WHERE carrier_id = ? AND ref = ?`, status, carrierID, ref); err != nil {
+			return err
+		}
+		return tx.Query(ctx, `SELECT status FROM carrier_refs WHERE carrier_id = ? AND message_id = ? ORDER BY part`, []any{carrierID, msg}, func(r sqldb.Row) error {
+			var st string
+			if err := r.Scan(&st); err != nil {
+				return err
+			}
+			parts = append(parts, st)
+			return nil
+		})
+	})
+	return msg, parts, err
 }
 
 // PruneCarrierRefs deletes the carrier ids recorded before cutoff (their

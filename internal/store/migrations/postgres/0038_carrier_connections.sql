@@ -29,12 +29,16 @@ ALTER TABLE lines ADD COLUMN carrier_id BIGINT REFERENCES carrier_connections(id
 CREATE INDEX lines_carrier ON lines (carrier_id) WHERE carrier_id IS NOT NULL;
 
 -- carrier_refs: the ids a connection's carrier gave a message (an SMSC's
--- message_id per part), by which its delivery receipts name it: SMPP has
--- no field of ours to carry the message's own id, as Kannel's dlr-url does.
+-- message_id per part, in order), by which its delivery receipts name it:
+-- SMPP has no field of ours to carry the message's own id, as Kannel's
+-- dlr-url does. status is the part's last receipt's word, so that a long
+-- text is reported once every part has one.
 CREATE TABLE carrier_refs (
     carrier_id BIGINT NOT NULL REFERENCES carrier_connections(id) ON DELETE CASCADE,
     ref        TEXT   NOT NULL,
     message_id BIGINT NOT NULL,
+    part       INTEGER NOT NULL DEFAULT 0,
+    status     TEXT   NOT NULL DEFAULT '',
     created_at BIGINT NOT NULL,
     PRIMARY KEY (carrier_id, ref)
 );
