@@ -145,14 +145,6 @@ func (r *Router) Handler() http.Handler {
 	})
 }
 
-// Knows reports whether name is a running connection's, for the server's
-// mux to tell its callbacks from the server-wide gateway's.
-func (r *Router) Knows(name string) bool {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	return r.names[name] != nil
-}
-
 // Sync reads the connections and brings the running ones in line: a new
 // or changed connection is (re)built, a removed one stopped.
 func (r *Router) Sync(ctx context.Context) error {
