@@ -193,7 +193,7 @@ func cmdCarrierRemove(ctx context.Context, c *cli, args []string) error {
 }
 
 func cmdCarrierKinds(_ context.Context, c *cli, args []string) error {
-	if err := c.parseFlags("carrier kinds", args, func(*flag.FlagSet) {}); err != nil {
+	if err := c.parse("carrier kinds", args, nil); err != nil {
 		return err
 	}
 	out := map[string][]map[string]any{}
