@@ -93,7 +93,7 @@ func Apply(kind string, given map[string]string, settings, secrets map[string]st
 	for _, name := range names {
 		i := slices.IndexFunc(spec, func(s Setting) bool { return s.Name == name })
 		if i < 0 {
-			return domain.Errorf(domain.Invalid, "a %s connection takes no --%s", kind, name)
+			return domain.Errorf(domain.Invalid, "%s connection takes no --%s", withArticle(kind), name)
 		}
 		target := settings
 		if spec[i].Secret {
@@ -116,7 +116,7 @@ func Apply(kind string, given map[string]string, settings, secrets map[string]st
 		}
 	}
 	if len(missing) > 0 {
-		return domain.Errorf(domain.Invalid, "a %s connection needs %s", kind, strings.Join(missing, ", "))
+		return domain.Errorf(domain.Invalid, "%s connection needs %s", withArticle(kind), strings.Join(missing, ", "))
 	}
 	if kind == "smpp" {
 		if _, err := smppConfig(settings, secrets); err != nil {
@@ -146,4 +146,12 @@ func (s Setting) String() string {
 		h += " (required)"
 	}
 	return fmt.Sprintf("--%s: %s", s.Name, h)
+}
+
+// withArticle is "a kannel", "an smpp": as the kind's name is read aloud.
+func withArticle(kind string) string {
+	if kind == "smpp" {
+		return "an " + kind
+	}
+	return "a " + kind
 }
