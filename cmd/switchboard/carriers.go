@@ -168,6 +168,8 @@ func callbackURLs(kind, base string) map[string]string {
 	switch kind {
 	case "kannel":
 		return map[string]string{"inboundUrl": base + "/inbound", "statusUrl": base + "/dlr"}
+	case "twilio":
+		return map[string]string{"inboundUrl": base + "/inbound", "statusUrl": base + "/status"}
 	case "telnyx":
 		// One webhook for both, given with each message and set on the
 		// messaging profile for inbound texts.

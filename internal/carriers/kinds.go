@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"switchboard/internal/carrier/telnyx"
+	"switchboard/internal/carrier/twilio"
 	"switchboard/internal/domain"
 )
 
@@ -30,6 +31,12 @@ var Kinds = map[string][]Setting{
 		{Name: "password", Secret: true, Required: true, Help: "that user's password"},
 		{Name: "secret", Secret: true, Required: true, Help: "the shared secret of Kannel's dlr-url and get-url (16 or more of A-Z a-z 0-9 - . _ ~)"},
 		{Name: "smsc", Help: "an smsc-id to send through (sendsms's smsc parameter)"},
+	},
+	"twilio": {
+		{Name: "account-sid", Required: true, Help: "the Twilio account's SID (AC…)"},
+		{Name: "auth-token", Secret: true, Required: true, Help: "its auth token: the API's password and the callbacks' signing key"},
+		{Name: "messaging-service-sid", Help: "a messaging service to send through (MG…), instead of the line's number"},
+		{Name: "api-base", Help: "the API's base URL, for a Twilio-compatible provider (default https://api.twilio.com)"},
 	},
 	"telnyx": {
 		{Name: "api-key", Secret: true, Required: true, Help: "a Telnyx API key (v2)"},
@@ -120,6 +127,12 @@ func Apply(kind string, given map[string]string, settings, secrets map[string]st
 	}
 	if kind == "smpp" {
 		if _, err := smppConfig(settings, secrets); err != nil {
+			return domain.Errorf(domain.Invalid, "%v", err)
+		}
+	}
+	if kind == "twilio" {
+		if _, err := twilio.New(twilio.Config{AccountSID: settings["account-sid"], AuthToken: secrets["auth-token"],
+			MessagingServiceSID: settings["messaging-service-sid"], APIBase: settings["api-base"]}); err != nil {
 			return domain.Errorf(domain.Invalid, "%v", err)
 		}
 	}

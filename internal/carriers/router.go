@@ -264,6 +264,13 @@ func (r *Router) build(c store.CarrierConnection) *running {
 		if r.sink != nil {
 			run.handler = d.Handler(r.sink)
 		}
+	case "twilio":
+		conn, err := r.startTwilio(c, log)
+		if err != nil {
+			run.err = err
+			return run
+		}
+		run.send, run.handler = conn, conn.handler()
 	case "telnyx":
 		conn, err := r.startTelnyx(c, log)
 		if err != nil {
