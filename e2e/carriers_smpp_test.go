@@ -1,98 +1,15 @@
 package e2e
 
 import (
-	"bufio"
-	"encoding/json"
 	"fmt"
-	"io"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"switchboard/internal/carrier/smpp/smpptest"
 	"switchboard/internal/store"
 	"switchboard/internal/store/storetest"
 )
-
-// smsc is internal/carrier/smpp/testdata/smsc.js under node: an SMSC
-// written by others (node-smpp), driven by JSON lines on its stdin and
-// reporting what it decoded as JSON lines on its stdout.
-type smsc struct {
-	addr   string
-	stdin  io.WriteCloser
-	events chan map[string]any
-}
-
-func startSMSC(t *testing.T) *smsc {
-	t.Helper()
-	if os.Getenv("SWITCHBOARD_TEST_SMPP") != "1" {
-		t.Skip("set SWITCHBOARD_TEST_SMPP=1 to run an SMPP connection against node-smpp, an independent SMSC (needs node and `npm ci --prefix e2e`)")
-	}
-	modules, err := filepath.Abs("node_modules")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command("node", "../internal/carrier/smpp/testdata/smsc.js")
-	cmd.Env = append(os.Environ(), "NODE_PATH="+modules)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("SWITCHBOARD_TEST_SMPP=1 but node does not start: %v", err)
-	}
-	s := &smsc{stdin: stdin, events: make(chan map[string]any, 100)}
-	go func() {
-		defer close(s.events)
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			var ev map[string]any
-			if json.Unmarshal(sc.Bytes(), &ev) == nil {
-				s.events <- ev
-			}
-		}
-	}()
-	t.Cleanup(func() {
-		stdin.Close()
-		for range s.events {
-		}
-		cmd.Wait()
-	})
-	s.addr = fmt.Sprintf("127.0.0.1:%v", s.next(t, "listening")["port"])
-	return s
-}
-
-func (s *smsc) do(t *testing.T, cmd map[string]any) {
-	t.Helper()
-	b, _ := json.Marshal(cmd)
-	if _, err := s.stdin.Write(append(b, '\n')); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func (s *smsc) next(t *testing.T, kind string) map[string]any {
-	t.Helper()
-	timeout := time.After(20 * time.Second)
-	for {
-		select {
-		case ev, ok := <-s.events:
-			if !ok {
-				t.Fatalf("the SMSC exited while waiting for %q", kind)
-			}
-			if ev["event"] == kind {
-				return ev
-			}
-		case <-timeout:
-			t.Fatalf("the SMSC sent no %q", kind)
-		}
-	}
-}
 
 // TestCarrierConnectionSMPP: a line on an smpp connection sends through a
 // bind to node-smpp; the SMSC's receipt, naming its own message_id, settles
@@ -101,15 +18,15 @@ func (s *smsc) next(t *testing.T, kind string) map[string]any {
 // password is down with the SMSC's status.
 func TestCarrierConnectionSMPP(t *testing.T) {
 	t.Parallel()
-	sc := startSMSC(t)
+	sc := smpptest.Start(t)
 	db := storetest.DSN(t, store.SQLite)
 	acct := createAccount(t, db, "Acme")
 	cliJSON(t, db, &struct{}{}, "rate", "set", "--account", fmt.Sprint(acct), "--prefix", "1", "--sms", "0.0079", "--mms", "0.02")
 	key := createKey(t, db, acct, "api", "all").Key
-	cliJSON(t, db, &struct{}{}, "carrier", "add", "smsc1", "--kind", "smpp", "--address", sc.addr, "--system-id", "esme", "--password", "secret")
+	cliJSON(t, db, &struct{}{}, "carrier", "add", "smsc1", "--kind", "smpp", "--address", sc.Addr, "--system-id", "esme", "--password", "secret")
 	line := createLine(t, db, acct, "--number", "4155550100", "--carrier", "smsc1").Number
 	base, metrics := startServerAddrs(t, db, "--metrics-addr", "127.0.0.1:0")
-	sc.next(t, "bind")
+	sc.Next(t, "bind")
 	state := func() map[string]any {
 		var l struct{ Carriers []map[string]any }
 		cliJSON(t, db, &l, "carrier", "list")
@@ -125,12 +42,12 @@ func TestCarrierConnectionSMPP(t *testing.T) {
 	}
 
 	id := appAPIKeySend(t, base, key, line, "12125550101", "Your appointment is at 9.")
-	sub := sc.next(t, "submit_sm")
+	sub := sc.Next(t, "submit_sm")
 	if sub["destination_addr"] != "12125550101" || sub["source_addr"] != line || sub["message"] != "Your appointment is at 9." || sub["registered_delivery"] != float64(1) {
 		t.Fatalf("submit_sm: %v", sub)
 	}
-	sc.do(t, map[string]any{"cmd": "receipt", "id": sub["message_id"], "stat": "DELIVRD", "from": "12125550101", "to": line})
-	if ev := sc.next(t, "deliver_sm_resp"); ev["status"] != float64(0) {
+	sc.Do(t, map[string]any{"cmd": "receipt", "id": sub["message_id"], "stat": "DELIVRD", "from": "12125550101", "to": line})
+	if ev := sc.Next(t, "deliver_sm_resp"); ev["status"] != float64(0) {
 		t.Fatalf("the receipt was answered %v", ev)
 	}
 	r := request(t, "GET", base+apiPrefix+"/sms/conversations/"+line+"/12125550101", "Bearer "+key)
@@ -142,26 +59,26 @@ func TestCarrierConnectionSMPP(t *testing.T) {
 	// delivered when both parts are.
 	long := strings.Repeat("Your appointment on Tuesday is confirmed. ", 4)
 	longID := appAPIKeySend(t, base, key, line, "12125550102", long)
-	p1, p2 := sc.next(t, "submit_sm"), sc.next(t, "submit_sm")
+	p1, p2 := sc.Next(t, "submit_sm"), sc.Next(t, "submit_sm")
 	if len(p1["udh"].([]any)) == 0 || p1["message_id"] == p2["message_id"] {
 		t.Fatalf("the long text's parts: %v, %v", p1, p2)
 	}
 	longThread := func() string {
 		return string(request(t, "GET", base+apiPrefix+"/sms/conversations/"+line+"/12125550102", "Bearer "+key).body)
 	}
-	sc.do(t, map[string]any{"cmd": "receipt", "id": p1["message_id"], "stat": "DELIVRD", "from": "12125550102", "to": line})
-	sc.next(t, "deliver_sm_resp")
+	sc.Do(t, map[string]any{"cmd": "receipt", "id": p1["message_id"], "stat": "DELIVRD", "from": "12125550102", "to": line})
+	sc.Next(t, "deliver_sm_resp")
 	if th := longThread(); strings.Contains(th, `"DELIVRD"`) {
 		t.Errorf("delivered after one part of two: %s", th)
 	}
-	sc.do(t, map[string]any{"cmd": "receipt", "id": p2["message_id"], "stat": "DELIVRD", "from": "12125550102", "to": line})
-	sc.next(t, "deliver_sm_resp")
+	sc.Do(t, map[string]any{"cmd": "receipt", "id": p2["message_id"], "stat": "DELIVRD", "from": "12125550102", "to": line})
+	sc.Next(t, "deliver_sm_resp")
 	if th := longThread(); !strings.Contains(th, `"DELIVRD"`) || !strings.Contains(th, fmt.Sprintf(`"id":%d`, longID)) {
 		t.Errorf("the long text after both parts' receipts: %s", th)
 	}
 
-	sc.do(t, map[string]any{"cmd": "inbound", "from": "12125550199", "to": line, "text": "see you then"})
-	if ev := sc.next(t, "deliver_sm_resp"); ev["status"] != float64(0) {
+	sc.Do(t, map[string]any{"cmd": "inbound", "from": "12125550199", "to": line, "text": "see you then"})
+	if ev := sc.Next(t, "deliver_sm_resp"); ev["status"] != float64(0) {
 		t.Fatalf("the inbound text was answered %v", ev)
 	}
 	r = request(t, "GET", base+apiPrefix+"/sms/conversations/"+line+"/12125550199", "Bearer "+key)

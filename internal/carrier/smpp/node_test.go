@@ -1,126 +1,13 @@
 package smpp
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
+
+	"switchboard/internal/carrier/smpp/smpptest"
 )
-
-// requireNodeEnv switches the test against node-smpp on; CI sets it.
-const requireNodeEnv = "SWITCHBOARD_TEST_SMPP"
-
-// nodeSMSC is testdata/smsc.js running under node: an SMSC written by
-// others (node-smpp) that reports what it decoded as JSON lines.
-type nodeSMSC struct {
-	addr   string
-	stdin  io.WriteCloser
-	events chan map[string]any
-}
-
-func startNodeSMSC(t *testing.T) *nodeSMSC {
-	t.Helper()
-	if os.Getenv(requireNodeEnv) != "1" {
-		t.Skipf("set %s=1 to run the client against node-smpp, an independent SMSC (needs node and `npm ci --prefix e2e`)", requireNodeEnv)
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatalf("%s=1 but node is not installed: %v", requireNodeEnv, err)
-	}
-	modules, err := filepath.Abs("../../../e2e/node_modules")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(modules, "smpp", "package.json")); err != nil {
-		t.Fatalf("%s=1 but node-smpp is not installed (run `npm ci --prefix e2e`): %v", requireNodeEnv, err)
-	}
-	cmd := exec.Command(node, "testdata/smsc.js")
-	cmd.Env = append(os.Environ(), "NODE_PATH="+modules)
-	cmd.Stderr = &testWriter{t}
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	s := &nodeSMSC{stdin: stdin, events: make(chan map[string]any, 100)}
-	readDone := make(chan struct{})
-	go func() {
-		defer close(readDone)
-		defer close(s.events)
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			var ev map[string]any
-			if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
-				t.Errorf("node SMSC wrote %q: %v", sc.Text(), err)
-				continue
-			}
-			s.events <- ev
-		}
-	}()
-	t.Cleanup(func() {
-		stdin.Close() // the script exits when its input ends
-		for range s.events {
-		}
-		<-readDone
-		if err := cmd.Wait(); err != nil {
-			t.Errorf("node SMSC: %v", err)
-		}
-	})
-	ev := s.next(t, "listening")
-	s.addr = fmt.Sprintf("127.0.0.1:%v", ev["port"])
-	return s
-}
-
-type testWriter struct{ t *testing.T }
-
-func (w *testWriter) Write(b []byte) (int, error) {
-	w.t.Logf("node: %s", strings.TrimSpace(string(b)))
-	return len(b), nil
-}
-
-func (s *nodeSMSC) do(t *testing.T, cmd map[string]any) {
-	t.Helper()
-	b, _ := json.Marshal(cmd)
-	if _, err := s.stdin.Write(append(b, '\n')); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// next returns the next event of the kind, failing on an "error" event.
-func (s *nodeSMSC) next(t *testing.T, kind string) map[string]any {
-	t.Helper()
-	timeout := time.NewTimer(20 * time.Second)
-	defer timeout.Stop()
-	for {
-		select {
-		case ev, ok := <-s.events:
-			if !ok {
-				t.Fatalf("node SMSC exited while waiting for %q", kind)
-			}
-			if ev["event"] == "error" {
-				t.Fatalf("node SMSC: %v", ev["error"])
-			}
-			if ev["event"] == kind {
-				return ev
-			}
-		case <-timeout.C:
-			t.Fatalf("node SMSC sent no %q", kind)
-		}
-	}
-}
 
 func num(v any) int {
 	f, _ := v.(float64)
@@ -133,13 +20,13 @@ func num(v any) int {
 // come back whole.
 func TestNodeSMSC(t *testing.T) {
 	noLeaks(t)
-	smsc := startNodeSMSC(t)
+	smsc := smpptest.Start(t)
 	var rec recorder
-	cfg := rec.config(smsc.addr)
+	cfg := rec.config(smsc.Addr)
 	c := newClient(t, cfg)
 	run(t, c)
 
-	bind := smsc.next(t, "bind")
+	bind := smsc.Next(t, "bind")
 	if bind["system_id"] != "esme" || bind["password"] != "secret" || bind["system_type"] != "sb" || num(bind["interface_version"]) != 0x34 {
 		t.Fatalf("node SMSC saw bind %v", bind)
 	}
@@ -175,7 +62,7 @@ func TestNodeSMSC(t *testing.T) {
 			var joined strings.Builder
 			ref := ""
 			for i := range tt.parts {
-				ev := smsc.next(t, "submit_sm")
+				ev := smsc.Next(t, "submit_sm")
 				if ev["message_id"] != ids[i] {
 					t.Errorf("part %d: node gave %v, Send returned %s", i+1, ev["message_id"], ids[i])
 				}
@@ -213,31 +100,31 @@ func TestNodeSMSC(t *testing.T) {
 	}
 
 	// Throttled by node: resubmitted, taken once.
-	smsc.do(t, map[string]any{"cmd": "throttle", "n": 2})
-	smsc.next(t, "throttling")
+	smsc.Do(t, map[string]any{"cmd": "throttle", "n": 2})
+	smsc.Next(t, "throttling")
 	ids := send("after throttling")
 	for range 2 {
-		if ev := smsc.next(t, "submit_sm"); num(ev["refused"]) != 0x58 {
+		if ev := smsc.Next(t, "submit_sm"); num(ev["refused"]) != 0x58 {
 			t.Fatalf("expected a throttled submit, got %v", ev)
 		}
 	}
-	if ev := smsc.next(t, "submit_sm"); ev["message_id"] != ids[0] || ev["message"] != "after throttling" {
+	if ev := smsc.Next(t, "submit_sm"); ev["message_id"] != ids[0] || ev["message"] != "after throttling" {
 		t.Fatalf("resubmitted %v, Send returned %v", ev, ids)
 	}
 
 	// Receipts: from the text alone, and with receipted_message_id.
-	smsc.do(t, map[string]any{"cmd": "receipt", "id": ids[0], "stat": "DELIVRD", "from": dst.Addr, "to": src.Addr})
-	smsc.do(t, map[string]any{"cmd": "receipt", "id": "0", "tlv_id": "node-tlv", "tlv": true, "stat": "UNDELIV", "from": dst.Addr, "to": src.Addr})
+	smsc.Do(t, map[string]any{"cmd": "receipt", "id": ids[0], "stat": "DELIVRD", "from": dst.Addr, "to": src.Addr})
+	smsc.Do(t, map[string]any{"cmd": "receipt", "id": "0", "tlv_id": "node-tlv", "tlv": true, "stat": "UNDELIV", "from": dst.Addr, "to": src.Addr})
 	// Inbound: node chooses the coding of single texts itself; the parts
 	// of concatenated ones are encoded by its GSM and UCS-2 encoders.
-	smsc.do(t, map[string]any{"cmd": "inbound", "from": dst.Addr, "to": src.Addr, "text": "Hi {there} €"})
-	smsc.do(t, map[string]any{"cmd": "inbound", "from": dst.Addr, "to": src.Addr, "text": "Ответ 😀"})
-	smsc.do(t, map[string]any{"cmd": "inbound", "from": dst.Addr, "to": src.Addr, "data_coding": 0, "ref": 7,
+	smsc.Do(t, map[string]any{"cmd": "inbound", "from": dst.Addr, "to": src.Addr, "text": "Hi {there} €"})
+	smsc.Do(t, map[string]any{"cmd": "inbound", "from": dst.Addr, "to": src.Addr, "text": "Ответ 😀"})
+	smsc.Do(t, map[string]any{"cmd": "inbound", "from": dst.Addr, "to": src.Addr, "data_coding": 0, "ref": 7,
 		"parts": []string{"first part [a] ", "second part €"}})
-	smsc.do(t, map[string]any{"cmd": "inbound", "from": dst.Addr, "to": src.Addr, "data_coding": 8, "ref": 8,
+	smsc.Do(t, map[string]any{"cmd": "inbound", "from": dst.Addr, "to": src.Addr, "data_coding": 8, "ref": 8,
 		"parts": []string{"один 😀 ", "два 👍"}})
 	for range 2 + 2 + 2 + 2 {
-		if ev := smsc.next(t, "deliver_sm_resp"); num(ev["status"]) != 0 {
+		if ev := smsc.Next(t, "deliver_sm_resp"); num(ev["status"]) != 0 {
 			t.Fatalf("deliver_sm answered %v", ev)
 		}
 	}
@@ -259,10 +146,10 @@ func TestNodeSMSC(t *testing.T) {
 	}
 
 	// node's enquire_link is answered; a dropped link is bound again.
-	smsc.do(t, map[string]any{"cmd": "enquire"})
-	smsc.next(t, "enquire_link_resp")
-	smsc.do(t, map[string]any{"cmd": "drop"})
-	smsc.next(t, "bind")
+	smsc.Do(t, map[string]any{"cmd": "enquire"})
+	smsc.Next(t, "enquire_link_resp")
+	smsc.Do(t, map[string]any{"cmd": "drop"})
+	smsc.Next(t, "bind")
 	if ids := send("after the drop"); len(ids) != 1 {
 		t.Fatalf("Send after the drop: %v", ids)
 	}
