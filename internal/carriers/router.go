@@ -222,10 +222,10 @@ func (r *Router) setState(c store.CarrierConnection, state, lastErr string) {
 
 func (r *Router) record(ctx context.Context, c store.CarrierConnection, state, lastErr string) {
 	r.mu.Lock()
-	if run := r.conns[c.ID]; run != nil && (run.state != state || run.since.IsZero()) {
-		run.state, run.since = state, time.Now()
-	}
 	if run := r.conns[c.ID]; run != nil {
+		if run.state != state || run.since.IsZero() {
+			run.state, run.since = state, time.Now()
+		}
 		run.lastError = lastErr
 	}
 	r.mu.Unlock()
