@@ -19,6 +19,13 @@ var ErrUnavailable = errors.New("carrier: unavailable")
 // as not sent; its delivery receipt, if one comes, settles it.
 var ErrUnknown = errors.New("carrier: outcome unknown")
 
+// ErrQueued reports that a carrier connection took the message into its
+// durable queue, to hand to the carrier in its turn (a throughput limit, or
+// a bind held by another node): it is not sent yet, it will be at most once,
+// and what becomes of it reaches the Sink's Outcomes. It is neither an
+// acceptance nor a refusal.
+var ErrQueued = errors.New("carrier: queued")
+
 // Message is one outbound message as handed to the carrier: one text (or MMS)
 // addressed to one recipient or to a group thread.
 type Message struct {
@@ -62,6 +69,18 @@ type Inbound struct {
 type Sink interface {
 	Receipt(ctx context.Context, r Receipt) error
 	Inbound(ctx context.Context, in Inbound) error
+}
+
+// Outcomes is what a Sink implements to hear what became of the messages a
+// connection queued (ErrQueued). Both must be durable when they return nil,
+// and harmless when repeated.
+type Outcomes interface {
+	// Accepted records that the carrier took message id (ref: its own
+	// reference): the message is sent and charged, once.
+	Accepted(ctx context.Context, id int64, ref string) error
+	// Refused records that the carrier will not take message id (reason:
+	// its own words): the message failed, uncharged.
+	Refused(ctx context.Context, id int64, reason string) error
 }
 
 // Carrier sends messages. Send returns nil error only when the carrier accepted

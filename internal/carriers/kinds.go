@@ -37,12 +37,14 @@ var Kinds = map[string][]Setting{
 		{Name: "auth-token", Secret: true, Required: true, Help: "its auth token: the API's password and the callbacks' signing key"},
 		{Name: "messaging-service-sid", Help: "a messaging service to send through (MG…), instead of the line's number"},
 		{Name: "api-base", Help: "the API's base URL, for a Twilio-compatible provider (default https://api.twilio.com)"},
+		throughputSetting, numberThroughputSetting,
 	},
 	"telnyx": {
 		{Name: "api-key", Secret: true, Required: true, Help: "a Telnyx API key (v2)"},
 		{Name: "public-key", Required: true, Help: "the account's public key (base64), to verify the webhooks' Ed25519 signatures"},
 		{Name: "messaging-profile-id", Help: "a messaging profile to send with"},
 		{Name: "api-base", Help: "the API's base URL (default https://api.telnyx.com)"},
+		throughputSetting, numberThroughputSetting,
 	},
 	"smpp": {
 		{Name: "address", Required: true, Help: "the SMSC's host:port, or several comma-separated, tried in order on reconnect"},
@@ -50,14 +52,22 @@ var Kinds = map[string][]Setting{
 		{Name: "password", Secret: true, Required: true, Help: "the bind's password (at most 8 characters)"},
 		{Name: "system-type", Help: "the bind's system_type, when the SMSC asks for one"},
 		{Name: "tls", Help: "true: connect with TLS"},
+		{Name: "binds", Help: "binds the whole cluster holds at most, spread over its nodes (default 1)"},
 		{Name: "window", Help: "unanswered submit_sm per bind (default 10)"},
-		{Name: "throughput", Help: "messages a second through the connection, 0 for no limit (default 0)"},
+		throughputSetting, numberThroughputSetting,
 		{Name: "source-ton", Help: "source address type of number (default: 1 for an E.164 number, 3 for a short code)"},
 		{Name: "source-npi", Help: "source address numbering plan (default: 1 for an E.164 number, 0 for a short code)"},
 		{Name: "dest-ton", Help: "destination address type of number (default as for the source)"},
 		{Name: "dest-npi", Help: "destination address numbering plan (default as for the source)"},
 	},
 }
+
+// The limits every kind that sends through a provider takes: messages
+// over them wait their turn in the connection's durable queue.
+var (
+	throughputSetting       = Setting{Name: "throughput", Help: "messages a second through the connection, across every node; 0 for no limit (default 0)"}
+	numberThroughputSetting = Setting{Name: "number-throughput", Help: "messages a second from one number, such as 1 for an unregistered long code or 0.5; 0 for no limit (default 0)"}
+)
 
 // KindNames are the kinds, sorted.
 func KindNames() []string {
@@ -133,6 +143,11 @@ func Apply(kind string, given map[string]string, settings, secrets map[string]st
 	if kind == "twilio" {
 		if _, err := twilio.New(twilio.Config{AccountSID: settings["account-sid"], AuthToken: secrets["auth-token"],
 			MessagingServiceSID: settings["messaging-service-sid"], APIBase: settings["api-base"]}); err != nil {
+			return domain.Errorf(domain.Invalid, "%v", err)
+		}
+	}
+	if kind == "twilio" || kind == "telnyx" {
+		if _, err := limitsOf(settings, false); err != nil {
 			return domain.Errorf(domain.Invalid, "%v", err)
 		}
 	}

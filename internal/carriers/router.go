@@ -60,6 +60,7 @@ type running struct {
 	conn    store.CarrierConnection
 	send    carrier.Carrier // nil when disabled or not built
 	handler http.Handler    // its callbacks, under /carrier/NAME/
+	queue   *queue          // its binds and queue; nil: every send goes straight to it
 	stop    func()
 	err     error // why it is down
 	linked  bool  // it keeps a link, whose client reports its own state (setState)
@@ -124,6 +125,11 @@ func (r *Router) Send(ctx context.Context, m carrier.Message) (carrier.Accepted,
 		return carrier.Accepted{}, fmt.Errorf("%w: carrier connection %q is disabled", carrier.ErrUnavailable, c.conn.Name)
 	case c.send == nil:
 		return carrier.Accepted{}, fmt.Errorf("%w: carrier connection %q is down: %v", carrier.ErrUnavailable, c.conn.Name, c.err)
+	case c.queue != nil && !c.queue.direct():
+		if err := c.queue.drv.accepts(m); err != nil {
+			return carrier.Accepted{}, err
+		}
+		return carrier.Accepted{}, c.queue.enqueue(ctx, m)
 	}
 	return c.send.Send(ctx, m)
 }
@@ -271,6 +277,7 @@ func (r *Router) build(c store.CarrierConnection) *running {
 			return run
 		}
 		run.send, run.handler = conn, conn.handler()
+		r.limit(run, log)
 	case "telnyx":
 		conn, err := r.startTelnyx(c, log)
 		if err != nil {
@@ -278,17 +285,28 @@ func (r *Router) build(c store.CarrierConnection) *running {
 			return run
 		}
 		run.send, run.handler = conn, conn.handler()
+		r.limit(run, log)
 	case "smpp":
-		conn, err := r.startSMPP(c, log)
+		conn, err := r.newSMPP(c, log)
 		if err != nil {
 			run.err = err
 			return run
 		}
-		run.send, run.stop, run.linked = conn, conn.close, true
+		run.queue = newQueue(r, c, conn.set.limits, conn, log)
+		run.send, run.stop, run.linked = conn, run.queue.close, true
 	default:
 		run.err = fmt.Errorf("this server does not run connections of kind %q", c.Kind)
 	}
 	return run
+}
+
+// limit gives an HTTP provider's connection its queue when it has limits
+// to keep (checked when the connection was set).
+func (r *Router) limit(run *running, log *slog.Logger) {
+	if lim, err := limitsOf(run.conn.Settings, false); err == nil && lim.limited() {
+		run.queue = newQueue(r, run.conn, lim, &httpBinder{Carrier: run.send}, log)
+		run.stop = run.queue.close
+	}
 }
 
 // CallbackURL is where connection name's provider calls the server.

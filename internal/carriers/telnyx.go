@@ -63,9 +63,11 @@ func (t *telnyxConn) Send(ctx context.Context, m carrier.Message) (carrier.Accep
 			return carrier.Accepted{Ref: id}, nil
 		case errors.As(err, &te) && te.Throttled():
 			if werr := sleep(ctx, max(te.RetryAfter, time.Second)); werr != nil {
-				return carrier.Accepted{}, fmt.Errorf("%w: throttled by Telnyx until the send gave up: %v", carrier.ErrUnavailable, err)
+				return carrier.Accepted{}, fmt.Errorf("%w: %w: throttled by Telnyx until the send gave up: %v", carrier.ErrUnavailable, errLater, err)
 			}
-		case errors.As(err, &te) && te.Refused(), errors.Is(err, telnyx.ErrNotSent):
+		case errors.Is(err, telnyx.ErrNotSent): // not reached: a queued message waits for it
+			return carrier.Accepted{}, fmt.Errorf("%w: %w: %v", carrier.ErrUnavailable, errLater, err)
+		case errors.As(err, &te) && te.Refused():
 			return carrier.Accepted{}, fmt.Errorf("%w: %v", carrier.ErrUnavailable, err)
 		default:
 			return carrier.Accepted{}, fmt.Errorf("%w: %v", carrier.ErrUnknown, err)

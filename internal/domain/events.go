@@ -32,15 +32,17 @@ type Event struct {
 // the other party (the first recipient of a group send); on a group thread
 // GroupParticipants lists every other number; Numbers always lists them.
 type SMSEvent struct {
-	Event             string             `json:"event"` // SMSSent, SMSReceived, SMSDelivery
-	MessageID         int64              `json:"messageId"`
-	Direction         string             `json:"direction"`
-	Line              string             `json:"line"`
-	Number            string             `json:"number"`
-	Numbers           []string           `json:"numbers"`
-	GroupParticipants []string           `json:"groupParticipants,omitempty"`
-	Status            string             `json:"status,omitempty"`
-	Delivery          *SMSDeliveryReport `json:"delivery,omitempty"`
+	Event             string   `json:"event"` // SMSSent, SMSReceived, SMSDelivery, SMSFailed
+	MessageID         int64    `json:"messageId"`
+	Direction         string   `json:"direction"`
+	Line              string   `json:"line"`
+	Number            string   `json:"number"`
+	Numbers           []string `json:"numbers"`
+	GroupParticipants []string `json:"groupParticipants,omitempty"`
+	Status            string   `json:"status,omitempty"`
+	// Error is why a queued message failed (SMSFailed): the carrier's words.
+	Error    string             `json:"error,omitempty"`
+	Delivery *SMSDeliveryReport `json:"delivery,omitempty"`
 	// Blocked marks an inbound text from a number on the line's block list:
 	// stored, but kept out of the inbox's unread counts.
 	Blocked bool `json:"blocked,omitempty"`
@@ -58,6 +60,9 @@ const (
 	SMSSent     = "message.sent"     // the carrier accepted an outbound message (it is charged)
 	SMSReceived = "message.received" // an inbound text was stored
 	SMSDelivery = "message.delivery" // a delivery report for an outbound message
+	// SMSFailed: the carrier refused an outbound message that waited in a
+	// connection's queue after its send was answered 202 pending (uncharged).
+	SMSFailed = "message.failed"
 )
 
 // NewEvent encodes payload as an event of type typ.

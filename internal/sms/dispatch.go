@@ -304,7 +304,7 @@ func (d *Dispatcher) resume(ctx context.Context, m domain.ScheduledMessage, fail
 		return Dispatched{ID: id, Outcome: DispatchWaiting}
 	}
 	switch msg.Status {
-	case domain.StatusSent:
+	case domain.StatusSent, domain.StatusFailed: // failed: a connection's queue had it, and its carrier refused it
 		if err := s.store.ScheduleHandedOff(ctx, id); err != nil {
 			return fail(err)
 		}
@@ -312,6 +312,13 @@ func (d *Dispatcher) resume(ctx context.Context, m domain.ScheduledMessage, fail
 	case domain.StatusPending:
 		if _, sending := s.inflight.Load(msg.ID); sending || s.settle.settling(msg.ID) {
 			return waitUntil(s.now().Add(d.cfg.Lease)) // this process is still at it
+		}
+		queued, err := s.store.InCarrierQueue(ctx, msg.ID)
+		if err != nil {
+			return fail(err)
+		}
+		if queued { // waiting its turn at a carrier connection, which settles it
+			return waitUntil(s.now().Add(d.cfg.ReconcileAfter))
 		}
 		cutoff := s.now().Add(-d.cfg.ReconcileAfter)
 		if msg.CreatedAt.After(cutoff) {

@@ -331,6 +331,18 @@ func (s *Service) deliver(ctx context.Context, out *store.Outbound, id int64, m 
 	cctx, cancel := context.WithDeadline(ctx, deadline)
 	acc, sendErr := s.carrier.Send(cctx, m)
 	cancel()
+	if errors.Is(sendErr, carrier.ErrQueued) {
+		// The connection keeps it, to send in its turn, and records the
+		// outcome itself (Accepted, Refused): wait for it until the
+		// deadline, then answer pending.
+		switch s.awaitSettled(ctx, out.AccountID, id, deadline) {
+		case domain.StatusSent:
+			return carrierAccepted, nil
+		case domain.StatusFailed:
+			return carrierRefused, nil
+		}
+		return carrierUnknown, nil
+	}
 	if sendErr != nil && !errors.Is(sendErr, carrier.ErrUnavailable) {
 		// The carrier may have the message (a timeout, a connection lost
 		// after the request was written): a 5xx would promise it was not
@@ -678,9 +690,17 @@ const evidencePoll = 500 * time.Millisecond
 
 // awaitEvidence waits until deadline for proof that the carrier took message
 // id (a receipt, which marks it sent and charges it) and reports whether it
-// came. A receipt handled by this process wakes it at once; one handled
-// elsewhere is seen by reading the message.
+// came.
 func (s *Service) awaitEvidence(ctx context.Context, accountID, id int64, deadline time.Time) bool {
+	return s.awaitSettled(ctx, accountID, id, deadline) == domain.StatusSent
+}
+
+// awaitSettled waits until deadline for message id to be settled, sent (a
+// receipt, or a queued message's acceptance) or failed (a queued message's
+// refusal), and returns that status, or "" when neither came. What this
+// process records wakes it at once; what another node records is seen by
+// reading the message.
+func (s *Service) awaitSettled(ctx context.Context, accountID, id int64, deadline time.Time) string {
 	ch := make(chan struct{})
 	s.evidence.Store(id, ch)
 	defer s.evidence.Delete(id)
@@ -688,20 +708,23 @@ func (s *Service) awaitEvidence(ctx context.Context, accountID, id int64, deadli
 	defer timer.Stop()
 	tick := time.NewTicker(evidencePoll)
 	defer tick.Stop()
-	sent := func() bool {
+	settled := func() string {
 		m, err := s.store.Message(ctx, accountID, id)
-		return err == nil && m.Status == domain.StatusSent
+		if err != nil || (m.Status != domain.StatusSent && m.Status != domain.StatusFailed) {
+			return ""
+		}
+		return m.Status
 	}
 	for {
-		if sent() {
-			return true
+		if st := settled(); st != "" {
+			return st
 		}
 		select {
 		case <-ch:
-			return sent()
+			return settled()
 		case <-tick.C:
 		case <-timer.C:
-			return sent()
+			return settled()
 		}
 	}
 }

@@ -319,7 +319,7 @@ func (s *Store) Abandon(ctx context.Context, id int64, t time.Time) (bool, error
 	var done bool
 	err := s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
 		done = false
-		res, err := tx.Exec(ctx, `UPDATE messages SET status = ? WHERE id = ? AND status = ? AND created_at < ? AND carrier_ref = '' AND delivery_status IS NULL`,
+		res, err := tx.Exec(ctx, `UPDATE messages SET status = ? WHERE id = ? AND status = ? AND created_at < ? AND carrier_ref = '' AND delivery_status IS NULL`+notQueued,
 			domain.StatusAbandoned, id, domain.StatusPending, micros(t))
 		if err != nil {
 			return fmt.Errorf("store: abandon: %w", err)
@@ -335,10 +335,50 @@ func (s *Store) Abandon(ctx context.Context, id int64, t time.Time) (bool, error
 	return done, err
 }
 
-// PendingBefore lists outbound messages still pending that were created before t.
+// MarkQueuedSent records that the carrier took message id, which waited in
+// a carrier connection's queue (ref: the carrier's reference): charged once
+// and event sent written, as MarkOutboundSent does for a direct send. A
+// message already sent only gains its reference.
+func (s *Store) MarkQueuedSent(ctx context.Context, id int64, ref string, sent domain.Event) error {
+	return s.db.Write(ctx, sqldb.KeepCache|sqldb.Contended, func(tx *Tx) error {
+		return markSent(ctx, tx, id, ref, nil, sent)
+	})
+}
+
+// MarkQueuedFailed records that the carrier refused message id, which
+// waited in a carrier connection's queue: failed, uncharged, its
+// Idempotency-Key record dropped (as MarkUnsent) and event failed written.
+// Only a pending message changes; its status after the call is returned.
+func (s *Store) MarkQueuedFailed(ctx context.Context, id int64, failed domain.Event) (string, error) {
+	var after string
+	err := s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
+		var account int64
+		err := tx.QueryRow(ctx, `UPDATE messages SET status = ? WHERE id = ? AND direction = 'out' AND status = ? RETURNING account_id`,
+			domain.StatusFailed, id, domain.StatusPending).Scan(&account)
+		if errors.Is(err, sql.ErrNoRows) {
+			return notFound(tx.QueryRow(ctx, `SELECT status FROM messages WHERE id = ?`, id).Scan(&after), "message")
+		}
+		if err != nil {
+			return fmt.Errorf("store: mark failed: %w", err)
+		}
+		after = domain.StatusFailed
+		if _, err := tx.Exec(ctx, `DELETE FROM idempotency_keys WHERE message_id = ?`, id); err != nil {
+			return fmt.Errorf("store: idempotency: %w", err)
+		}
+		return addEvent(ctx, tx, account, failed.Type, failed.Payload)
+	})
+	return after, err
+}
+
+// notQueued keeps the reconciler off a message that waits in a carrier
+// connection's queue: its intent is not interrupted, only waiting its turn.
+const notQueued = ` AND NOT EXISTS (SELECT 1 FROM carrier_queue q WHERE q.message_id = messages.id)`
+
+// PendingBefore lists outbound messages still pending that were created
+// before t, except those waiting in a carrier connection's queue.
 func (s *Store) PendingBefore(ctx context.Context, t time.Time) ([]int64, error) {
 	// The literal 'pending' (not a parameter) lets SQLite use the partial index.
-	rows, err := s.db.Query(ctx, `SELECT id FROM messages WHERE status = 'pending' AND created_at < ? ORDER BY created_at LIMIT 1000`, micros(t))
+	rows, err := s.db.Query(ctx, `SELECT id FROM messages WHERE status = 'pending' AND created_at < ?`+notQueued+` ORDER BY created_at LIMIT 1000`, micros(t))
 	if err != nil {
 		return nil, fmt.Errorf("store: pending: %w", err)
 	}

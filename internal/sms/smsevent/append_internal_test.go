@@ -20,6 +20,7 @@ func TestAppendMatchesEncodingJSON(t *testing.T) {
 			domain.SMSEvent{Event: domain.SMSDelivery, MessageID: 1 << 62, Line: s, Numbers: []string{}, GroupParticipants: []string{other, s},
 				Status: other, Delivery: &domain.SMSDeliveryReport{Status: s, Error: other, At: s}, Blocked: true},
 			domain.SMSEvent{Event: domain.SMSReceived, Numbers: nil, GroupParticipants: []string{}, Status: s},
+			domain.SMSEvent{Event: domain.SMSFailed, Numbers: []string{other}, Status: domain.StatusFailed, Error: s},
 		)
 	}
 	for _, e := range events {

@@ -26,6 +26,12 @@ func Delivery(id int64, line string, numbers []string, status, errText string, a
 		Delivery: &domain.SMSDeliveryReport{Status: status, Error: errText, At: at.UTC().Format(time.RFC3339)}})
 }
 
+// Failed is the event of queued outbound message id, refused by the
+// carrier for reason (its words): failed, uncharged.
+func Failed(id int64, line string, numbers []string, reason string) (domain.Event, error) {
+	return build(domain.SMSEvent{Event: domain.SMSFailed, MessageID: id, Direction: "out", Line: line, Numbers: numbers, Status: domain.StatusFailed, Error: reason})
+}
+
 // Received is the event of an inbound text from from to line, for the store
 // to name the new message in (its id is the transaction's): from a sender off
 // the line's block list and from one on it, since which applies is the
@@ -94,6 +100,9 @@ func appendEvent(b []byte, e *domain.SMSEvent) []byte {
 	}
 	if e.Status != "" {
 		b = appendString(append(b, `,"status":`...), e.Status)
+	}
+	if e.Error != "" {
+		b = appendString(append(b, `,"error":`...), e.Error)
 	}
 	if d := e.Delivery; d != nil {
 		b = appendString(append(b, `,"delivery":{"status":`...), d.Status)
