@@ -393,8 +393,16 @@ func startServer(t *testing.T, db string, extraArgs ...string) (baseURL string) 
 // listener's base URL ("" unless extraArgs give --metrics-addr).
 func startServerAddrs(t *testing.T, db string, extraArgs ...string) (baseURL, metricsURL string) {
 	t.Helper()
+	_, baseURL, metricsURL = startServerProcess(t, db, extraArgs...)
+	return baseURL, metricsURL
+}
+
+// startServerProcess is startServerAddrs that also returns the process, for
+// a test that stops it (p.stop) or kills it before it ends.
+func startServerProcess(t *testing.T, db string, extraArgs ...string) (p *process, baseURL, metricsURL string) {
+	t.Helper()
 	args := append([]string{"serve", "--listen", "127.0.0.1:0", "--log-format", "json", "--db", db}, extraArgs...)
-	p := start(t, childEnv(), args...)
+	p = start(t, childEnv(), args...)
 	var addr, metricsAddr string
 	p.waitLine(p.stderr, `the "serving" log line`, func(line string) bool {
 		var rec struct {
@@ -416,7 +424,7 @@ func startServerAddrs(t *testing.T, db string, extraArgs ...string) (baseURL, me
 	if metricsAddr != "" {
 		metricsURL = "http://" + metricsAddr
 	}
-	return "http://" + addr, metricsURL
+	return p, "http://" + addr, metricsURL
 }
 
 // logMsg matches a JSON log line whose msg is msg.

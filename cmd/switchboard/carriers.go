@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -114,7 +115,25 @@ func cmdCarrierList(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	printList(c, "carriers", "NAME\tKIND\tSTATE\tLINES", all, func(conn store.CarrierConnection) (map[string]any, string) {
+	waiting, sending, err := st.CarrierQueueCounts(ctx)
+	if err != nil {
+		return err
+	}
+	held, err := st.CarrierBinds(ctx)
+	if err != nil {
+		return err
+	}
+	binds := map[int64][]store.CarrierBind{}
+	for _, b := range held {
+		binds[b.CarrierID] = append(binds[b.CarrierID], b)
+	}
+	for i, conn := range all {
+		if conn.State == "bound" && len(binds[conn.ID]) == 0 {
+			// Its last holder stopped: no node holds a bind now.
+			all[i].State, all[i].LastError = "down", "no node holds one of its binds: is a server running?"
+		}
+	}
+	printList(c, "carriers", "NAME\tKIND\tSTATE\tLINES\tQUEUED\tBINDS", all, func(conn store.CarrierConnection) (map[string]any, string) {
 		state := cmp.Or(conn.State, "not started")
 		if !conn.StateSince.IsZero() {
 			state += " since " + conn.StateSince.UTC().Format(time.RFC3339)
@@ -122,7 +141,18 @@ func cmdCarrierList(ctx context.Context, c *cli, args []string) error {
 		if conn.LastError != "" {
 			state += ": " + conn.LastError
 		}
-		return carrierJSON(c, conn, lines[conn.ID]), fmt.Sprintf("%s\t%s\t%s\t%d", termSafe(conn.Name), conn.Kind, termSafe(state), len(lines[conn.ID]))
+		out := carrierJSON(c, conn, lines[conn.ID])
+		inFlight := sending[conn.ID]
+		bl := []map[string]any{}
+		for _, b := range binds[conn.ID] {
+			inFlight += b.InFlight
+			node, _, _ := strings.Cut(b.Owner, "/")
+			bl = append(bl, map[string]any{"slot": b.Slot, "node": node, "inFlight": b.InFlight, "leaseUntil": b.LeaseUntil.UTC().Format(time.RFC3339Nano)})
+		}
+		throughput, _ := strconv.Atoi(conn.Settings["throughput"])
+		out["queued"], out["inFlight"], out["throughput"], out["binds"] = waiting[conn.ID], inFlight, throughput, bl
+		out["numberThroughput"] = cmp.Or(conn.Settings["number-throughput"], "0")
+		return out, fmt.Sprintf("%s\t%s\t%s\t%d\t%d\t%d", termSafe(conn.Name), conn.Kind, termSafe(state), len(lines[conn.ID]), waiting[conn.ID], len(bl))
 	})
 	return nil
 }

@@ -402,12 +402,14 @@ type AwaitingReceipt struct {
 }
 
 // AwaitingReceipts lists, in id order, up to limit outbound messages with id
-// above after that were sent and have no delivery report. The in-process
+// above after that were sent and have no delivery report, from lines without
+// a carrier connection of their own (whose receipts their connection brings). The in-process
 // sim carrier rebuilds its pending receipts from it at start. It scans the
 // messages table (no index: it runs once per start, for the sim only, and an
 // index would cost every send a write).
 func (s *Store) AwaitingReceipts(ctx context.Context, after int64, limit int) ([]AwaitingReceipt, error) {
-	rows, err := s.db.Query(ctx, `SELECT id, to_numbers FROM messages WHERE id > ? AND direction = 'out' AND status = ? AND delivery_status IS NULL ORDER BY id LIMIT ?`,
+	rows, err := s.db.Query(ctx, `SELECT id, to_numbers FROM messages WHERE id > ? AND direction = 'out' AND status = ? AND delivery_status IS NULL
+		AND NOT EXISTS (SELECT 1 FROM lines l WHERE l.id = messages.line_id AND l.carrier_id IS NOT NULL) ORDER BY id LIMIT ?`,
 		after, domain.StatusSent, limit)
 	if err != nil {
 		return nil, fmt.Errorf("store: awaiting receipts: %w", err)

@@ -24,7 +24,7 @@ const server = smpp.createServer({}, (s) => {
 	s.on('submit_sm', (pdu) => {
 		const sm = pdu.short_message || {};
 		const ev = {
-			event: 'submit_sm', service_type: pdu.service_type,
+			event: 'submit_sm', at: Date.now(), service_type: pdu.service_type,
 			source_addr_ton: pdu.source_addr_ton, source_addr_npi: pdu.source_addr_npi, source_addr: pdu.source_addr,
 			dest_addr_ton: pdu.dest_addr_ton, dest_addr_npi: pdu.dest_addr_npi, destination_addr: pdu.destination_addr,
 			esm_class: pdu.esm_class, registered_delivery: pdu.registered_delivery, data_coding: pdu.data_coding,

@@ -1,0 +1,161 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"switchboard/internal/carrier/smpp/smpptest"
+	"switchboard/internal/store"
+	"switchboard/internal/store/storetest"
+)
+
+// queueSend posts one text and returns its message id and the answer's
+// status: 201 sent, or 202 pending while it waits its turn.
+func queueSend(t *testing.T, base, key, from, to, text string) (int64, int) {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"from": from, "to": []string{to}, "message": text})
+	r := postJSON(t, base+apiPrefix+"/sms/messages", key, string(body))
+	var out struct {
+		Data struct {
+			Messages []struct {
+				ID int64 `json:"id"`
+			} `json:"messages"`
+		} `json:"data"`
+	}
+	if (r.status != http.StatusCreated && r.status != http.StatusAccepted) || json.Unmarshal(r.body, &out) != nil || len(out.Data.Messages) != 1 {
+		t.Fatalf("POST /sms/messages: %d %s", r.status, r.body)
+	}
+	return out.Data.Messages[0].ID, r.status
+}
+
+// submits reads n submit_sm events, sorted by the SMSC's clock.
+func submits(t *testing.T, sc *smpptest.SMSC, n int) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for range n {
+		out = append(out, sc.Next(t, "submit_sm"))
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i]["at"].(float64) < out[j]["at"].(float64) })
+	return out
+}
+
+// TestCarrierQueueSMPP: an smpp connection's --throughput spaces its
+// submits across the queue; messages still waiting when the server stops
+// are sent by the next one, none twice; a refusal of a queued message is
+// message.failed, uncharged.
+func TestCarrierQueueSMPP(t *testing.T) {
+	t.Parallel()
+	sc := smpptest.Start(t)
+	db := storetest.DSN(t, store.SQLite)
+	acct := createAccount(t, db, "Acme")
+	cliJSON(t, db, &struct{}{}, "rate", "set", "--account", fmt.Sprint(acct), "--prefix", "1", "--sms", "0.0079", "--mms", "0.02")
+	key := createKey(t, db, acct, "api", "all").Key
+	cliJSON(t, db, &struct{}{}, "carrier", "add", "smsc1", "--kind", "smpp", "--address", sc.Addr, "--system-id", "esme", "--password", "secret",
+		"--throughput", "4")
+	line := createLine(t, db, acct, "--number", "4155550100", "--carrier", "smsc1").Number
+	p, base, _ := startServerProcess(t, db, "--carrier-timeout", "1s")
+	sc.Next(t, "bind")
+	events := openEvents(t, base, key, "")
+
+	// Eight at once at 4 a second: 1.75 s from the first submit to the
+	// last at the least (a loaded machine only spreads them more).
+	ids := make([]int64, 8)
+	var wg sync.WaitGroup
+	for i := range ids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ids[i], _ = queueSend(t, base, key, line, "12125550101", fmt.Sprintf("paced %d", i))
+		}()
+	}
+	wg.Wait()
+	got := submits(t, sc, 8)
+	if span := time.Duration(got[7]["at"].(float64)-got[0]["at"].(float64)) * time.Millisecond; span < 1700*time.Millisecond {
+		t.Errorf("8 submits at --throughput 4 took %v from first to last; want at least 1.75 s", span)
+	}
+	want := map[int64]bool{}
+	for _, id := range ids {
+		want[id] = true
+	}
+	last := events.sentIDs(t, "the paced sends", want)
+
+	// At 1 a second, five sends: the server stops with some still
+	// queued; the next server sends them, each once.
+	cliJSON(t, db, &struct{}{}, "carrier", "set", "smsc1", "--throughput", "1")
+	sc.Next(t, "bind") // rebuilt with its new settings
+	texts := map[string]int64{}
+	var mu sync.Mutex
+	for i := range 5 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			text := fmt.Sprintf("across a restart %d", i)
+			id, _ := queueSend(t, base, key, line, "12125550102", text)
+			mu.Lock()
+			texts[text] = id
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	p.stop()
+	var list struct{ Carriers []map[string]any }
+	cliJSON(t, db, &list, "carrier", "list")
+	t.Logf("queued when the server stopped: %v", list.Carriers[0]["queued"])
+	_, base, _ = startServerProcess(t, db, "--carrier-timeout", "1s")
+	seen := map[string]int{}
+	for len(seen) < 5 {
+		ev := sc.Next(t, "submit_sm")
+		if _, ours := texts[fmt.Sprint(ev["message"])]; ours {
+			seen[fmt.Sprint(ev["message"])]++
+		}
+	}
+	events = openEvents(t, base, key, last)
+	want = map[int64]bool{}
+	for _, id := range texts {
+		want[id] = true
+	}
+	events.sentIDs(t, "the sends across the restart", want)
+	// The queue keeps its order, so a text sent twice would have left
+	// before this one.
+	marker, _ := queueSend(t, base, key, line, "12125550102", "marker")
+	if ev := sc.Next(t, "submit_sm"); ev["message"] != "marker" {
+		t.Errorf("after the restart's texts, %q left before the marker (%d)", ev["message"], marker)
+	}
+	for text, n := range seen {
+		if n != 1 {
+			t.Errorf("%q submitted %d times", text, n)
+		}
+	}
+
+	// A queued message the SMSC refuses: failed, uncharged, message.failed.
+	sc.Do(t, map[string]any{"cmd": "throttle", "n": 1, "status": 0x0B}) // ESME_RINVDSTADR
+	body, _ := json.Marshal(map[string]any{"from": line, "to": []string{"12125550103"}, "message": "to a bad number"})
+	r := postJSON(t, base+apiPrefix+"/sms/messages", key, string(body))
+	if r.status != http.StatusServiceUnavailable && r.status != http.StatusAccepted {
+		t.Fatalf("a send the SMSC refuses: %d %s; want 503 (refused within the carrier timeout) or 202", r.status, r.body)
+	}
+	if ev := sc.Next(t, "submit_sm"); ev["refused"] != float64(0x0B) {
+		t.Fatalf("the refused submit: %v", ev)
+	}
+	deadline := time.After(30 * time.Second)
+	for failed := false; !failed; {
+		select {
+		case ev := <-events.events:
+			failed = ev.data.Data.Event == "message.failed"
+			if ev.data.Data.Event == "message.sent" && ev.data.Data.MessageID != marker {
+				t.Errorf("after the restart's texts, message %d sent again", ev.data.Data.MessageID)
+			}
+		case <-deadline:
+			t.Fatal("no message.failed event for the refused message")
+		}
+	}
+	cliJSON(t, db, &list, "carrier", "list")
+	if c := list.Carriers[0]; c["queued"] != float64(0) || c["throughput"] != float64(1) || len(c["binds"].([]any)) != 1 {
+		t.Errorf("carrier list after the queue emptied: %v", c)
+	}
+}
