@@ -159,3 +159,57 @@ func TestCarrierQueueSMPP(t *testing.T) {
 		t.Errorf("carrier list after the queue emptied: %v", c)
 	}
 }
+
+// TestCarrierBindsAcrossNodes: two nodes on one PostgreSQL hold one bind
+// between them (--binds 1); a send on the node without it is sent through
+// the other; when that node dies, the survivor binds within the lease's
+// time and sends itself.
+func TestCarrierBindsAcrossNodes(t *testing.T) {
+	t.Parallel()
+	db := storetest.DSN(t, store.Postgres)
+	sc := smpptest.Start(t)
+	sc.Do(t, map[string]any{"cmd": "tolerate"}) // the killed node's socket
+	acct := createAccount(t, db, "Acme")
+	cliJSON(t, db, &struct{}{}, "rate", "set", "--account", fmt.Sprint(acct), "--prefix", "1", "--sms", "0.0079", "--mms", "0.02")
+	key := createKey(t, db, acct, "api", "all").Key
+	cliJSON(t, db, &struct{}{}, "carrier", "add", "smsc1", "--kind", "smpp", "--address", sc.Addr, "--system-id", "esme", "--password", "secret", "--binds", "1")
+	line := createLine(t, db, acct, "--number", "4155550100", "--carrier", "smsc1").Number
+	a, _, _ := startServerProcess(t, db)
+	sc.Next(t, "bind")
+	_, baseB, _ := startServerProcess(t, db)
+	binds := func() []any {
+		var l struct{ Carriers []map[string]any }
+		cliJSON(t, db, &l, "carrier", "list")
+		return l.Carriers[0]["binds"].([]any)
+	}
+
+	events := openEvents(t, baseB, key, "")
+	id, _ := queueSend(t, baseB, key, line, "12125550101", "through the other node")
+	if ev := sc.Next(t, "submit_sm"); ev["message"] != "through the other node" {
+		t.Fatalf("submit_sm: %v", ev)
+	}
+	last := events.sentIDs(t, "the send on the node without the bind", map[int64]bool{id: true})
+	if b := binds(); len(b) != 1 {
+		t.Fatalf("binds with two nodes up: %v; want 1", b)
+	}
+
+	// The holder dies without giving its bind up: the survivor takes it
+	// once the lease ends.
+	a.stopOnce.Do(func() {
+		a.cmd.Process.Kill()
+		<-a.done
+	})
+	killed := time.Now()
+	ev := sc.Next(t, "bind")
+	if at := time.UnixMilli(int64(ev["at"].(float64))); at.Before(killed) {
+		t.Fatalf("a second bind at %v, before the holder died at %v", at, killed)
+	}
+	t.Logf("the survivor bound %v after the holder died", time.Since(killed).Round(100*time.Millisecond))
+	events = openEvents(t, baseB, key, last)
+	id, _ = queueSend(t, baseB, key, line, "12125550101", "after the failover")
+	if ev := sc.Next(t, "submit_sm"); ev["message"] != "after the failover" {
+		t.Fatalf("submit_sm: %v", ev)
+	}
+	events.sentIDs(t, "the send after the failover", map[int64]bool{id: true})
+	waitFor(t, "one bind, the survivor's", 10*time.Second, func() bool { return len(binds()) == 1 })
+}

@@ -86,6 +86,15 @@ func TestCarrierConnectionSMPP(t *testing.T) {
 		t.Errorf("the inbound text's thread: %d %s", r.status, r.body)
 	}
 
+	// An MMS (here a group text) cannot go over SMPP: refused before
+	// anything is written or charged, and the quote says so too.
+	group := `{"from":"` + line + `","to":["12125550101","12125550102"],"message":"hello both"}`
+	for _, path := range []string{"/sms/messages", "/sms/quote"} {
+		if r := postJSON(t, base+apiPrefix+path, key, group); r.status != 422 || !strings.Contains(string(r.body), "SMPP connection") {
+			t.Errorf("a group text on an SMPP line, %s: %d %s; want 422 naming the connection", path, r.status, r.body)
+		}
+	}
+
 	// A wrong password: down, with the SMSC's refusal, and no tight loop.
 	cliJSON(t, db, &struct{}{}, "carrier", "set", "smsc1", "--password", "wrong")
 	waitFor(t, "the refused bind in carrier list", 15*time.Second, func() bool {

@@ -83,6 +83,13 @@ type Outcomes interface {
 	Refused(ctx context.Context, id int64, reason string) error
 }
 
+// MMSChecker is a Carrier that can tell, before anything is written or
+// charged, that a line's messages cannot be MMS (attachments or a group):
+// an SMPP connection carries text only.
+type MMSChecker interface {
+	CarriesMMS(ctx context.Context, line string) error
+}
+
 // Carrier sends messages. Send returns nil error only when the carrier accepted
 // the message. An error wraps ErrUnavailable only when the carrier certainly
 // did not take it; any other error (ErrUnknown, or one wrapping neither) is

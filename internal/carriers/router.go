@@ -134,6 +134,26 @@ func (r *Router) Send(ctx context.Context, m carrier.Message) (carrier.Accepted,
 	return c.send.Send(ctx, m)
 }
 
+// CarriesMMS implements carrier.MMSChecker: a line on an smpp connection
+// sends text only.
+func (r *Router) CarriesMMS(ctx context.Context, line string) error {
+	table, err := r.cfg.Store.LineCarriers(ctx)
+	if err != nil {
+		return nil // the send finds out
+	}
+	id, ok := table[line]
+	if !ok {
+		return nil
+	}
+	r.mu.RLock()
+	c := r.conns[id]
+	r.mu.RUnlock()
+	if c != nil && c.conn.Kind == "smpp" {
+		return fmt.Errorf("line %s sends through SMPP connection %q, which carries text only: send it without attachments, to one number", line, c.conn.Name)
+	}
+	return nil
+}
+
 // Handler serves the connections' callbacks: /carrier/NAME/… goes to
 // connection NAME's driver, with the prefix stripped.
 func (r *Router) Handler() http.Handler {

@@ -238,7 +238,8 @@ type sendPlan struct {
 
 // plan validates and prices req as p's send, reading only: the request's
 // shape and attachments (400), the line (403), the recipients (skipped
-// ones listed, too many 400), the rates (422) and, with attachments, the
+// ones listed, too many 400), an MMS its line's carrier cannot carry
+// (422), the rates (422) and, with attachments, the
 // hosted-media quota (409).
 func (s *Service) plan(ctx context.Context, p auth.Principal, req domain.SendRequest) (sendPlan, error) {
 	att, err := validate(req)
@@ -259,6 +260,11 @@ func (s *Service) plan(ctx context.Context, p auth.Principal, req domain.SendReq
 	mms := len(to) > 1 || len(att) > 0
 	if mms {
 		res.Billing.Type = domain.BillingMMS
+		if c, ok := s.carrier.(carrier.MMSChecker); ok {
+			if err := c.CarriesMMS(ctx, line.Number); err != nil {
+				return sendPlan{}, domain.Unprocessablef("%v; nothing was sent", err)
+			}
+		}
 	}
 	res.Billing.SkippedCount = len(res.Skipped)
 	pl := sendPlan{att: att, line: line, to: to, res: res}

@@ -11,12 +11,15 @@ const out = (o) => process.stdout.write(JSON.stringify(o) + '\n');
 let session = null;
 let nextId = 1;
 const refuse = [];
+// A peer that vanishes (a killed process) resets its socket: reported as
+// session_error, not error, once a test says it expects it.
+let tolerateDrops = false;
 
 const server = smpp.createServer({}, (s) => {
 	session = s;
-	s.on('error', (e) => out({ event: 'error', error: String(e) }));
+	s.on('error', (e) => out({ event: tolerateDrops ? 'session_error' : 'error', error: String(e) }));
 	s.on('bind_transceiver', (pdu) => {
-		out({ event: 'bind', system_id: pdu.system_id, password: pdu.password,
+		out({ event: 'bind', at: Date.now(), system_id: pdu.system_id, password: pdu.password,
 			system_type: pdu.system_type, interface_version: pdu.interface_version });
 		const ok = pdu.system_id === 'esme' && pdu.password === 'secret';
 		s.send(pdu.response({ command_status: ok ? 0 : smpp.ESME_RINVPASWD, system_id: 'node-smsc' }));
@@ -83,6 +86,7 @@ const commands = {
 	},
 	enquire() { session.enquire_link({}, (resp) => out({ event: 'enquire_link_resp', status: resp.command_status })); },
 	drop() { session.destroy(); },
+	tolerate() { tolerateDrops = true; },
 };
 
 server.listen(0, '127.0.0.1', () => {
