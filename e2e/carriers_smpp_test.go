@@ -86,6 +86,16 @@ func TestCarrierConnectionSMPP(t *testing.T) {
 		t.Errorf("the inbound text's thread: %d %s", r.status, r.body)
 	}
 
+	// A text to a number no line holds: taken from the SMSC, dropped,
+	// counted.
+	sc.Do(t, map[string]any{"cmd": "inbound", "from": "12125550199", "to": "19995550000", "text": "wrong number"})
+	if ev := sc.Next(t, "deliver_sm_resp"); ev["status"] != float64(0) {
+		t.Fatalf("the text to an unknown number was answered %v", ev)
+	}
+	if r := request(t, "GET", metrics+"/metrics", ""); !strings.Contains(string(r.body), "switchboard_inbound_unknown_number_total 1") {
+		t.Errorf("/metrics does not count the text to an unknown number")
+	}
+
 	// An MMS (here a group text) cannot go over SMPP: refused before
 	// anything is written or charged, and the quote says so too.
 	group := `{"from":"` + line + `","to":["12125550101","12125550102"],"message":"hello both"}`

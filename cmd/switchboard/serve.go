@@ -368,7 +368,9 @@ func newApp(ctx context.Context, c *cli, st *store.Store, log *slog.Logger, publ
 	a.registry = reg
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	registerStoreMetrics(reg, st)
-	reg.MustRegister(carrierCollector{a.carriers})
+	reg.MustRegister(carrierCollector{a.carriers}, prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "switchboard_inbound_unknown_number_total",
+		Help: "Inbound texts dropped because no SMS line holds the number they were sent to (logged with the number)."},
+		func() float64 { return float64(a.sms.UnknownInbound()) }))
 	a.webhooks = webhooks.New(webhooks.Config{Store: st, AllowHosts: webhooks.ParseAllowList(c.webhookAllowHosts), Log: log, Retention: c.webhookRetention})
 	// Built before the handler: the service sends test events through the
 	// dispatcher's client, metrics and per-subscription slots.

@@ -123,7 +123,10 @@ func (s *Service) Inbound(ctx context.Context, in carrier.Inbound) error {
 	}
 	line, err := s.store.LineByNumber(ctx, to)
 	if domain.IsNotFound(err) || (err == nil && !line.SMSEnabled) {
-		s.log.Warn("inbound text for a number that is not an SMS line dropped")
+		// Never guessed at: logged and counted (UnknownInbound), and
+		// answered as taken so that the carrier does not send it forever.
+		s.unknownInbound.Add(1)
+		s.log.Warn("inbound text for a number that is not an SMS line dropped", "to", to)
 		return nil
 	}
 	if err != nil {
@@ -161,6 +164,10 @@ func (s *Service) Inbound(ctx context.Context, in carrier.Inbound) error {
 	_, err = s.store.StoreInbound(ctx, text)
 	return err
 }
+
+// UnknownInbound counts the inbound texts dropped since start because no
+// SMS line holds the number they name.
+func (s *Service) UnknownInbound() int64 { return s.unknownInbound.Load() }
 
 // readers returns the users who may see line (domain.LineReaders).
 func (s *Service) readers(ctx context.Context, line domain.Line) ([]int64, error) {

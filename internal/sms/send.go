@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -99,6 +100,8 @@ type Service struct {
 	parties parties
 	// now is Config.Now with its default applied.
 	now func() time.Time
+	// unknownInbound counts inbound texts for numbers no line holds.
+	unknownInbound atomic.Int64
 }
 
 // New builds the service, applying Config's defaults.
