@@ -533,6 +533,7 @@ func (e SMSEventDataDirection) Valid() bool {
 // Defines values for SMSEventDataEvent.
 const (
 	MessageDelivery SMSEventDataEvent = "message.delivery"
+	MessageFailed   SMSEventDataEvent = "message.failed"
 	MessageReceived SMSEventDataEvent = "message.received"
 	MessageSent     SMSEventDataEvent = "message.sent"
 )
@@ -541,6 +542,8 @@ const (
 func (e SMSEventDataEvent) Valid() bool {
 	switch e {
 	case MessageDelivery:
+		return true
+	case MessageFailed:
 		return true
 	case MessageReceived:
 		return true
@@ -1897,7 +1900,7 @@ type RolePermissionsNumbers string
 // RolePermissionsUsers Which users `GET /users` shows the person.
 type RolePermissionsUsers string
 
-// SMSEventData `data` of an AccountSMS event. `event` is `message.sent` (the carrier accepted an outbound message; it was charged), `message.delivery` (a carrier receipt; `delivery` present) or `message.received` (an inbound text).
+// SMSEventData `data` of an AccountSMS event. `event` is `message.sent` (the carrier accepted an outbound message; it was charged), `message.delivery` (a carrier receipt; `delivery` present), `message.received` (an inbound text) or `message.failed` (the carrier refused an outbound message that waited in its connection's queue, after its send may have been answered 202 pending: never charged; `error` says why).
 type SMSEventData struct {
 	Delivery *struct {
 		At    time.Time `json:"at"`
@@ -1907,7 +1910,10 @@ type SMSEventData struct {
 		Status string `json:"status"`
 	} `json:"delivery,omitempty"`
 	Direction SMSEventDataDirection `json:"direction"`
-	Event     SMSEventDataEvent     `json:"event"`
+
+	// Error On message.failed, the carrier's own words for the refusal.
+	Error *string           `json:"error,omitempty"`
+	Event SMSEventDataEvent `json:"event"`
 
 	// GroupParticipants Every other number on a group thread; absent for 1:1.
 	GroupParticipants *[]string `json:"groupParticipants,omitempty"`
@@ -1924,7 +1930,7 @@ type SMSEventData struct {
 	// Numbers Every other party.
 	Numbers []string `json:"numbers"`
 
-	// Status `sent` on message.sent.
+	// Status `sent` on message.sent, `failed` on message.failed.
 	Status *string `json:"status,omitempty"`
 }
 
@@ -4029,7 +4035,10 @@ type ClientInterface interface {
 	// charged, `messages` empty, `totalPrice` 0, `recipientCount` 0); 202 the
 	// carrier's answer was lost and no evidence came within the carrier timeout
 	// (the message is `pending`: charged only if the carrier's receipt shows it took
-	// it; do not resend it); 4xx nothing charged; 5xx nothing sent and nothing
+	// it; do not resend it), or the line's carrier connection keeps it in its durable
+	// queue for its turn (a throughput limit, or its bind held by another node: it is
+	// sent in order, at most once, and `message.sent` or `message.failed` follows);
+	// 4xx nothing charged; 5xx nothing sent and nothing
 	// charged (guaranteed).
 	//
 	// Without `Idempotency-Key` the operation is not idempotent: a retry after a
@@ -4066,7 +4075,10 @@ type ClientInterface interface {
 	// charged, `messages` empty, `totalPrice` 0, `recipientCount` 0); 202 the
 	// carrier's answer was lost and no evidence came within the carrier timeout
 	// (the message is `pending`: charged only if the carrier's receipt shows it took
-	// it; do not resend it); 4xx nothing charged; 5xx nothing sent and nothing
+	// it; do not resend it), or the line's carrier connection keeps it in its durable
+	// queue for its turn (a throughput limit, or its bind held by another node: it is
+	// sent in order, at most once, and `message.sent` or `message.failed` follows);
+	// 4xx nothing charged; 5xx nothing sent and nothing
 	// charged (guaranteed).
 	//
 	// Without `Idempotency-Key` the operation is not idempotent: a retry after a
@@ -6046,7 +6058,10 @@ func (c *Client) HostMedia(ctx context.Context, body HostMediaJSONRequestBody, r
 // charged, `messages` empty, `totalPrice` 0, `recipientCount` 0); 202 the
 // carrier's answer was lost and no evidence came within the carrier timeout
 // (the message is `pending`: charged only if the carrier's receipt shows it took
-// it; do not resend it); 4xx nothing charged; 5xx nothing sent and nothing
+// it; do not resend it), or the line's carrier connection keeps it in its durable
+// queue for its turn (a throughput limit, or its bind held by another node: it is
+// sent in order, at most once, and `message.sent` or `message.failed` follows);
+// 4xx nothing charged; 5xx nothing sent and nothing
 // charged (guaranteed).
 //
 // Without `Idempotency-Key` the operation is not idempotent: a retry after a
@@ -6093,7 +6108,10 @@ func (c *Client) SendSMSWithBody(ctx context.Context, params *SendSMSParams, con
 // charged, `messages` empty, `totalPrice` 0, `recipientCount` 0); 202 the
 // carrier's answer was lost and no evidence came within the carrier timeout
 // (the message is `pending`: charged only if the carrier's receipt shows it took
-// it; do not resend it); 4xx nothing charged; 5xx nothing sent and nothing
+// it; do not resend it), or the line's carrier connection keeps it in its durable
+// queue for its turn (a throughput limit, or its bind held by another node: it is
+// sent in order, at most once, and `message.sent` or `message.failed` follows);
+// 4xx nothing charged; 5xx nothing sent and nothing
 // charged (guaranteed).
 //
 // Without `Idempotency-Key` the operation is not idempotent: a retry after a
@@ -11505,7 +11523,10 @@ type ClientWithResponsesInterface interface {
 	// charged, `messages` empty, `totalPrice` 0, `recipientCount` 0); 202 the
 	// carrier's answer was lost and no evidence came within the carrier timeout
 	// (the message is `pending`: charged only if the carrier's receipt shows it took
-	// it; do not resend it); 4xx nothing charged; 5xx nothing sent and nothing
+	// it; do not resend it), or the line's carrier connection keeps it in its durable
+	// queue for its turn (a throughput limit, or its bind held by another node: it is
+	// sent in order, at most once, and `message.sent` or `message.failed` follows);
+	// 4xx nothing charged; 5xx nothing sent and nothing
 	// charged (guaranteed).
 	//
 	// Without `Idempotency-Key` the operation is not idempotent: a retry after a
@@ -11542,7 +11563,10 @@ type ClientWithResponsesInterface interface {
 	// charged, `messages` empty, `totalPrice` 0, `recipientCount` 0); 202 the
 	// carrier's answer was lost and no evidence came within the carrier timeout
 	// (the message is `pending`: charged only if the carrier's receipt shows it took
-	// it; do not resend it); 4xx nothing charged; 5xx nothing sent and nothing
+	// it; do not resend it), or the line's carrier connection keeps it in its durable
+	// queue for its turn (a throughput limit, or its bind held by another node: it is
+	// sent in order, at most once, and `message.sent` or `message.failed` follows);
+	// 4xx nothing charged; 5xx nothing sent and nothing
 	// charged (guaranteed).
 	//
 	// Without `Idempotency-Key` the operation is not idempotent: a retry after a
@@ -22965,7 +22989,10 @@ func (c *ClientWithResponses) HostMediaWithResponse(ctx context.Context, body Ho
 // charged, `messages` empty, `totalPrice` 0, `recipientCount` 0); 202 the
 // carrier's answer was lost and no evidence came within the carrier timeout
 // (the message is `pending`: charged only if the carrier's receipt shows it took
-// it; do not resend it); 4xx nothing charged; 5xx nothing sent and nothing
+// it; do not resend it), or the line's carrier connection keeps it in its durable
+// queue for its turn (a throughput limit, or its bind held by another node: it is
+// sent in order, at most once, and `message.sent` or `message.failed` follows);
+// 4xx nothing charged; 5xx nothing sent and nothing
 // charged (guaranteed).
 //
 // Without `Idempotency-Key` the operation is not idempotent: a retry after a
@@ -23008,7 +23035,10 @@ func (c *ClientWithResponses) SendSMSWithBodyWithResponse(ctx context.Context, p
 // charged, `messages` empty, `totalPrice` 0, `recipientCount` 0); 202 the
 // carrier's answer was lost and no evidence came within the carrier timeout
 // (the message is `pending`: charged only if the carrier's receipt shows it took
-// it; do not resend it); 4xx nothing charged; 5xx nothing sent and nothing
+// it; do not resend it), or the line's carrier connection keeps it in its durable
+// queue for its turn (a throughput limit, or its bind held by another node: it is
+// sent in order, at most once, and `message.sent` or `message.failed` follows);
+// 4xx nothing charged; 5xx nothing sent and nothing
 // charged (guaranteed).
 //
 // Without `Idempotency-Key` the operation is not idempotent: a retry after a
