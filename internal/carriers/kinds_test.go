@@ -3,6 +3,7 @@ package carriers
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestCheckName(t *testing.T) {
@@ -44,5 +45,43 @@ func TestApply(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Apply(%s, %v) = %v, want %q", tc.kind, tc.given, err, tc.want)
 		}
+	}
+}
+
+func TestLimits(t *testing.T) {
+	for _, tc := range []struct {
+		settings map[string]string
+		binds    bool
+		want     limits
+		err      string
+	}{
+		{map[string]string{}, true, limits{binds: 1}, ""},
+		{map[string]string{"binds": "3", "throughput": "100"}, true, limits{binds: 3, throughput: 100}, ""},
+		{map[string]string{"binds": "3"}, false, limits{binds: 1}, ""}, // an HTTP kind has one sender
+		{map[string]string{"number-throughput": "1"}, false, limits{binds: 1, numberStep: time.Second}, ""},
+		{map[string]string{"number-throughput": "0.5"}, false, limits{binds: 1, numberStep: 2 * time.Second}, ""},
+		{map[string]string{"number-throughput": "0.125"}, false, limits{binds: 1, numberStep: 8 * time.Second}, ""},
+		{map[string]string{"number-throughput": "0"}, false, limits{binds: 1}, ""},
+		{map[string]string{"number-throughput": "0.0001"}, false, limits{}, "--number-throughput"},
+		{map[string]string{"number-throughput": "-1"}, false, limits{}, "--number-throughput"},
+		{map[string]string{"number-throughput": "1e3"}, false, limits{}, "--number-throughput"},
+		{map[string]string{"number-throughput": "2000"}, false, limits{}, "--number-throughput"},
+		{map[string]string{"throughput": "-1"}, false, limits{}, "--throughput"},
+		{map[string]string{"binds": "0"}, true, limits{}, "--binds"},
+		{map[string]string{"binds": "65"}, true, limits{}, "--binds"},
+	} {
+		got, err := limitsOf(tc.settings, tc.binds)
+		switch {
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+			t.Errorf("limitsOf(%v) = %+v, %v; want an error naming %s", tc.settings, got, err, tc.err)
+		case tc.err == "" && (err != nil || got != tc.want):
+			t.Errorf("limitsOf(%v) = %+v, %v; want %+v", tc.settings, got, err, tc.want)
+		}
+	}
+	// Apply checks them for every kind that takes them.
+	settings, secrets := map[string]string{}, map[string]string{}
+	err := Apply("twilio", map[string]string{"account-sid": "AC0123456789abcdef0123456789abcdef", "auth-token": "x", "number-throughput": "fast"}, settings, secrets)
+	if err == nil || !strings.Contains(err.Error(), "--number-throughput") {
+		t.Errorf("a twilio connection with --number-throughput fast: %v", err)
 	}
 }
