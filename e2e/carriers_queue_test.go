@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"sort"
 	"sync"
 	"testing"
@@ -212,4 +213,71 @@ func TestCarrierBindsAcrossNodes(t *testing.T) {
 	}
 	events.sentIDs(t, "the send after the failover", map[int64]bool{id: true})
 	waitFor(t, "one bind, the survivor's", 10*time.Second, func() bool { return len(binds()) == 1 })
+}
+
+// TestCarrierNumberThroughput: a Twilio connection's --number-throughput
+// spaces one number's messages, in order, and holds no other number back.
+func TestCarrierNumberThroughput(t *testing.T) {
+	t.Parallel()
+	const sid, token = "AC0123", "twilio-auth-token-value"
+	type arrival struct {
+		from, body string
+		at         time.Time
+	}
+	var mu sync.Mutex
+	var got []arrival
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.ParseForm()
+		mu.Lock()
+		got = append(got, arrival{r.PostForm.Get("From"), r.PostForm.Get("Body"), time.Now()})
+		n := len(got)
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		fmt.Fprintf(w, `{"sid":"SM%032d","status":"queued"}`, n)
+	}))
+	t.Cleanup(api.Close)
+	db := storetest.DSN(t, store.SQLite)
+	acct := createAccount(t, db, "Acme")
+	cliJSON(t, db, &struct{}{}, "rate", "set", "--account", fmt.Sprint(acct), "--prefix", "1", "--sms", "0.0079", "--mms", "0.02")
+	key := createKey(t, db, acct, "api", "all").Key
+	cliJSON(t, db, &struct{}{}, "carrier", "add", "tw1", "--kind", "twilio", "--account-sid", sid, "--auth-token", token, "--api-base", api.URL,
+		"--number-throughput", "2")
+	busy := createLine(t, db, acct, "--number", "4155550100", "--carrier", "tw1").Number
+	other := createLine(t, db, acct, "--number", "4155550111", "--carrier", "tw1").Number
+	// Answered 202 once queued for 0.2 s: the texts are queued one after
+	// the other, in order, long before the busy number's last turn.
+	base := startServer(t, db, "--carrier-timeout", "200ms")
+
+	events := openEvents(t, base, key, "")
+	want := map[int64]bool{}
+	for i := range 4 {
+		id, _ := queueSend(t, base, key, busy, "12125550101", fmt.Sprintf("turn %d", i))
+		want[id] = true
+	}
+	id, _ := queueSend(t, base, key, other, "12125550101", "another number")
+	want[id] = true
+	events.sentIDs(t, "the sends at 2 a second from one number", want)
+	mu.Lock()
+	defer mu.Unlock()
+	var turns []arrival
+	var otherAt time.Time
+	for _, a := range got {
+		if a.from == "+"+busy {
+			turns = append(turns, a)
+		} else {
+			otherAt = a.at
+		}
+	}
+	for i, a := range turns {
+		if a.body != fmt.Sprintf("turn %d", i) {
+			t.Errorf("turn %d: %q; want them in order", i, a.body)
+		}
+	}
+	if span := turns[3].at.Sub(turns[0].at); span < 1400*time.Millisecond {
+		t.Errorf("4 texts from one number at 2 a second took %v from first to last; want at least 1.5 s", span)
+	}
+	if !otherAt.Before(turns[3].at) {
+		t.Errorf("another number's text waited behind the busy number's (at %v, its last at %v)", otherAt, turns[3].at)
+	}
 }
