@@ -24,7 +24,8 @@ type Setting struct {
 
 // Kinds are the kinds of connection this server runs, with their settings.
 var Kinds = map[string][]Setting{
-	"sim": {},
+	// A simulated carrier, with the limits, to try the queue offline.
+	"sim": {throughputSetting, numberThroughputSetting},
 	"kannel": {
 		{Name: "send-url", Required: true, Help: "smsbox's sendsms URL, e.g. http://127.0.0.1:13013/cgi-bin/sendsms"},
 		{Name: "user", Required: true, Help: "a sendsms-user's username"},
@@ -146,7 +147,7 @@ func Apply(kind string, given map[string]string, settings, secrets map[string]st
 			return domain.Errorf(domain.Invalid, "%v", err)
 		}
 	}
-	if kind == "twilio" || kind == "telnyx" {
+	if kind == "twilio" || kind == "telnyx" || kind == "sim" {
 		if _, err := limitsOf(settings, false); err != nil {
 			return domain.Errorf(domain.Invalid, "%v", err)
 		}

@@ -277,6 +277,9 @@ func (r *Router) build(c store.CarrierConnection) *running {
 			s.Attach(r.sink)
 		}
 		run.send, run.stop = s, func() { s.Close() }
+		if r.limit(run, log) {
+			run.stop = func() { run.queue.close(); s.Close() }
+		}
 	case "kannel":
 		d, err := kannel.New(kannel.Config{
 			SendURL: c.Settings["send-url"], Username: c.Settings["user"], Password: c.Secrets["password"],
@@ -320,13 +323,17 @@ func (r *Router) build(c store.CarrierConnection) *running {
 	return run
 }
 
-// limit gives an HTTP provider's connection its queue when it has limits
-// to keep (checked when the connection was set).
-func (r *Router) limit(run *running, log *slog.Logger) {
-	if lim, err := limitsOf(run.conn.Settings, false); err == nil && lim.limited() {
-		run.queue = newQueue(r, run.conn, lim, &httpBinder{Carrier: run.send}, log)
-		run.stop = run.queue.close
+// limit gives a connection without binds of its own (an HTTP provider's,
+// the sim's) its queue when it has limits to keep (checked when the
+// connection was set), and reports whether it did.
+func (r *Router) limit(run *running, log *slog.Logger) bool {
+	lim, err := limitsOf(run.conn.Settings, false)
+	if err != nil || !lim.limited() {
+		return false
 	}
+	run.queue = newQueue(r, run.conn, lim, &httpBinder{Carrier: run.send}, log)
+	run.stop = run.queue.close
+	return true
 }
 
 // CallbackURL is where connection name's provider calls the server.

@@ -26,6 +26,13 @@ type Result struct {
 	Client store.OAuthClient
 }
 
+// PacedConnection is the demo's carrier connection (a sim at one text a
+// second from a number), and PacedLine the line that sends through it.
+const (
+	PacedConnection = "paced-sim"
+	PacedLine       = "14155550102"
+)
+
 // DemoRedirectHost is the allow-listed redirect host of the demo OAuth client.
 const DemoRedirectHost = "app.example.com"
 
@@ -112,6 +119,17 @@ func Seed(ctx context.Context, st *store.Store) (Result, error) {
 		if l.SMSEnabled {
 			res.Lines = append(res.Lines, l.Number)
 		}
+	}
+
+	// The Hygiene line sends through a carrier connection of its own: a
+	// simulated carrier that lets one text a second leave a number, so that
+	// the queue behind a limit can be watched offline.
+	paced := &store.CarrierConnection{Name: PacedConnection, Kind: "sim", Settings: map[string]string{"number-throughput": "1"}}
+	if err := st.CreateCarrier(ctx, paced); err != nil {
+		return res, fmt.Errorf("demo carrier connection: %w", err)
+	}
+	if err := st.SetLineCarrier(ctx, acct.ID, PacedLine, paced.ID); err != nil {
+		return res, fmt.Errorf("demo carrier connection: %w", err)
 	}
 
 	if res.Key, _, err = auth.NewAPIKey(ctx, st, acct.ID, "demo (all scopes)", auth.AllScopes); err != nil {
