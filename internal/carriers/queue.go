@@ -173,6 +173,7 @@ type queue struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 	sends  sync.WaitGroup
+	busy   atomic.Int64 // messages claimed and not yet settled
 
 	mu      sync.Mutex
 	held    map[int]time.Time // slots this node holds → when last renewed
@@ -285,18 +286,11 @@ func (q *queue) leasePass(ctx context.Context) {
 		q.held[slot] = time.Now()
 		q.mu.Unlock()
 	}
-	if slot, ok, err := st.TakeCarrierBind(ctx, q.conn.ID, q.lim.binds, q.owner, bindLease); err != nil {
-		q.log.Warn("carrier bind: no lease taken", "err", err)
-	} else if ok {
-		if err := q.drv.open(slot); err != nil {
-			q.log.Error("carrier bind: not opened", "slot", slot, "err", err)
-			st.ReleaseCarrierBind(ctx, q.conn.ID, slot, q.owner)
-		} else {
-			q.mu.Lock()
-			q.held[slot] = time.Now()
-			q.mu.Unlock()
-			q.log.Info("carrier bind taken", "slot", slot)
-		}
+	q.mu.Lock()
+	full := len(q.held) >= q.lim.binds
+	q.mu.Unlock()
+	if !full {
+		q.takeOne(ctx)
 	}
 	if binds, err := st.CarrierBinds(ctx); err == nil {
 		n := 0
@@ -312,6 +306,28 @@ func (q *queue) leasePass(ctx context.Context) {
 	if ids, err := st.DropStaleCarrierSends(ctx); err == nil && len(ids) > 0 {
 		q.log.Warn("queued messages whose node stopped while sending them: left to their receipts or the reconciler, never sent twice", "count", len(ids))
 	}
+}
+
+// takeOne takes a free slot, if the connection has one, and opens its bind.
+func (q *queue) takeOne(ctx context.Context) {
+	st := q.r.cfg.Store
+	slot, ok, err := st.TakeCarrierBind(ctx, q.conn.ID, q.lim.binds, q.owner, bindLease)
+	switch {
+	case err != nil:
+		q.log.Warn("carrier bind: no lease taken", "err", err)
+		return
+	case !ok:
+		return // every slot is held
+	}
+	if err := q.drv.open(slot); err != nil {
+		q.log.Error("carrier bind: not opened", "slot", slot, "err", err)
+		st.ReleaseCarrierBind(ctx, q.conn.ID, slot, q.owner)
+		return
+	}
+	q.mu.Lock()
+	q.held[slot] = time.Now()
+	q.mu.Unlock()
+	q.log.Info("carrier bind taken", "slot", slot)
 }
 
 // drop stops slot's bind, no longer this node's.
@@ -344,7 +360,12 @@ func (q *queue) sendDue(ctx context.Context) time.Duration {
 	}
 	// At most a poll's time here, so that the leases are renewed between.
 	for until := time.Now().Add(queuePoll); ctx.Err() == nil && time.Now().Before(until); {
-		limit := window
+		// No more claimed than the binds' windows take: a claimed message
+		// waiting for room would be lost to the reconciler by a crash.
+		limit := window - int(q.busy.Load())
+		if limit <= 0 {
+			break // a send that ends wakes the loop
+		}
 		if q.lim.throughput > 0 {
 			// Claimed rows are sent within about a tenth of a second: a
 			// node that stops loses (leaves to the reconciler) no more.
@@ -363,10 +384,13 @@ func (q *queue) sendDue(ctx context.Context) time.Duration {
 				q.putBack(row, time.Now())
 				continue
 			}
+			q.busy.Add(1)
 			q.sends.Add(1)
 			go func() {
 				defer q.sends.Done()
 				q.send(row)
+				q.busy.Add(-1)
+				q.poke()
 			}()
 		}
 		if len(rows) < limit {

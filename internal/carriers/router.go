@@ -187,6 +187,12 @@ func (r *Router) Sync(ctx context.Context) error {
 		if old != nil && old.conn.UpdatedAt.Equal(c.UpdatedAt) {
 			continue
 		}
+		if old != nil && old.queue != nil {
+			// Its binds given up first, so that the new one takes them at
+			// once; sends meanwhile wait in the queue.
+			old.stop()
+			old.stop = nil
+		}
 		next := r.build(c)
 		r.mu.Lock()
 		r.conns[c.ID] = next
