@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -192,6 +193,9 @@ func TestCarrierBindsAcrossNodes(t *testing.T) {
 	last := events.sentIDs(t, "the send on the node without the bind", map[int64]bool{id: true})
 	if b := binds(); len(b) != 1 {
 		t.Fatalf("binds with two nodes up: %v; want 1", b)
+	}
+	if r := request(t, "GET", baseB+"/readyz", ""); r.status != 200 || !strings.Contains(string(r.body), `"state":"standby"`) {
+		t.Errorf("the node without the bind, /readyz: %d %s; want it ready, smsc1 standby", r.status, r.body)
 	}
 
 	// The holder dies without giving its bind up: the survivor takes it

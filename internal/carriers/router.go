@@ -24,6 +24,9 @@ const (
 	StateReady    = "ready"
 	StateDown     = "down"
 	StateDisabled = "disabled"
+	// StateStandby: this node holds none of the connection's binds (other
+	// nodes hold them all); its sends wait in the queue for theirs.
+	StateStandby = "standby"
 )
 
 // Config is what a Router needs.
@@ -85,7 +88,13 @@ func (r *Router) States() []State {
 	defer r.mu.RUnlock()
 	out := make([]State, 0, len(r.names))
 	for _, c := range r.names {
-		out = append(out, State{Name: c.conn.Name, Kind: c.conn.Kind, State: cmp.Or(c.state, "starting"), Since: c.since, LastError: c.lastError})
+		st := State{Name: c.conn.Name, Kind: c.conn.Kind, State: cmp.Or(c.state, "starting"), Since: c.since, LastError: c.lastError}
+		if c.linked && c.queue != nil && !c.queue.holds() {
+			// The cluster's binds are held by other nodes: this one queues
+			// its sends for them.
+			st.State, st.Since, st.LastError = StateStandby, time.Time{}, ""
+		}
+		out = append(out, st)
 	}
 	slices.SortFunc(out, func(a, b State) int { return strings.Compare(a.Name, b.Name) })
 	return out
