@@ -3,6 +3,7 @@ package carriers
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -134,13 +135,21 @@ func (r *Router) Send(ctx context.Context, m carrier.Message) (carrier.Accepted,
 		return carrier.Accepted{}, fmt.Errorf("%w: carrier connection %q is disabled", carrier.ErrUnavailable, c.conn.Name)
 	case c.send == nil:
 		return carrier.Accepted{}, fmt.Errorf("%w: carrier connection %q is down: %v", carrier.ErrUnavailable, c.conn.Name, c.err)
-	case c.queue != nil && !c.queue.direct():
+	case c.queue == nil:
+		return c.send.Send(ctx, m)
+	case !c.queue.direct():
 		if err := c.queue.drv.accepts(m); err != nil {
 			return carrier.Accepted{}, err
 		}
 		return carrier.Accepted{}, c.queue.enqueue(ctx, m)
 	}
-	return c.send.Send(ctx, m)
+	acc, err := c.send.Send(ctx, m)
+	if errors.Is(err, errLater) {
+		// Certainly not taken, and takeable later (the bind dropped, still
+		// throttled): it waits in the queue rather than fail.
+		return carrier.Accepted{}, c.queue.enqueue(context.WithoutCancel(ctx), m)
+	}
+	return acc, err
 }
 
 // CarriesMMS implements carrier.MMSChecker: a line on an smpp connection
