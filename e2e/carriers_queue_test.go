@@ -330,7 +330,14 @@ func TestCarrierSMSCDropAndThrottle(t *testing.T) {
 		}
 	}
 
+	// The SMSC restarts: the bind drops, and the first bind after it is
+	// refused (the SMSC still starting), so the texts are sent while no
+	// bind is up. (Texts written before the drop and never answered would
+	// be an unknown outcome: pending, never sent twice.)
+	sc.Do(t, map[string]any{"cmd": "refusebinds", "n": 1})
+	sc.Next(t, "refusing_binds")
 	sc.Do(t, map[string]any{"cmd": "drop"})
+	sc.Next(t, "bind") // the refused one
 	ids := send("during the drop", 4)
 	expect("during the drop", 4)
 	last := events.sentIDs(t, "the texts sent while the bind was down", ids)

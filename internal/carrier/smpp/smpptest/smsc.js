@@ -14,6 +14,7 @@ const refuse = [];
 // A peer that vanishes (a killed process) resets its socket: reported as
 // session_error, not error, once a test says it expects it.
 let tolerateDrops = false;
+let refuseBinds = 0;
 
 const server = smpp.createServer({}, (s) => {
 	session = s;
@@ -22,6 +23,11 @@ const server = smpp.createServer({}, (s) => {
 		out({ event: 'bind', at: Date.now(), system_id: pdu.system_id, password: pdu.password,
 			system_type: pdu.system_type, interface_version: pdu.interface_version });
 		const ok = pdu.system_id === 'esme' && pdu.password === 'secret';
+		if (ok && refuseBinds > 0) { // an SMSC still starting
+			refuseBinds--;
+			s.send(pdu.response({ command_status: smpp.ESME_RBINDFAIL, system_id: 'node-smsc' }));
+			return;
+		}
 		s.send(pdu.response({ command_status: ok ? 0 : smpp.ESME_RINVPASWD, system_id: 'node-smsc' }));
 	});
 	s.on('submit_sm', (pdu) => {
@@ -87,6 +93,9 @@ const commands = {
 	enquire() { session.enquire_link({}, (resp) => out({ event: 'enquire_link_resp', status: resp.command_status })); },
 	drop() { session.destroy(); },
 	tolerate() { tolerateDrops = true; },
+	// The next n binds are refused (ESME_RBINDFAIL), as by an SMSC that is
+	// restarting: with drop, the ESME stays unbound for a while.
+	refusebinds(c) { refuseBinds = c.n; out({ event: 'refusing_binds', n: c.n }); },
 };
 
 server.listen(0, '127.0.0.1', () => {
