@@ -78,7 +78,7 @@ type sim struct {
 	receiptDelay       time.Duration
 	retry              time.Duration
 
-	ids                                  atomic.Uint64
+	ids                               atomic.Uint64
 	submits, receipts, refused, binds atomic.Int64
 }
 
