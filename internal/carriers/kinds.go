@@ -53,7 +53,7 @@ var Kinds = map[string][]Setting{
 		{Name: "password", Secret: true, Required: true, Help: "the bind's password (at most 8 characters)"},
 		{Name: "system-type", Help: "the bind's system_type, when the SMSC asks for one"},
 		{Name: "tls", Help: "true: connect with TLS"},
-		{Name: "binds", Help: "binds the whole cluster holds at most, spread over its nodes (default 1)"},
+		{Name: "binds", Help: "binds the whole cluster holds at most, each on the first node to take it (default 1)"},
 		{Name: "window", Help: "unanswered submit_sm per bind (default 10)"},
 		throughputSetting, numberThroughputSetting,
 		{Name: "source-ton", Help: "source address type of number (default: 1 for an E.164 number, 3 for a short code)"},
