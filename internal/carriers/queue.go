@@ -41,6 +41,9 @@ const (
 	QueueMaxAge = time.Hour
 	// sendTimeout bounds one queued message's send.
 	sendTimeout = 30 * time.Second
+	// paceCatchUp is how far behind its schedule --throughput's pacing
+	// may catch up (see pace).
+	paceCatchUp = time.Second
 	// httpWindow is how many queued messages an HTTP provider's sender
 	// sends at once.
 	httpWindow = 16
@@ -179,7 +182,8 @@ type queue struct {
 	held    map[int]time.Time // slots this node holds → when last renewed
 	live    int               // binds the cluster holds, as last counted
 	waiting int               // messages waiting their turn, as last counted
-	next    time.Time         // pacing: the next send's time on this node
+	next    time.Time         // pacing: the next send's time on this node; zero once the queue ran empty
+	last    time.Time         // pacing: the last send's time
 }
 
 func newQueue(r *Router, c store.CarrierConnection, lim limits, drv binder, log *slog.Logger) *queue {
@@ -377,6 +381,9 @@ func (q *queue) sendDue(ctx context.Context) time.Duration {
 			return queuePoll
 		}
 		if len(rows) == 0 {
+			q.mu.Lock()
+			q.next = time.Time{} // idle: pace starts afresh
+			q.mu.Unlock()
 			break
 		}
 		for _, row := range rows {
@@ -416,11 +423,23 @@ func (q *queue) pace(ctx context.Context) error {
 	step := time.Duration(float64(time.Second) / rate)
 	q.mu.Lock()
 	now := time.Now()
-	at := q.next
-	if at.Before(now.Add(-step)) { // idle: no burst of the time not used
+	var at time.Time
+	if q.next.IsZero() {
+		// The queue was empty: start at the rate, one step after the last
+		// send, with no burst of the time not used.
 		at = now
+		if !q.last.IsZero() {
+			at = later(now, q.last.Add(step))
+		}
+	} else {
+		// Busy: a send that woke late (a loaded machine) is caught up, or
+		// the rate would fall with the load; at most paceCatchUp of it.
+		at = q.next
+		if now.Sub(at) > paceCatchUp {
+			at = now
+		}
 	}
-	q.next = at.Add(step)
+	q.last, q.next = at, at.Add(step)
 	q.mu.Unlock()
 	return sleep(ctx, time.Until(at))
 }
@@ -473,6 +492,13 @@ func (q *queue) done1(row store.CarrierQueued) {
 		// Left marked sending: dropped once its lease ends, never resent.
 		q.log.Warn("carrier queue: sent message not removed", "message_id", row.MessageID, "err", err)
 	}
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // putBack returns a claimed message to its queue, due at due.

@@ -255,6 +255,16 @@ func (s *Store) CarrierPartReceipt(ctx context.Context, carrierID int64, ref, st
 		if err := tx.QueryRow(ctx, `SELECT message_id FROM carrier_refs WHERE carrier_id = ? AND ref = ?`, carrierID, ref).Scan(&msg); err != nil {
 			return notFound(err, "carrier reference")
 		}
+		// The parts' receipts may come at once (several binds, several
+		// lanes): on PostgreSQL the message's parts are locked, in order,
+		// so that the last part's receipt sees every other part's word.
+		// (SQLite's writes run one at a time.)
+		if lock := tx.ForUpdate(); lock != "" {
+			if err := tx.Query(ctx, `SELECT part FROM carrier_refs WHERE carrier_id = ? AND message_id = ? ORDER BY part`+lock,
+				[]any{carrierID, msg}, func(sqldb.Row) error { return nil }); err != nil {
+				return err
+			}
+		}
 		if _, err := tx.Exec(ctx, `UPDATE carrier_refs SET status = ? WHERE carrier_id = ? AND ref = ?`, status, carrierID, ref); err != nil {
 			return err
 		}

@@ -59,10 +59,17 @@ type Config struct {
 	// OnReceipt and OnInbound receive delivery receipts and inbound texts.
 	// The deliver_sm is answered ESME_ROK after they return nil, and
 	// ESME_RX_T_APPN (the SMSC retries later) when they return an error,
-	// so they should return only once the event is stored. They are
-	// called one at a time per bind. A nil callback accepts and drops.
+	// so they should return only once the event is stored. They run in
+	// DeliverLanes lanes per bind, a deliver_sm's lane chosen by its source
+	// address: one sender's texts and receipts are handled one at a time,
+	// in the order the SMSC sent them, and different senders' at once, so
+	// that receipts being stored never hold up the submits' responses read
+	// behind them. A nil callback accepts and drops.
 	OnReceipt func(context.Context, Receipt) error
 	OnInbound func(context.Context, Inbound) error
+	// DeliverLanes is how many deliver_sm are handled at once per bind
+	// (default 8).
+	DeliverLanes int
 	// OnState, when set, is called on every change of State, one call at
 	// a time, in order.
 	OnState func(State)
@@ -146,6 +153,9 @@ func New(cfg Config) (*Client, error) {
 	}
 	if cfg.MaxPDULength <= 0 {
 		cfg.MaxPDULength = DefaultMaxPDULength
+	}
+	if cfg.DeliverLanes <= 0 {
+		cfg.DeliverLanes = 8
 	}
 	dial := cfg.Dial
 	if dial == nil {

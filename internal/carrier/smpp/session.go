@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -46,17 +47,17 @@ type session struct {
 	pending map[uint32]chan *PDU
 	err     error
 
-	closing    chan struct{} // closed when the session starts ending
-	closeOnce  sync.Once
-	draining   chan struct{} // closed when shutdown refuses new submits
-	drainOnce  sync.Once
-	deliveries chan *PDU
-	wg         sync.WaitGroup
-	done       chan struct{} // closed when every goroutine has returned
+	closing   chan struct{} // closed when the session starts ending
+	closeOnce sync.Once
+	draining  chan struct{} // closed when shutdown refuses new submits
+	drainOnce sync.Once
+	lanes     []chan *PDU // deliver_sm by lane (Config.DeliverLanes)
+	wg        sync.WaitGroup
+	done      chan struct{} // closed when every goroutine has returned
 }
 
 // dial connects to addr and binds as a transceiver. The session runs
-// until it ends; its goroutines are the reader, the deliverer and the
+// until it ends; its goroutines are the reader, the delivery lanes and the
 // keep-alive.
 func (c *Client) dial(ctx context.Context, addr string) (*session, error) {
 	conn, err := c.cfg.Dial(ctx, "tcp", addr)
@@ -64,23 +65,27 @@ func (c *Client) dial(ctx context.Context, addr string) (*session, error) {
 		return nil, err
 	}
 	s := &session{
-		c:          c,
-		conn:       conn,
-		addr:       addr,
-		window:     make(chan struct{}, c.cfg.Window),
-		pending:    map[uint32]chan *PDU{},
-		closing:    make(chan struct{}),
-		draining:   make(chan struct{}),
-		deliveries: make(chan *PDU, 32),
-		done:       make(chan struct{}),
+		c:        c,
+		conn:     conn,
+		addr:     addr,
+		window:   make(chan struct{}, c.cfg.Window),
+		pending:  map[uint32]chan *PDU{},
+		closing:  make(chan struct{}),
+		draining: make(chan struct{}),
+		done:     make(chan struct{}),
 	}
 	if err := s.bind(ctx); err != nil {
 		conn.Close()
 		return nil, err
 	}
 	s.lastIn.Store(time.Now().UnixNano())
-	s.wg.Add(2)
-	go s.deliver()
+	s.lanes = make([]chan *PDU, c.cfg.DeliverLanes)
+	for i := range s.lanes {
+		s.lanes[i] = make(chan *PDU, 32)
+		s.wg.Add(1)
+		go s.deliver(s.lanes[i])
+	}
+	s.wg.Add(1)
 	go s.keepAlive()
 	go s.read()
 	return s, nil
@@ -293,7 +298,7 @@ func (s *session) shutdown() {
 
 // read is the only reader of the connection. It answers what needs no
 // thought (enquire_link, unbind, malformed PDUs), routes responses to their
-// requests and hands deliver_sm to the deliverer.
+// requests and hands deliver_sm to their delivery lanes.
 func (s *session) read() {
 	defer func() {
 		s.wg.Wait()
@@ -339,7 +344,7 @@ func (s *session) read() {
 			return
 		case p.Command == CmdDeliverSM:
 			select {
-			case s.deliveries <- p:
+			case s.lane(p) <- p:
 			case <-s.closing:
 				return
 			}
@@ -367,18 +372,26 @@ func (s *session) route(p *PDU) {
 	ch <- p
 }
 
-// deliver hands each deliver_sm to the caller's callback and answers it
-// once the callback has returned: ESME_ROK when it accepted it,
+// lane is the deliver_sm's lane, by its source address: a handset's texts
+// and the receipts of the messages sent to it keep their order.
+func (s *session) lane(p *PDU) chan *PDU {
+	h := fnv.New32a()
+	h.Write([]byte(p.Body.(*SM).Source.Addr))
+	return s.lanes[h.Sum32()%uint32(len(s.lanes))]
+}
+
+// deliver hands each deliver_sm of its lane to the caller's callback and
+// answers it once the callback has returned: ESME_ROK when it accepted it,
 // ESME_RX_T_APPN (try again later) when it returned an error, so the SMSC
-// keeps the message until it is stored. Callbacks run one at a time, in
-// the order the SMSC sent, on the client's context, so one that is under
-// way when the link drops still finishes.
-func (s *session) deliver() {
+// keeps the message until it is stored. A lane's callbacks run one at a
+// time, in the order the SMSC sent, on the client's context, so one that is
+// under way when the link drops still finishes.
+func (s *session) deliver(lane chan *PDU) {
 	defer s.wg.Done()
 	for {
 		var p *PDU
 		select {
-		case p = <-s.deliveries:
+		case p = <-lane:
 		case <-s.closing:
 			return
 		}

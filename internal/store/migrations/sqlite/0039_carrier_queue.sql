@@ -48,3 +48,7 @@ CREATE TABLE carrier_binds (
     in_flight   INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (carrier_id, slot)
 );
+
+-- A receipt reads the words of every part of its message
+-- (CarrierPartReceipt): by message, not by a walk of the connection's ids.
+CREATE INDEX carrier_refs_message ON carrier_refs (carrier_id, message_id, part);
