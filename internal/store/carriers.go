@@ -246,11 +246,23 @@ func (s *Store) CarrierRefMessage(ctx context.Context, carrierID int64, ref stri
 // CarrierPartReceipt records status as the last receipt's word of the
 // part connection carrierID's carrier called ref, and returns its message
 // and the words of all the message's parts, in order ("" for a part with no
-// receipt yet); not_found when ref is not recorded.
+// receipt yet); not_found when ref is not recorded. A message of one part
+// keeps no word: its receipt's is the answer.
 func (s *Store) CarrierPartReceipt(ctx context.Context, carrierID int64, ref, status string) (int64, []string, error) {
 	var msg int64
 	var parts []string
-	err := s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
+	// A text of one part (most) needs no word kept: its receipt is the
+	// text's, and one read answers it without a write.
+	var n int
+	err := s.db.QueryRow(ctx, `SELECT r.message_id, (SELECT COUNT(*) FROM carrier_refs p WHERE p.carrier_id = r.carrier_id AND p.message_id = r.message_id)
+		FROM carrier_refs r WHERE r.carrier_id = ? AND r.ref = ?`, carrierID, ref).Scan(&msg, &n)
+	if err != nil {
+		return 0, nil, notFound(err, "carrier reference")
+	}
+	if n == 1 {
+		return msg, []string{status}, nil
+	}
+	err = s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
 		parts = parts[:0]
 		if err := tx.QueryRow(ctx, `SELECT message_id FROM carrier_refs WHERE carrier_id = ? AND ref = ?`, carrierID, ref).Scan(&msg); err != nil {
 			return notFound(err, "carrier reference")

@@ -31,10 +31,26 @@ func TestCarrierRefs(t *testing.T) {
 		if _, err := st.CarrierRefMessage(ctx, b.ID, "p2"); !domain.IsNotFound(err) {
 			t.Errorf("b's p2: %v, want not_found", err)
 		}
+		// A receipt per part: the words of all the message's parts.
+		if msg, parts, err := st.CarrierPartReceipt(ctx, a.ID, "p2", "DELIVRD"); err != nil || msg != 42 || len(parts) != 2 || parts[0] != "" || parts[1] != "DELIVRD" {
+			t.Errorf("p2's receipt: %d %q %v", msg, parts, err)
+		}
+		if _, parts, _ := st.CarrierPartReceipt(ctx, a.ID, "p1", "UNDELIV"); len(parts) != 2 || parts[0] != "UNDELIV" || parts[1] != "DELIVRD" {
+			t.Errorf("p1's receipt after p2's: %q", parts)
+		}
+		if err := st.AddCarrierRefs(ctx, a.ID, 43, []string{"single"}); err != nil {
+			t.Fatal(err)
+		}
+		if msg, parts, err := st.CarrierPartReceipt(ctx, a.ID, "single", "EXPIRED"); err != nil || msg != 43 || len(parts) != 1 || parts[0] != "EXPIRED" {
+			t.Errorf("a one-part message's receipt: %d %q %v", msg, parts, err)
+		}
+		if _, _, err := st.CarrierPartReceipt(ctx, b.ID, "single", "DELIVRD"); !domain.IsNotFound(err) {
+			t.Errorf("another connection's id: %v, want not_found", err)
+		}
 		if n, err := st.PruneCarrierRefs(ctx, time.Now().Add(-time.Hour)); err != nil || n != 0 {
 			t.Errorf("pruning refs older than an hour: %d, %v", n, err)
 		}
-		if n, err := st.PruneCarrierRefs(ctx, time.Now().Add(time.Minute)); err != nil || n != 2 {
+		if n, err := st.PruneCarrierRefs(ctx, time.Now().Add(time.Minute)); err != nil || n != 3 {
 			t.Errorf("pruning every ref: %d, %v", n, err)
 		}
 		acct := storetest.Account(t, st, nil)
