@@ -61,7 +61,7 @@ type limits struct {
 	numberStep time.Duration // the least time between two messages from one number; 0: none
 }
 
-// queued reports whether sends wait their turn in the queue rather than go
+// limited reports whether sends wait their turn in the queue rather than go
 // straight to the carrier.
 func (l limits) limited() bool { return l.throughput > 0 || l.numberStep > 0 }
 

@@ -301,9 +301,7 @@ func (r *Router) build(c store.CarrierConnection) *running {
 			s.Attach(r.sink)
 		}
 		run.send, run.stop = s, func() { s.Close() }
-		if r.limit(run, log) {
-			run.stop = func() { run.queue.close(); s.Close() }
-		}
+		r.limit(run, log)
 	case "kannel":
 		d, err := kannel.New(kannel.Config{
 			SendURL: c.Settings["send-url"], Username: c.Settings["user"], Password: c.Secrets["password"],
@@ -349,15 +347,20 @@ func (r *Router) build(c store.CarrierConnection) *running {
 
 // limit gives a connection without binds of its own (an HTTP provider's,
 // the sim's) its queue when it has limits to keep (checked when the
-// connection was set), and reports whether it did.
-func (r *Router) limit(run *running, log *slog.Logger) bool {
+// connection was set); the queue stops first.
+func (r *Router) limit(run *running, log *slog.Logger) {
 	lim, err := limitsOf(run.conn.Settings, false)
 	if err != nil || !lim.limited() {
-		return false
+		return
 	}
-	run.queue = newQueue(r, run.conn, lim, &httpBinder{Carrier: run.send}, log)
-	run.stop = run.queue.close
-	return true
+	q := newQueue(r, run.conn, lim, &httpBinder{Carrier: run.send}, log)
+	stop := run.stop
+	run.queue, run.stop = q, func() {
+		q.close()
+		if stop != nil {
+			stop()
+		}
+	}
 }
 
 // CallbackURL is where connection name's provider calls the server.
