@@ -54,9 +54,7 @@ func TestCarrierQueueSMPP(t *testing.T) {
 	t.Parallel()
 	sc := smpptest.Start(t)
 	db := storetest.DSN(t, store.SQLite)
-	acct := createAccount(t, db, "Acme")
-	cliJSON(t, db, &struct{}{}, "rate", "set", "--account", fmt.Sprint(acct), "--prefix", "1", "--sms", "0.0079", "--mms", "0.02")
-	key := createKey(t, db, acct, "api", "all").Key
+	acct, key := carrierAccount(t, db)
 	cliJSON(t, db, &struct{}{}, "carrier", "add", "smsc1", "--kind", "smpp", "--address", sc.Addr, "--system-id", "esme", "--password", "secret",
 		"--throughput", "4")
 	line := createLine(t, db, acct, "--number", "4155550100", "--carrier", "smsc1").Number
@@ -171,9 +169,7 @@ func TestCarrierBindsAcrossNodes(t *testing.T) {
 	db := storetest.DSN(t, store.Postgres)
 	sc := smpptest.Start(t)
 	sc.Do(t, map[string]any{"cmd": "tolerate"}) // the killed node's socket
-	acct := createAccount(t, db, "Acme")
-	cliJSON(t, db, &struct{}{}, "rate", "set", "--account", fmt.Sprint(acct), "--prefix", "1", "--sms", "0.0079", "--mms", "0.02")
-	key := createKey(t, db, acct, "api", "all").Key
+	acct, key := carrierAccount(t, db)
 	cliJSON(t, db, &struct{}{}, "carrier", "add", "smsc1", "--kind", "smpp", "--address", sc.Addr, "--system-id", "esme", "--password", "secret", "--binds", "1")
 	line := createLine(t, db, acct, "--number", "4155550100", "--carrier", "smsc1").Number
 	a, _, _ := startServerProcess(t, db)
@@ -242,9 +238,7 @@ func TestCarrierNumberThroughput(t *testing.T) {
 	}))
 	t.Cleanup(api.Close)
 	db := storetest.DSN(t, store.SQLite)
-	acct := createAccount(t, db, "Acme")
-	cliJSON(t, db, &struct{}{}, "rate", "set", "--account", fmt.Sprint(acct), "--prefix", "1", "--sms", "0.0079", "--mms", "0.02")
-	key := createKey(t, db, acct, "api", "all").Key
+	acct, key := carrierAccount(t, db)
 	cliJSON(t, db, &struct{}{}, "carrier", "add", "tw1", "--kind", "twilio", "--account-sid", sid, "--auth-token", token, "--api-base", api.URL,
 		"--number-throughput", "2")
 	busy := createLine(t, db, acct, "--number", "4155550100", "--carrier", "tw1").Number
@@ -292,9 +286,7 @@ func TestCarrierSMSCDropAndThrottle(t *testing.T) {
 	t.Parallel()
 	sc := smpptest.Start(t)
 	db := storetest.DSN(t, store.SQLite)
-	acct := createAccount(t, db, "Acme")
-	cliJSON(t, db, &struct{}{}, "rate", "set", "--account", fmt.Sprint(acct), "--prefix", "1", "--sms", "0.0079", "--mms", "0.02")
-	key := createKey(t, db, acct, "api", "all").Key
+	acct, key := carrierAccount(t, db)
 	cliJSON(t, db, &struct{}{}, "carrier", "add", "smsc1", "--kind", "smpp", "--address", sc.Addr, "--system-id", "esme", "--password", "secret")
 	line := createLine(t, db, acct, "--number", "4155550100", "--carrier", "smsc1").Number
 	base := startServer(t, db, "--carrier-timeout", "2s")

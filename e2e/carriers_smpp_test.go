@@ -20,9 +20,7 @@ func TestCarrierConnectionSMPP(t *testing.T) {
 	t.Parallel()
 	sc := smpptest.Start(t)
 	db := storetest.DSN(t, store.SQLite)
-	acct := createAccount(t, db, "Acme")
-	cliJSON(t, db, &struct{}{}, "rate", "set", "--account", fmt.Sprint(acct), "--prefix", "1", "--sms", "0.0079", "--mms", "0.02")
-	key := createKey(t, db, acct, "api", "all").Key
+	acct, key := carrierAccount(t, db)
 	cliJSON(t, db, &struct{}{}, "carrier", "add", "smsc1", "--kind", "smpp", "--address", sc.Addr, "--system-id", "esme", "--password", "secret")
 	line := createLine(t, db, acct, "--number", "4155550100", "--carrier", "smsc1").Number
 	base, metrics := startServerAddrs(t, db, "--metrics-addr", "127.0.0.1:0")

@@ -48,9 +48,7 @@ func TestCarrierConnectionTelnyx(t *testing.T) {
 	t.Cleanup(api.Close)
 
 	db := storetest.DSN(t, store.SQLite)
-	acct := createAccount(t, db, "Acme")
-	cliJSON(t, db, &struct{}{}, "rate", "set", "--account", fmt.Sprint(acct), "--prefix", "1", "--sms", "0.0079", "--mms", "0.02")
-	key := createKey(t, db, acct, "api", "all").Key
+	acct, key := carrierAccount(t, db)
 	cliJSON(t, db, &struct{}{}, "carrier", "add", "tx1", "--kind", "telnyx", "--api-key", "KEY-telnyx-secret",
 		"--public-key", base64.StdEncoding.EncodeToString(pub), "--api-base", api.URL)
 	line := createLine(t, db, acct, "--number", "4155550100", "--carrier", "tx1").Number

@@ -23,9 +23,7 @@ import (
 func TestCarrierConnections(t *testing.T) {
 	t.Parallel()
 	db := storetest.DSN(t, store.SQLite)
-	acct := createAccount(t, db, "Acme")
-	cliJSON(t, db, &struct{}{}, "rate", "set", "--account", fmt.Sprint(acct), "--prefix", "1", "--sms", "0.0079", "--mms", "0.02")
-	key := createKey(t, db, acct, "api", "all").Key
+	acct, key := carrierAccount(t, db)
 
 	var mu sync.Mutex
 	var got []url.Values // the sendsms requests the stub Kannel took
@@ -105,6 +103,15 @@ func TestCarrierConnections(t *testing.T) {
 	if sent() != 1 {
 		t.Errorf("the line moved back still sent through k1")
 	}
+}
+
+// carrierAccount creates the account the carrier tests send from: US
+// rates and an API key with every scope.
+func carrierAccount(t *testing.T, db string) (acct int64, key string) {
+	t.Helper()
+	acct = createAccount(t, db, "Acme")
+	cliJSON(t, db, &struct{}{}, "rate", "set", "--account", fmt.Sprint(acct), "--prefix", "1", "--sms", "0.0079", "--mms", "0.02")
+	return acct, createKey(t, db, acct, "api", "all").Key
 }
 
 // waitFor polls cond until it holds, failing the test after bound.

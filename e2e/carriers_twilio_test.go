@@ -46,9 +46,7 @@ func TestCarrierConnectionTwilio(t *testing.T) {
 	t.Cleanup(api.Close)
 
 	db := storetest.DSN(t, store.SQLite)
-	acct := createAccount(t, db, "Acme")
-	cliJSON(t, db, &struct{}{}, "rate", "set", "--account", fmt.Sprint(acct), "--prefix", "1", "--sms", "0.0079", "--mms", "0.02")
-	key := createKey(t, db, acct, "api", "all").Key
+	acct, key := carrierAccount(t, db)
 	cliJSON(t, db, &struct{}{}, "carrier", "add", "tw1", "--kind", "twilio", "--account-sid", sid, "--auth-token", token, "--api-base", api.URL)
 	line := createLine(t, db, acct, "--number", "4155550100", "--carrier", "tw1").Number
 	base := startServer(t, db)
