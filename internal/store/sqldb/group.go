@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
 )
@@ -40,20 +39,31 @@ func (db *DB) startCommitters(n int) {
 	}
 }
 
-// runFn runs fn, then sends the statements it queued (see ExecLater),
-// turning a panic into an error so one bad write cannot take the whole batch
-// (or the committer) down.
-func runFn(tx *Tx, fn func(*Tx) error) (err error) {
+// runFn runs fn, turning a panic into an error so one bad write cannot take
+// the whole batch (or the committer) down. With flush, the statements fn
+// queued (ExecLater) are sent before it returns, so that their error is
+// fn's (a write in a savepoint); without, they go with the group's next
+// statement. A queued statement's failure is fn's error even if fn went on
+// (see Tx.send).
+func runFn(tx *Tx, fn func(*Tx) error, flush bool) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("store: write panicked: %v", p)
 		}
-		tx.pending = tx.pending[:0] // a failed function's are dropped
+		if tx.queuedErr != nil {
+			err = tx.queuedErr
+		}
+		if err != nil {
+			tx.pending = tx.pending[:0] // a failed function's are dropped
+		}
 	}()
 	if err := fn(tx); err != nil {
 		return err
 	}
-	return tx.flush()
+	if flush {
+		return tx.flush()
+	}
+	return nil
 }
 
 // committer takes whatever write requests are waiting (the ones that arrived
@@ -205,26 +215,35 @@ func (db *DB) runBatch(reqs []*writeReq, isolate bool) (ran []*writeReq, results
 }
 
 // runBatchPG is runBatch on a PostgreSQL pool connection, taken for the
-// group. The statements go through database/sql (pgx caches their prepared
-// forms per connection); a write's queued statements (ExecLater) and COMMIT
-// go to pgx itself, for its pipeline and COMMIT's command tag.
+// group and used through pgx itself: its statement cache, and pipelines
+// (see Tx.send).
 func (db *DB) runBatchPG(reqs []*writeReq, isolate bool) (ran []*writeReq, results []error, ok bool) {
 	conn, err := db.w.Conn(groupCtx)
-	if err != nil {
+	if err == nil {
+		err = conn.Raw(func(dc any) error {
+			c, isPgx := dc.(*stdlib.Conn)
+			if !isPgx {
+				return fmt.Errorf("store: PostgreSQL driver connection %T is not pgx's", dc)
+			}
+			t := &Tx{pc: c.Conn(), db: db, now: db.now().UnixMicro()}
+			var broken bool
+			reqs, results, ok, broken = db.runGroup(t, "BEGIN", reqs, isolate)
+			if broken {
+				// Its transaction state is unknown: database/sql must not
+				// hand the connection to anyone else.
+				return driver.ErrBadConn
+			}
+			return nil
+		})
+		conn.Close()
+	}
+	if err != nil && results == nil {
 		results = make([]error, len(reqs))
 		for i := range results {
 			results[i] = fmt.Errorf("store: writer connection: %w", err)
 		}
 		return reqs, results, true
 	}
-	t := &Tx{tx: conn, db: db, now: db.now().UnixMicro()}
-	reqs, results, ok, broken := db.runGroup(t, "BEGIN", reqs, isolate)
-	if broken {
-		// Its transaction state is unknown: database/sql must not hand the
-		// connection to anyone else.
-		conn.Raw(func(any) error { return driver.ErrBadConn })
-	}
-	conn.Close()
 	return reqs, results, ok
 }
 
@@ -243,45 +262,27 @@ func (t *Tx) commitPG() (mergeErr, err error) {
 	if err := t.flushMerges(); err != nil {
 		return err, nil
 	}
-	pending := t.pending
-	t.pending = t.pending[:0]
-	err = t.tx.Raw(func(dc any) error {
-		c, isPgx := dc.(*stdlib.Conn)
-		if !isPgx {
-			return fmt.Errorf("store: PostgreSQL driver connection %T is not pgx's", dc)
+	// Every commit tells the other nodes, whose pages it makes stale
+	// (pages.go); delivered only if the transaction commits.
+	t.pending = append(t.pending, pendingStmt{query: commitNotify})
+	br, err := t.send("COMMIT", nil)
+	if err != nil {
+		// Only the server's refusal proves the COMMIT was skipped; a lost
+		// connection leaves the outcome unknown, as a failed COMMIT does.
+		if pgErr := (*pgconn.PgError)(nil); errors.As(t.queuedErr, &pgErr) {
+			return t.queuedErr, nil
 		}
-		b := &pgx.Batch{}
-		for _, p := range pending {
-			b.Queue(p.query, p.args...)
-		}
-		// Every commit tells the other nodes, whose pages it makes stale
-		// (pages.go); delivered only if the transaction commits.
-		b.Queue(commitNotify)
-		b.Queue("COMMIT")
-		br := c.Conn().SendBatch(groupCtx, b)
-		defer br.Close()
-		for range len(pending) + 1 { // and commitNotify
-			if _, err := br.Exec(); err != nil {
-				// Only the server's refusal proves the COMMIT was skipped;
-				// a lost connection leaves the outcome unknown, as a failed
-				// COMMIT does.
-				if pgErr := (*pgconn.PgError)(nil); errors.As(err, &pgErr) {
-					mergeErr = err
-					return nil
-				}
-				return err
-			}
-		}
-		tag, err := br.Exec()
-		if err != nil {
-			return err
-		}
-		if tag.String() != "COMMIT" {
-			return fmt.Errorf("store: commit: the transaction was rolled back (%s)", tag)
-		}
-		return nil
-	})
-	return mergeErr, err
+		return nil, t.queuedErr
+	}
+	defer br.Close()
+	tag, err := br.Exec()
+	if err != nil {
+		return nil, err
+	}
+	if tag.String() != "COMMIT" {
+		return nil, fmt.Errorf("store: commit: the transaction was rolled back (%s)", tag)
+	}
+	return nil, br.Close()
 }
 
 // runGroup runs reqs in one transaction on t's connection, opened with
@@ -297,12 +298,16 @@ func (db *DB) runGroup(t *Tx, begin string, reqs []*writeReq, isolate bool) (ran
 		return reqs, results, true, broken
 	}
 	rollback := func() {
+		t.pending, t.queuedErr = t.pending[:0], nil
 		if _, err := t.Exec(ctx, "ROLLBACK"); err != nil {
 			broken = true
 		}
 	}
 	started := time.Now()
-	if _, err := t.Exec(ctx, begin); err != nil {
+	if t.pc != nil {
+		// Sent with the first statement: one round trip fewer.
+		t.pending = append(t.pending, pendingStmt{query: begin})
+	} else if _, err := t.Exec(ctx, begin); err != nil {
 		return fail(fmt.Errorf("store: begin: %w", err))
 	}
 	applied := 0
@@ -313,7 +318,7 @@ writes:
 			// waiting a whole cycle for the next one. (An isolated retry
 			// runs the list it was given.)
 			// On PostgreSQL another committer takes them, in parallel.
-			if isolate || len(reqs) >= maxBatch || t.tx != nil {
+			if isolate || len(reqs) >= maxBatch || t.pc != nil {
 				break
 			}
 			select {
@@ -339,8 +344,8 @@ writes:
 			// instead of once per write (its statements are the committer's
 			// CPU, which bounds the send rate).
 			t.deferring = r.contended
-			t.batching = t.tx == nil
-			if err := runFn(t, r.fn); err != nil {
+			t.batching = t.pc == nil
+			if err := runFn(t, r.fn, false); err != nil {
 				rollback()
 				if len(reqs) == 1 {
 					// Alone, the write has failed as it would in a savepoint.
@@ -356,8 +361,9 @@ writes:
 			rollback()
 			return fail(fmt.Errorf("store: savepoint: %w", err))
 		}
-		if err := runFn(t, r.fn); err != nil {
+		if err := runFn(t, r.fn, true); err != nil {
 			results[i] = err
+			t.queuedErr = nil
 			if _, rbErr := t.Exec(ctx, "ROLLBACK TO w"); rbErr != nil {
 				rollback()
 				return fail(errors.Join(err, fmt.Errorf("store: rollback to savepoint: %w", rbErr)))
@@ -374,7 +380,7 @@ writes:
 		rollback()
 		return reqs, results, true, broken
 	}
-	if t.tx == nil {
+	if t.pc == nil {
 		// SQLite inserts the rows its writes handed it (GroupInsert) and
 		// runs the work they deferred (GroupMerge) here; PostgreSQL sends it with its COMMIT (commitPG). If it
 		// fails, run again with each write in its savepoint, none deferred,
@@ -391,7 +397,7 @@ writes:
 	committing := time.Now()
 	db.stats.execNanos.Add(int64(committing.Sub(started)))
 	var err error
-	if t.tx != nil {
+	if t.pc != nil {
 		var mergeErr error
 		if mergeErr, err = t.commitPG(); mergeErr != nil {
 			// Run again with each write in its savepoint, none deferred.

@@ -212,3 +212,70 @@ func TestRefusedMergeFailsItsWriteAlone(t *testing.T) {
 		}
 	})
 }
+
+// TestQueuedStatementFailsItsWriteAlone checks that a statement queued with
+// ExecLater, which on PostgreSQL is sent with the group's next statement
+// (of another write, often), fails only the write that queued it, with its
+// own error; and that the write whose statement carried it is not misled:
+// it handles a unique violation of its own insert, and must never see the
+// queued statement's as one.
+func TestQueuedStatementFailsItsWriteAlone(t *testing.T) {
+	eachEngine(t, func(t *testing.T, db *DB) {
+		ctx := context.Background()
+		if _, err := db.Writer().ExecContext(ctx, db.Rebind(`INSERT INTO items (id, name) VALUES (?, ?)`), 1, "a"); err != nil {
+			t.Fatal(err)
+		}
+		release := holdCommitters(t, db)
+		const n = 20
+		var wg sync.WaitGroup
+		errs, handled := make([]error, n), make([]bool, n)
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				later := int64(2000 + i)
+				if i%2 == 1 {
+					later = 1 // taken: refused
+				}
+				errs[i] = db.Write(ctx, KeepCache, func(tx *Tx) error {
+					_, err := tx.Exec(ctx, `INSERT INTO items (id, name) VALUES (?, ?)`, 1000+i, fmt.Sprint("w", i))
+					if IsUniqueViolation(err) {
+						handled[i] = true
+						return nil
+					}
+					if err != nil {
+						return err
+					}
+					return tx.ExecLater(ctx, `INSERT INTO items (id, name) VALUES (?, ?)`, later, fmt.Sprint("later", i))
+				})
+			}()
+		}
+		for db.Queued() < n {
+			runtime.Gosched()
+		}
+		release()
+		wg.Wait()
+		want := []string{"a"}
+		for i, err := range errs {
+			if handled[i] {
+				t.Errorf("write %d took another write's refused statement for its own", i)
+			}
+			if i%2 == 1 {
+				if !IsUniqueViolation(err) {
+					t.Errorf("write %d (refused queued insert): %v, want its unique violation", i, err)
+				}
+				continue
+			}
+			if err != nil {
+				t.Errorf("write %d: %v", i, err)
+			}
+			want = append(want, fmt.Sprint("w", i), fmt.Sprint("later", i))
+		}
+		got := names(t, db)
+		slices.Sort(got)
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Errorf("stored %v, want %v", got, want)
+		}
+	})
+}

@@ -3,10 +3,9 @@ package sqldb
 import (
 	"context"
 	"database/sql"
-	"fmt"
+	"errors"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/stdlib"
 )
 
 // Tx is the transaction a write function runs in. Several write functions
@@ -15,16 +14,21 @@ import (
 // placeholders on both engines; the context they take is not used (see
 // groupCtx).
 type Tx struct {
-	// tx is the PostgreSQL committer's connection, inside the group's
-	// transaction; nil on SQLite, where the committer's raw connection is used.
-	tx  *sql.Conn
+	// pc is the PostgreSQL committer's connection, inside the group's
+	// transaction, used through pgx itself (for its pipelines); nil on
+	// SQLite, where the committer's raw connection is used.
+	pc  *pgx.Conn
 	db  *DB
 	now int64 // unix micros, fixed once per write
 	// wake: a write function asked for the OnWake listener (Wake).
 	wake bool
-	// pending holds the statements the running write function queued with
-	// ExecLater (PostgreSQL).
+	// pending holds the statements queued on PostgreSQL (ExecLater, and the
+	// group's BEGIN) and not sent yet: they go in one pipeline with the
+	// next statement that needs an answer, or with the COMMIT.
 	pending []pendingStmt
+	// queuedErr is the error of a queued statement (see send): every later
+	// statement of the group fails until the group rolls it back.
+	queuedErr error
 	// deferring: the running write function is a Contended one in a
 	// PostgreSQL group that runs without savepoints, so GroupMerge.Defer
 	// records its work in merges instead of leaving it to the caller; the
@@ -70,23 +74,43 @@ func (t *Tx) Wake() { t.wake = true }
 
 // Exec runs a statement in the transaction.
 func (t *Tx) Exec(_ context.Context, query string, args ...any) (sql.Result, error) {
-	if t.tx == nil {
+	if t.pc == nil {
 		return t.db.rawExec(query, args)
 	}
-	return t.tx.ExecContext(groupCtx, t.db.Rebind(query), args...)
+	br, err := t.send(t.db.Rebind(query), args)
+	if err != nil {
+		return nil, err
+	}
+	tag, err := br.Exec()
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, err
+	}
+	return pgResult(tag.RowsAffected()), nil
+}
+
+// pgResult is a PostgreSQL statement's sql.Result: its row count.
+type pgResult int64
+
+func (r pgResult) RowsAffected() (int64, error) { return int64(r), nil }
+func (pgResult) LastInsertId() (int64, error) {
+	return 0, errors.New("store: PostgreSQL reports no insert id; use RETURNING")
 }
 
 // ExecLater runs a statement whose result the write function does not need
 // (an insert into a journal or an outbox, an update whose row count nobody
-// reads). On PostgreSQL it is queued, and the statements a write function
-// queued are sent in one pipeline, one round trip, when it returns, before
-// the next write function of the group runs: writes still see each other
-// whole and in order. Its error fails the write as Exec's would. The
-// function's own later statements do not see its effects, so queue only
-// statements that nothing after them in the function reads. On SQLite, where
-// a statement is a function call rather than a round trip, it runs at once.
+// reads). On PostgreSQL it is queued, and sent in one pipeline, one round
+// trip, with the next statement of the group that needs an answer (of this
+// write function or a later one) or with the group's COMMIT: statements
+// still run in the order they were asked for, and writes see each other
+// whole. Its error fails the write as Exec's would (see send). Queue only
+// statements whose failure the function would not handle itself: it learns
+// of it late, from another statement. On SQLite, where a statement is a
+// function call rather than a round trip, it runs at once.
 func (t *Tx) ExecLater(ctx context.Context, query string, args ...any) error {
-	if t.tx == nil {
+	if t.pc == nil {
 		_, err := t.Exec(ctx, query, args...)
 		return err
 	}
@@ -94,38 +118,87 @@ func (t *Tx) ExecLater(ctx context.Context, query string, args ...any) error {
 	return nil
 }
 
-// flush sends the queued statements (see ExecLater) in one pipeline and
-// returns the first one's error, if any failed.
-func (t *Tx) flush() error {
-	if len(t.pending) == 0 {
-		return nil
+// errQueued is what a statement returns after a queued statement failed:
+// not that statement's own error, which the write function running now
+// could mistake for its statement's (a unique violation it handles, say).
+// The group takes the queued statement's error from Tx.queuedErr.
+var errQueued = errors.New("store: an earlier statement of the transaction failed")
+
+// send sends the queued statements and then query (when not empty) in one
+// pipeline. Their results are read; query's are left in the returned
+// batch, which the caller reads and closes. If a queued statement failed,
+// it records its error (queuedErr) and returns errQueued.
+func (t *Tx) send(query string, args []any) (pgx.BatchResults, error) {
+	if t.queuedErr != nil {
+		return nil, errQueued
 	}
-	pending := t.pending
+	b := &pgx.Batch{QueuedQueries: make([]*pgx.QueuedQuery, 0, len(t.pending)+1)}
+	for _, p := range t.pending {
+		b.Queue(p.query, p.args...)
+	}
+	n := len(t.pending)
 	t.pending = t.pending[:0]
-	return t.tx.Raw(func(dc any) error {
-		c, isPgx := dc.(*stdlib.Conn)
-		if !isPgx {
-			return fmt.Errorf("store: PostgreSQL driver connection %T is not pgx's", dc)
+	if query != "" {
+		b.Queue(query, args...)
+	}
+	br := t.pc.SendBatch(groupCtx, b)
+	for range n {
+		if _, err := br.Exec(); err != nil {
+			br.Close()
+			t.queuedErr = err
+			return nil, errQueued
 		}
-		b := &pgx.Batch{}
-		for _, p := range pending {
-			b.Queue(p.query, p.args...)
-		}
-		return c.Conn().SendBatch(groupCtx, b).Close()
-	})
+	}
+	return br, nil
 }
 
-// Row is a single-row result: *sql.Row, *sql.Rows at a row, or the SQLite
-// committer's raw row.
+// flush sends the queued statements (see ExecLater) and returns the first
+// one's error, if any failed.
+func (t *Tx) flush() error {
+	if len(t.pending) == 0 || t.queuedErr != nil {
+		return t.queuedErr
+	}
+	br, err := t.send("", nil)
+	if err != nil {
+		return t.queuedErr
+	}
+	return br.Close()
+}
+
+// Row is a single-row result: *sql.Row, *sql.Rows at a row, pgx's row, or
+// the SQLite committer's raw row. Scan it before the next statement.
 type Row interface{ Scan(dest ...any) error }
 
 // QueryRow runs a query in the transaction and returns its first row.
 func (t *Tx) QueryRow(_ context.Context, query string, args ...any) Row {
-	if t.tx == nil {
+	if t.pc == nil {
 		return t.db.rawQueryRow(query, args)
 	}
-	return t.tx.QueryRowContext(groupCtx, t.db.Rebind(query), args...)
+	br, err := t.send(t.db.Rebind(query), args)
+	if err != nil {
+		return errRow{err}
+	}
+	return batchRow{br, br.QueryRow()}
 }
+
+// batchRow is a row of a pipeline: scanning it ends the pipeline.
+type batchRow struct {
+	br  pgx.BatchResults
+	row pgx.Row
+}
+
+func (r batchRow) Scan(dest ...any) error {
+	err := r.row.Scan(dest...)
+	if cerr := r.br.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// errRow is a row whose query was not run.
+type errRow struct{ err error }
+
+func (r errRow) Scan(...any) error { return r.err }
 
 // Insert runs an INSERT and returns the new row's id (a column named id).
 // SQLite reports the rowid itself; RETURNING would make it build a temporary
@@ -133,7 +206,7 @@ func (t *Tx) QueryRow(_ context.Context, query string, args ...any) Row {
 // plain INSERTs: one that may insert nothing (ON CONFLICT DO NOTHING) would
 // get a stale id.
 func (t *Tx) Insert(ctx context.Context, query string, args ...any) (int64, error) {
-	if t.tx == nil {
+	if t.pc == nil {
 		res, err := t.db.rawExec(query, args)
 		if err != nil {
 			return 0, err
@@ -148,18 +221,27 @@ func (t *Tx) Insert(ctx context.Context, query string, args ...any) (int64, erro
 // Query runs a multi-row query in the transaction, calling scan once per row
 // (on SQLite with the committer's raw row, so scan must not keep it).
 func (t *Tx) Query(_ context.Context, query string, args []any, scan func(Row) error) error {
-	if t.tx != nil {
-		rows, err := t.tx.QueryContext(groupCtx, t.db.Rebind(query), args...)
-		if err != nil {
+	if t.pc == nil {
+		return t.db.rawQuery(query, args, func(r *rawRow) error { return scan(r) })
+	}
+	br, err := t.send(t.db.Rebind(query), args)
+	if err != nil {
+		return err
+	}
+	defer br.Close()
+	rows, err := br.Query()
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := scan(rows); err != nil {
 			return err
 		}
-		defer rows.Close()
-		for rows.Next() {
-			if err := scan(rows); err != nil {
-				return err
-			}
-		}
-		return rows.Err()
 	}
-	return t.db.rawQuery(query, args, func(r *rawRow) error { return scan(r) })
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	return br.Close()
 }
