@@ -3,6 +3,7 @@ package store_test
 import (
 	"sync"
 	"testing"
+	"time"
 
 	"switchboard/internal/domain"
 	"switchboard/internal/sms/smsevent"
@@ -146,4 +147,75 @@ func markOutboundSent(st *store.Store, o *store.Outbound, id int64) error {
 		return err
 	}
 	return st.MarkOutboundSent(ctx, o, "ref", sent)
+}
+
+// The carrier's acceptance of a send is written without reading anything
+// first (on PostgreSQL its statements are queued, and the charge, the event
+// and the conversation's lead follow the status in SQL). It still charges
+// and leads only a message that moved to sent: one refused meanwhile stays
+// failed, uncharged and out of its conversation's lead; one whose receipt
+// came first (which charged it) is not charged twice, and gets the
+// carrier's reference.
+func TestAcceptanceFollowsTheMessagesStatus(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		acct := storetest.Account(t, st, nil).ID
+		line := storetest.Line(t, st, acct, nil)
+		const peer = "12125550101"
+		create := func() (*store.Outbound, int64) {
+			o := &store.Outbound{AccountID: acct, LineID: line.ID, From: line.Number, To: []string{peer}, Participants: peer,
+				Body: "x", Type: domain.BillingSMS, Units: 1, UnitPrice: 7900, Price: 7900}
+			id, err := st.CreateOutbound(ctx, o)
+			noErr(t, err)
+			return o, id
+		}
+		leader := func() int64 {
+			list, err := st.ListConversations(ctx, store.ConversationFilter{AccountID: acct, Limit: 10})
+			noErr(t, err)
+			if len(list) != 1 {
+				t.Fatalf("%d conversations, want 1", len(list))
+			}
+			return list[0].LastMessageID
+		}
+		first, firstID := create()
+		noErr(t, markOutboundSent(st, first, firstID))
+
+		// Refused meanwhile: the acceptance changes nothing.
+		refused, refusedID := create()
+		after, err := st.MarkUnsent(ctx, refusedID, domain.StatusFailed)
+		noErr(t, err)
+		if after != domain.StatusFailed {
+			t.Fatalf("refused message is %s", after)
+		}
+		noErr(t, markOutboundSent(st, refused, refusedID))
+		m, err := st.Message(ctx, acct, refusedID)
+		noErr(t, err)
+		if m.Status != domain.StatusFailed || m.CarrierRef != "" {
+			t.Errorf("refused message after its acceptance: status %s, ref %q; want failed, none", m.Status, m.CarrierRef)
+		}
+		if got := leader(); got != firstID {
+			t.Errorf("conversation led by %d, want %d (the refused %d must not lead)", got, firstID, refusedID)
+		}
+
+		// The receipt first: it charges; the acceptance adds the reference.
+		early, earlyID := create()
+		sent, err := smsevent.Sent(earlyID, early.From, early.To)
+		noErr(t, err)
+		delivery, err := smsevent.Delivery(earlyID, early.From, early.To, "delivered", "", time.Now())
+		noErr(t, err)
+		noErr(t, st.ApplyReceipt(ctx, store.Receipt{ID: earlyID, Status: "delivered", At: time.Now(), Sent: sent, Delivery: delivery}))
+		noErr(t, markOutboundSent(st, early, earlyID))
+		m, err = st.Message(ctx, acct, earlyID)
+		noErr(t, err)
+		if m.Status != domain.StatusSent || m.CarrierRef != "ref" {
+			t.Errorf("message receipted before its acceptance: status %s, ref %q; want sent, ref", m.Status, m.CarrierRef)
+		}
+		if got := leader(); got != earlyID {
+			t.Errorf("conversation led by %d, want %d", got, earlyID)
+		}
+		total, n, err := st.LedgerTotal(ctx, acct)
+		noErr(t, err)
+		if n != 2 || total != 2*7900 {
+			t.Errorf("ledger: %d charges totalling %d, want 2 totalling %d", n, total, 2*7900)
+		}
+	})
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -80,19 +81,34 @@ func createOutbound(ctx context.Context, tx *Tx, o *Outbound, to, media string) 
 			return 0, err
 		}
 	}
-	convID, err := upsertConversation(ctx, tx, o.AccountID, o.LineID, o.Participants)
-	if err != nil {
-		return 0, err
-	}
 	var sentBy any
 	if o.SentBy != 0 {
 		sentBy = o.SentBy
 	}
-	id, err := tx.Insert(ctx, `INSERT INTO messages (account_id, conversation_id, line_id, direction, from_number, to_numbers, body, media, type, status, units, unit_price, price, sent_by, created_at)
-		VALUES (?, ?, ?, 'out', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		o.AccountID, convID, o.LineID, o.From, to, o.Body, media, o.Type, domain.StatusPending, o.Units, o.UnitPrice, o.Price, sentBy, tx.Now())
+	var id, convID int64
+	err := sql.ErrNoRows
+	if tx.Engine() == Postgres {
+		// The conversation found and the message written in one statement
+		// (one round trip): no row when the conversation is new.
+		err = tx.QueryRow(ctx, `INSERT INTO messages (account_id, conversation_id, line_id, direction, from_number, to_numbers, body, media, type, status, units, unit_price, price, sent_by, created_at)
+			SELECT ?, c.id, ?, 'out', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM conversations c WHERE c.line_id = ? AND c.participants = ?
+			RETURNING id, conversation_id`,
+			o.AccountID, o.LineID, o.From, to, o.Body, media, o.Type, domain.StatusPending, o.Units, o.UnitPrice, o.Price, sentBy, tx.Now(),
+			o.LineID, o.Participants).Scan(&id, &convID)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return 0, fmt.Errorf("store: create message: %w", err)
+		}
+	}
 	if err != nil {
-		return 0, fmt.Errorf("store: create message: %w", err)
+		if convID, err = upsertConversation(ctx, tx, o.AccountID, o.LineID, o.Participants); err != nil {
+			return 0, err
+		}
+		id, err = tx.Insert(ctx, `INSERT INTO messages (account_id, conversation_id, line_id, direction, from_number, to_numbers, body, media, type, status, units, unit_price, price, sent_by, created_at)
+			VALUES (?, ?, ?, 'out', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			o.AccountID, convID, o.LineID, o.From, to, o.Body, media, o.Type, domain.StatusPending, o.Units, o.UnitPrice, o.Price, sentBy, tx.Now())
+		if err != nil {
+			return 0, fmt.Errorf("store: create message: %w", err)
+		}
 	}
 	o.id, o.convID = id, convID
 	if err := indexMessage(ctx, tx, id, o.Body); err != nil {
@@ -174,6 +190,9 @@ type sentFacts struct {
 // known, when not nil, holds the message's facts; otherwise they are read
 // with the update.
 func markSent(ctx context.Context, tx *Tx, id int64, ref string, known *sentFacts, sent domain.Event) error {
+	if known != nil && tx.Engine() == Postgres && !skipEvents {
+		return markSentPG(ctx, tx, id, ref, known, sent)
+	}
 	// Only a pending or abandoned message moves to sent: a sent one was
 	// already charged, a failed one was reported unsent to the client.
 	const update = `UPDATE messages SET status = ?, carrier_ref = ? WHERE id = ? AND direction = 'out' AND status IN (?, ?)`
@@ -217,6 +236,42 @@ func markSent(ctx context.Context, tx *Tx, id int64, ref string, known *sentFact
 	return addEvent(ctx, tx, f.account, sent.Type, sent.Payload)
 }
 
+// markSentPG is markSent on PostgreSQL with the message's facts known (the
+// send path): its statements are queued, none waits for an answer (see
+// Tx.ExecLater). The charge and the event follow the status update in SQL
+// (they insert what it returned), and the conversation's lead reads the
+// message's status when it runs (leadConversationPG): each follows only a
+// message that moved to sent, as in markSent.
+func markSentPG(ctx context.Context, tx *Tx, id int64, ref string, f *sentFacts, sent domain.Event) error {
+	if sent.Type == "" {
+		return fmt.Errorf("store: event without a type")
+	}
+	if err := tx.ExecLater(ctx, markSentPGSQL, domain.StatusSent, ref, id, domain.StatusPending, domain.StatusAbandoned,
+		f.account, f.price, f.typ+" from "+f.from, tx.Now(), sent.Type, string(sent.Payload)); err != nil {
+		return fmt.Errorf("store: mark sent: %w", err)
+	}
+	if ref != "" {
+		// Already sent (a receipt came first): keep the carrier's
+		// reference. A statement of its own, with its own snapshot, so that
+		// it sees a receipt that committed while the update above waited
+		// for the row.
+		if err := tx.ExecLater(ctx, `UPDATE messages SET carrier_ref = ? WHERE id = ? AND carrier_ref = '' AND status = ?`, ref, id, domain.StatusSent); err != nil {
+			return fmt.Errorf("store: carrier ref: %w", err)
+		}
+	}
+	tx.Wake()
+	return leadConversation(ctx, tx, f.conv, id)
+}
+
+// markSentPGSQL moves message $3 to sent ($1) with carrier reference $2 if
+// it is pending or abandoned ($4, $5), and then, only if it moved, charges
+// account $6 amount $7 (description $8, at $9) and writes its event (type
+// $10, payload $11).
+const markSentPGSQL = `WITH u AS (
+	UPDATE messages SET status = $1, carrier_ref = $2 WHERE id = $3 AND direction = 'out' AND status IN ($4, $5) RETURNING id),
+	l AS (INSERT INTO ledger (account_id, message_id, amount, currency, description, created_at) SELECT $6, id, $7, 'USD', $8, $9 FROM u)
+	INSERT INTO events (account_id, type, payload, created_at) SELECT $6, $10, $11, $9 FROM u`
+
 // leadConversation makes sent message id its conversation's newest, so that
 // the conversation leads its lists again (unless a newer message already
 // does: a late receipt can accept an old send), and so do the rows of its
@@ -227,21 +282,22 @@ func leadConversation(ctx context.Context, tx *Tx, conv, id int64) error {
 	if skipLead {
 		return nil
 	}
-	if leads.Defer(tx, conv, id) {
+	if leads.Defer(tx, conv, []int64{id}) {
 		return nil
 	}
-	return leadNow(ctx, tx, conv, id)
+	return leadNow(ctx, tx, conv, []int64{id})
 }
 
-// leadNow is leadConversation's update, made at once (or as the group's
-// merged one: leads.Flush).
-func leadNow(ctx context.Context, tx *Tx, conv, id int64) error {
+// leadNow is leadConversation's update for the newest of sent messages ids,
+// made at once (or as the group's merged one: leads.Flush).
+func leadNow(ctx context.Context, tx *Tx, conv int64, ids []int64) error {
 	if tx.Engine() == Postgres {
-		if err := tx.ExecLater(ctx, leadConversationPG, id, tx.Now(), conv); err != nil {
+		if err := tx.ExecLater(ctx, leadConversationPG, ids, tx.Now(), conv); err != nil {
 			return fmt.Errorf("store: conversation: %w", err)
 		}
 		return nil
 	}
+	id := slices.Max(ids)
 	if err := tx.ExecLater(ctx, `UPDATE conversations SET last_message_id = ?, last_message_at = ? WHERE id = ? AND (last_message_id IS NULL OR last_message_id < ?)`, id, tx.Now(), conv, id); err != nil {
 		return fmt.Errorf("store: conversation: %w", err)
 	}
@@ -253,25 +309,29 @@ func leadNow(ctx context.Context, tx *Tx, conv, id int64) error {
 }
 
 // leadConversationPG is leadConversation's two updates in one statement
-// (arguments $1 message id, $2 now, $3 conversation id; written with
+// (arguments $1 the message ids, $2 now, $3 conversation id; written with
 // PostgreSQL's placeholders, which Rebind leaves): the users' rows follow only
 // if the conversation's update matched. One lookup of the conversation row
 // instead of two: on PostgreSQL every send's update of it is a new row
 // version with entries in its list indexes (last_message_at is their key, so
 // the update is never HOT), and a lookup walks the versions not yet vacuumed.
-const leadConversationPG = `WITH c AS (
-	UPDATE conversations SET last_message_id = $1, last_message_at = $2 WHERE id = $3 AND (last_message_id IS NULL OR last_message_id < $1) RETURNING id)
+// The newest of the messages that are sent leads: on the send path the
+// update is queued before anyone knows whether its message moved to sent
+// (markSentPG), so it reads their status when it runs.
+const leadConversationPG = `WITH m AS (SELECT max(id) AS id FROM messages WHERE id = ANY($1) AND status = 'sent'),
+	c AS (UPDATE conversations SET last_message_id = m.id, last_message_at = $2 FROM m
+		WHERE conversations.id = $3 AND m.id IS NOT NULL AND (last_message_id IS NULL OR last_message_id < m.id) RETURNING conversations.id)
 	UPDATE inbox_reads SET last_message_at = $2 WHERE conversation_id IN (SELECT id FROM c) AND unread > 0`
 
 // leads merges the conversation updates of a group's sends
 // (contended writes, which run last in their group): one update per
-// conversation, with its newest sent message id, made after the group's
+// conversation, with its sent message ids, made after the group's
 // last write in conversation id order, so that groups of other committers
 // and nodes lock shared conversations in one order.
-var leads = sqldb.GroupMerge[int64, int64]{
-	Merge: func(old, id int64) int64 { return max(old, id) },
-	Flush: func(tx *Tx, conv, id int64) error {
-		return leadNow(context.Background(), tx, conv, id)
+var leads = sqldb.GroupMerge[int64, []int64]{
+	Merge: func(old, ids []int64) []int64 { return append(old, ids...) },
+	Flush: func(tx *Tx, conv int64, ids []int64) error {
+		return leadNow(context.Background(), tx, conv, ids)
 	},
 }
 
