@@ -5,12 +5,24 @@
 // assigned. Two threads are set apart for the mark-read comparison: "big"
 // with -big messages and "small" with 10.
 //
-// Everything is written through the store's own methods, the ones real
-// traffic uses (inbound texts, sends, thread reads, resolve, assign), from
-// -workers goroutines so that SQLite groups the writes into shared commits.
+// What is written is decided first, from -seed (plan.go), and then written
+// one of two ways. By default on SQLite, through the store's own methods,
+// the ones real traffic uses (inbound texts, sends, thread reads, resolve,
+// assign), from -workers goroutines so that SQLite groups the writes into
+// shared commits; with -workers 1, in the plan's order, which makes the
+// database the same on every run. By default on PostgreSQL (-copy), where
+// the store's methods write about 143 messages a second: the account, its
+// users, lines and key through the store, then the threads with COPY and
+// what the store derives from them with set-based SQL (copy.go), giving the
+// database -workers 1 gives (equal_test.go).
+//
+// Several accounts may share a database: a second run with another
+// -account, -usernames and -numbers adds one (bench/inbox.sh's TENANT2).
+//
 // It prints one JSON object: the account, an all-scopes API key, the first
-// user's username (password "bench-password"), and the addresses of the two
-// threads.
+// user's username (password "bench-password"), the addresses of the two
+// threads, and what a sender needs to reach the threads (every line's
+// number, the customers' number format).
 //
 //	go run ./bench/inboxgen -db /tmp/inbox.db
 package main
@@ -19,18 +31,15 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"switchboard/internal/auth"
 	"switchboard/internal/domain"
-	"switchboard/internal/sms/smsevent"
 	"switchboard/internal/store"
 )
 
@@ -40,30 +49,80 @@ type options struct {
 	messages, big, workers        int
 	readShare, resolved, assigned float64
 	days                          int
+	end                           time.Time
+	seed                          uint64
+	copy                          bool
+	account, usernames, numbers   string
 }
 
 func main() {
-	var o options
-	flag.StringVar(&o.db, "db", "", "database: a SQLite path or postgres:// URL (required; should be empty)")
-	flag.IntVar(&o.users, "users", 20, "users, all seeing every line")
-	flag.IntVar(&o.lines, "lines", 10, "SMS lines")
-	flag.IntVar(&o.conversations, "conversations", 50_000, "conversations")
-	flag.IntVar(&o.messages, "messages", 1_000_000, "messages in all")
-	flag.IntVar(&o.big, "big", 10_000, "messages in the big thread")
-	flag.IntVar(&o.workers, "workers", 64, "concurrent writers")
-	flag.Float64Var(&o.readShare, "read", 0.9, "share of threads every user has read")
-	flag.Float64Var(&o.resolved, "resolved", 0.5, "share of threads resolved")
-	flag.Float64Var(&o.assigned, "assigned", 0.3, "share of threads assigned to a user")
-	flag.IntVar(&o.days, "days", 90, "days the messages span, ending now (0: real time)")
-	flag.Parse()
-	if o.db == "" || o.conversations < 3 || o.messages < o.big+10+(o.conversations-2) {
-		fmt.Fprintln(os.Stderr, "usage: inboxgen -db DSN [-conversations N -messages N -users N -lines N -big N]")
+	o, err := parseFlags(os.Args[1:])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "inboxgen:", err)
 		os.Exit(2)
 	}
-	if err := run(context.Background(), o); err != nil {
+	res, err := run(context.Background(), o)
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "inboxgen:", err)
 		os.Exit(1)
 	}
+	json.NewEncoder(os.Stdout).Encode(res)
+}
+
+func parseFlags(args []string) (options, error) {
+	var o options
+	var end string
+	fs := flag.NewFlagSet("inboxgen", flag.ContinueOnError)
+	fs.StringVar(&o.db, "db", "", "database: a SQLite path or postgres:// URL (required; should hold no other -usernames or -numbers)")
+	fs.IntVar(&o.users, "users", 20, "users, all seeing every line")
+	fs.IntVar(&o.lines, "lines", 10, "SMS lines")
+	fs.IntVar(&o.conversations, "conversations", 50_000, "conversations")
+	fs.IntVar(&o.messages, "messages", 1_000_000, "messages in all")
+	fs.IntVar(&o.big, "big", 10_000, "messages in the big thread")
+	fs.IntVar(&o.workers, "workers", 64, "concurrent writers of the store path (1: in the plan's order, the same database every run)")
+	fs.Float64Var(&o.readShare, "read", 0.9, "share of threads every user has read")
+	fs.Float64Var(&o.resolved, "resolved", 0.5, "share of threads resolved")
+	fs.Float64Var(&o.assigned, "assigned", 0.3, "share of threads assigned to a user")
+	fs.IntVar(&o.days, "days", 90, "days the messages span, ending at -end (0: real time)")
+	fs.StringVar(&end, "end", "", "when the messages end, RFC 3339 (default now)")
+	fs.Uint64Var(&o.seed, "seed", 1, "seed of everything the inbox holds")
+	fs.BoolVar(&o.copy, "copy", false, "PostgreSQL only: write the threads with COPY (default when -db is a postgres:// URL)")
+	fs.StringVar(&o.account, "account", "Inbox Bench Co", "the account's name")
+	fs.StringVar(&o.usernames, "usernames", "agent", "the users' usernames: this and 1 to -users")
+	fs.StringVar(&o.numbers, "numbers", "1415550", "the lines' numbers: this and 0000 to -lines - 1")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if !set["copy"] {
+		o.copy = isPostgres(o.db)
+	}
+	o.end = time.Now().UTC()
+	if end != "" {
+		t, err := time.Parse(time.RFC3339Nano, end)
+		if err != nil {
+			return o, fmt.Errorf("-end: %w", err)
+		}
+		o.end = t.UTC()
+	}
+	return o, o.check()
+}
+
+func (o options) check() error {
+	switch {
+	case o.db == "" || o.conversations < 3 || o.users < 1 || o.lines < 1 || o.big < 1 || o.messages < o.big+10+(o.conversations-2):
+		return errors.New("usage: inboxgen -db DSN [-conversations N -messages N -users N -lines N -big N] (messages >= big + 10 + conversations - 2)")
+	case o.copy && !isPostgres(o.db):
+		return errors.New("-copy needs a postgres:// database")
+	case o.workers < 1:
+		return errors.New("-workers must be at least 1")
+	}
+	return nil
+}
+
+func isPostgres(dsn string) bool {
+	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
 }
 
 // result is what the benchmark script needs.
@@ -79,210 +138,122 @@ type result struct {
 	Threads    int     `json:"conversations"`
 	Seconds    float64 `json:"seconds"`
 	Engine     string  `json:"engine"`
+	Mode       string  `json:"mode"`
 	UserIDs    []int64 `json:"userIds"`
 	LineCount  int     `json:"lines"`
 	UnreadPart float64 `json:"unreadShare"`
+	// Numbers are every line's number: thread i is on line i % len(Numbers)
+	// (threads 0 and 1 on the first), with customer Customers % i.
+	Numbers   []string `json:"lineNumbers"`
+	Customers string   `json:"customers"`
 }
 
-func run(ctx context.Context, o options) error {
+// setup is what the store created for the threads to be written in.
+type setup struct {
+	account int64
+	lines   []domain.Line
+	users   []int64 // user ids; a plan's user index is an index here
+}
+
+func run(ctx context.Context, o options) (result, error) {
 	started := time.Now()
 	st, err := store.Open(ctx, o.db)
 	if err != nil {
-		return err
+		return result{}, err
 	}
 	defer st.Close()
 	if err := st.Migrate(ctx); err != nil {
-		return err
+		return result{}, err
 	}
-	acct := domain.Account{Name: "Inbox Bench Co"}
+	p := newPlan(o)
+	w := &storeWriter{st: st, p: p}
+	if o.days > 0 {
+		// Every write is stamped with the plan's time of its step (the
+		// setup: the span's beginning).
+		st.SetClock(func() time.Time { return p.clock(int(w.written.Load())) })
+	}
+	res, s, err := provision(ctx, st, o)
+	if err != nil {
+		return res, err
+	}
+	w.s = s
+	switch {
+	case o.copy:
+		res.Mode = "copy"
+		err = copyInbox(ctx, o.db, p, s)
+	case o.workers == 1:
+		res.Mode = "store, in order"
+		err = w.inOrder(ctx)
+	default:
+		res.Mode = "store, concurrent"
+		err = w.concurrently(ctx, o.workers)
+	}
+	if err != nil {
+		return res, err
+	}
+	if err := finish(ctx, o.db, s.account); err != nil {
+		return res, err
+	}
+	res.Messages = int64(o.messages)
+	res.Seconds = time.Since(started).Seconds()
+	return res, nil
+}
+
+// provision creates, through the store, the account, its role (every
+// line, every user), users, lines and all-scopes key.
+func provision(ctx context.Context, st *store.Store, o options) (result, setup, error) {
+	var s setup
+	acct := domain.Account{Name: o.account}
 	if err := st.CreateAccount(ctx, &acct); err != nil {
-		return err
+		return result{}, s, err
 	}
+	s.account = acct.ID
 	perms, _ := domain.ParsePermissions("users:all,numbers:all")
 	role := domain.Role{AccountID: acct.ID, Name: "agent", Permissions: perms}
 	if err := st.CreateRole(ctx, &role); err != nil {
-		return err
+		return result{}, s, err
 	}
 	hash, err := auth.HashPassword("bench-password")
 	if err != nil {
-		return err
+		return result{}, s, err
 	}
-	res := result{Username: "agent1", Threads: o.conversations, Engine: string(st.Engine()), LineCount: o.lines, UnreadPart: 1 - o.readShare}
 	for i := 1; i <= o.users; i++ {
-		u := domain.User{AccountID: acct.ID, RoleID: role.ID, Username: fmt.Sprintf("agent%d", i), PasswordHash: hash,
+		u := domain.User{AccountID: acct.ID, RoleID: role.ID, Username: fmt.Sprint(o.usernames, i), PasswordHash: hash,
 			FirstName: "Agent", LastName: fmt.Sprint(i)}
 		if err := st.CreateUser(ctx, &u); err != nil {
-			return err
+			return result{}, s, err
 		}
-		res.UserIDs = append(res.UserIDs, u.ID)
+		s.users = append(s.users, u.ID)
 	}
-	var lines []domain.Line
+	res := result{AccountID: acct.ID, Username: o.usernames + "1", Threads: o.conversations, Engine: string(st.Engine()),
+		LineCount: o.lines, UnreadPart: 1 - o.readShare, UserIDs: s.users, Customers: customerFormat,
+		Big: customer(0), Small: customer(1), BigCount: o.big}
 	for i := range o.lines {
-		l := domain.Line{AccountID: acct.ID, Number: fmt.Sprintf("1415550%04d", i), Name: fmt.Sprint("Line ", i), SMSEnabled: true}
+		l := domain.Line{AccountID: acct.ID, Number: fmt.Sprintf("%s%04d", o.numbers, i), Name: fmt.Sprint("Line ", i), SMSEnabled: true}
 		if err := st.CreateLine(ctx, &l); err != nil {
-			return err
+			return result{}, s, err
 		}
-		lines = append(lines, l)
+		s.lines = append(s.lines, l)
+		res.Numbers = append(res.Numbers, l.Number)
 	}
+	res.Line = res.Numbers[0]
 	if res.Key, _, err = auth.NewAPIKey(ctx, st, acct.ID, "bench", auth.AllScopes); err != nil {
-		return err
+		return result{}, s, err
 	}
-	if err := st.AllowHost(ctx, "app.example.test"); err != nil {
-		return err
-	}
-	res.AccountID, res.Line = acct.ID, lines[0].Number
-	readers := res.UserIDs // every user sees every line
-
-	// Thread 0 is the big one, thread 1 the small one; the rest share what
-	// is left, a few more or less each.
-	sizes := make([]int, o.conversations)
-	sizes[0], sizes[1] = o.big, 10
-	rest := o.messages - o.big - 10
-	for i := 2; i < o.conversations; i++ {
-		sizes[i] = rest / (o.conversations - 2)
-	}
-	for i := 0; i < rest%(o.conversations-2); i++ {
-		sizes[2+i]++
-	}
-	res.Big, res.Small, res.BigCount = customer(0), customer(1), o.big
-
-	var next, written atomic.Int64
-	if o.days > 0 {
-		// Time runs from o.days ago to now as the messages are written, so
-		// that conversations spread over days as a real inbox's do.
-		span, begin := time.Duration(o.days)*24*time.Hour, time.Now().UTC().Add(-time.Duration(o.days)*24*time.Hour)
-		st.SetClock(func() time.Time {
-			return begin.Add(time.Duration(float64(span) * float64(written.Load()) / float64(o.messages)))
-		})
-	}
-	var wg sync.WaitGroup
-	errs := make(chan error, o.workers)
-	progress := time.NewTicker(10 * time.Second)
-	defer progress.Stop()
-	done := make(chan struct{})
-	go func() {
-		for {
-			select {
-			case <-progress.C:
-				fmt.Fprintf(os.Stderr, "inboxgen: %d messages, %d threads started, %s\n", written.Load(), next.Load(), time.Since(started).Round(time.Second))
-			case <-done:
-				return
-			}
-		}
-	}()
-	for w := range o.workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r := rand.New(rand.NewPCG(uint64(w), 99))
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= o.conversations {
-					return
-				}
-				line := lines[i%len(lines)]
-				if i < 2 {
-					line = lines[0]
-				}
-				if err := thread(ctx, st, o, r, acct.ID, line, customer(i), sizes[i], readers, i < 2, &written); err != nil {
-					errs <- fmt.Errorf("thread %d: %w", i, err)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(done)
-	select {
-	case err := <-errs:
-		return err
-	default:
-	}
-	res.Messages = written.Load()
-	if err := deliverAll(ctx, o.db); err != nil {
-		return err
-	}
-	res.Seconds = time.Since(started).Seconds()
-	return json.NewEncoder(os.Stdout).Encode(res)
+	return res, s, st.AllowHost(ctx, "app.example.test")
 }
 
-func customer(i int) string { return fmt.Sprintf("1212%07d", i) }
-
-var texts = []string{
-	"Hi, can I move my appointment to Thursday?",
-	"Thanks! See you then.",
-	"Is the 3pm slot still free?",
-	"Running late, 10 minutes",
-	"Can you resend the invoice please?",
-}
-
-// thread writes one conversation's messages, alternating roughly 60/40
-// between texts received and sent, then its state: read by every user (most
-// threads; never the two compared threads, which every user has unread),
-// resolved, assigned.
-func thread(ctx context.Context, st *store.Store, o options, r *rand.Rand, account int64, line domain.Line, number string, n int,
-	readers []int64, compared bool, written *atomic.Int64) error {
-	for m := range n {
-		body := texts[r.IntN(len(texts))]
-		if m == 0 || r.IntN(10) < 6 {
-			in := store.Inbound{Line: line, From: number, Participants: []string{number}, Body: body, Readers: readers}
-			if err := smsevent.SetReceived(&in); err != nil {
-				return err
-			}
-			if _, err := st.StoreInbound(ctx, in); err != nil {
-				return err
-			}
-		} else {
-			o := &store.Outbound{AccountID: account, LineID: line.ID, From: line.Number, To: []string{number}, Participants: number,
-				Body: body, Type: domain.BillingSMS, Units: 1, UnitPrice: 7900, Price: 7900, SentBy: readers[r.IntN(len(readers))]}
-			id, err := st.CreateOutbound(ctx, o)
-			if err != nil {
-				return err
-			}
-			sent, err := smsevent.Sent(id, o.From, o.To)
-			if err != nil {
-				return err
-			}
-			if err := st.MarkOutboundSent(ctx, o, "bench", sent); err != nil {
-				return err
-			}
-		}
-		written.Add(1)
-	}
-	key := domain.ConversationKey{Line: line, Participants: []string{number}}
-	c, _, err := st.Conversation(ctx, key)
-	if err != nil {
-		return err
-	}
-	if !compared && r.Float64() < o.readShare {
-		for _, u := range readers {
-			if err := st.MarkThreadRead(ctx, c.ID, u, store.Change{}); err != nil {
-				return err
-			}
-		}
-	}
-	ch := store.StateChange{Key: key, Actor: readers[r.IntN(len(readers))]}
-	if r.Float64() < o.assigned {
-		if _, err := st.Assign(ctx, ch, readers[r.IntN(len(readers))]); err != nil {
-			return err
-		}
-	}
-	if r.Float64() < o.resolved {
-		if _, err := st.Resolve(ctx, ch, ch.Actor, "", ch.Actor); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// deliverAll gives every generated send its delivery receipt, in one
-// statement: an inbox of a quarter's texts has them, and a send left
+// finish gives the account's generated sends their delivery receipts and,
+// on PostgreSQL, counts every generated event as fanned out, each in one
+// statement. An inbox of a quarter's texts has its receipts, and a send left
 // awaiting its receipt makes the sim carrier rebuild and deliver every one
 // of them when a server starts on the database, a storm of receipts and
-// events (379,260 on the default database) under whatever is measured.
-func deliverAll(ctx context.Context, dsn string) error {
+// events (379,260 on the default database) under whatever is measured; the
+// events, a million with no subscription to deliver them to, would be
+// fanned out by the first server in 5,000 transactions of 200.
+func finish(ctx context.Context, dsn string, account int64) error {
 	driver, name := "sqlite", strings.TrimPrefix(dsn, "sqlite://")
-	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+	if isPostgres(dsn) {
 		driver, name = "pgx", dsn
 	}
 	db, err := sql.Open(driver, name)
@@ -290,10 +261,22 @@ func deliverAll(ctx context.Context, dsn string) error {
 		return err
 	}
 	defer db.Close()
-	_, err = db.ExecContext(ctx, `UPDATE messages SET delivery_status = 'delivered', delivery_error = '', delivery_at = created_at
-		WHERE direction = 'out' AND status = 'sent' AND delivery_status IS NULL`)
-	if err != nil {
+	q := `UPDATE messages SET delivery_status = 'delivered', delivery_error = '', delivery_at = created_at
+		WHERE account_id = $1 AND direction = 'out' AND status = 'sent' AND delivery_status IS NULL`
+	if driver == "sqlite" {
+		q = strings.Replace(q, "$1", "?", 1)
+	}
+	if _, err := db.ExecContext(ctx, q, account); err != nil {
 		return fmt.Errorf("deliver the generated sends: %w", err)
+	}
+	if driver != "pgx" {
+		return nil
+	}
+	_, err = db.ExecContext(ctx, `UPDATE event_fanout f SET xid = e.xid, event_id = e.id
+		FROM (SELECT xid, id FROM events WHERE xid IS NOT NULL ORDER BY xid DESC, id DESC LIMIT 1) e
+		WHERE f.id = 1 AND (e.xid, e.id) > (f.xid, f.event_id)`)
+	if err != nil {
+		return fmt.Errorf("fan out the generated events: %w", err)
 	}
 	return nil
 }
