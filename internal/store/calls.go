@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"slices"
@@ -65,7 +66,7 @@ func (s *Store) SaveCall(ctx context.Context, rec *domain.CallRecord, events []d
 			if err := countCall(ctx, tx, c.AccountID, old.start, old.direction, old.status, -1); err != nil {
 				return err
 			}
-		case err == sql.ErrNoRows:
+		case errors.Is(err, sql.ErrNoRows):
 		default:
 			return fmt.Errorf("store: find call: %w", err)
 		}

@@ -56,7 +56,7 @@ func (s *Store) RecordingKey(ctx context.Context) ([]byte, error) {
 func (s *Store) recordingKey(ctx context.Context) ([]byte, error) {
 	var key []byte
 	err := s.db.QueryRow(ctx, `SELECT secret FROM recording_keys ORDER BY id DESC LIMIT 1`).Scan(&key)
-	if err == sql.ErrNoRows {
+	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
 	if err != nil {
