@@ -317,8 +317,11 @@ func leadNow(ctx context.Context, tx *Tx, conv int64, ids []int64) error {
 // the update is never HOT), and a lookup walks the versions not yet vacuumed.
 // The newest of the messages that are sent leads: on the send path the
 // update is queued before anyone knows whether its message moved to sent
-// (markSentPG), so it reads their status when it runs.
-const leadConversationPG = `WITH m AS (SELECT max(id) AS id FROM messages WHERE id = ANY($1) AND status = 'sent'),
+// (markSentPG), so it reads their status when it runs: one primary-key
+// lookup per id, written as a scalar subquery so that no plan (a generic one
+// made while the table was small, say) scans the messages instead.
+const leadConversationPG = `WITH m AS (SELECT max(x.id) AS id FROM unnest($1::bigint[]) AS x(id)
+		WHERE (SELECT status FROM messages WHERE messages.id = x.id) = 'sent'),
 	c AS (UPDATE conversations SET last_message_id = m.id, last_message_at = $2 FROM m
 		WHERE conversations.id = $3 AND m.id IS NOT NULL AND (last_message_id IS NULL OR last_message_id < m.id) RETURNING conversations.id)
 	UPDATE inbox_reads SET last_message_at = $2 WHERE conversation_id IN (SELECT id FROM c) AND unread > 0`
