@@ -513,6 +513,12 @@ const receiptFastSQL = `UPDATE messages SET delivery_status = ?, delivery_error 
 		AND ? NOT IN ('delivered', 'undelivered', 'smsc_reject'))
 	RETURNING account_id`
 
+// receiptFastPG is receiptFastSQL with the report's event written by the
+// same statement (arguments: receiptFastSQL's, then the event's type,
+// payload and time).
+const receiptFastPG = `WITH u AS (` + receiptFastSQL + `)
+	INSERT INTO events (account_id, type, payload, created_at) SELECT account_id, ?, ?, ? FROM u RETURNING account_id`
+
 // Receipt is a carrier delivery report on outbound message ID, with the
 // events it may write, built by the caller (the sms capability) from the
 // message's line and recipients.
@@ -541,18 +547,27 @@ func (s *Store) ApplyReceipt(ctx context.Context, r Receipt) error {
 		// with the checks below written in SQL (the UPDATE locks the row on
 		// PostgreSQL and re-checks them on the row it locked). Anything
 		// else (no row updated) takes the general path.
-		err := tx.QueryRow(ctx, receiptFastSQL, status, errText, micros(r.At), id, domain.StatusSent, status, errText, status).Scan(&account)
-		if err == nil {
+		fastArgs := []any{status, errText, micros(r.At), id, domain.StatusSent, status, errText, status}
+		if tx.Engine() == Postgres && !skipEvents && r.Delivery.Type != "" {
+			// Its event in the same statement.
+			err := tx.QueryRow(ctx, receiptFastPG, append(fastArgs, r.Delivery.Type, string(r.Delivery.Payload), tx.Now())...).Scan(&account)
+			if err == nil {
+				tx.Wake()
+				return nil
+			}
+			if !errors.Is(err, sql.ErrNoRows) {
+				return fmt.Errorf("store: receipt: %w", err)
+			}
+		} else if err := tx.QueryRow(ctx, receiptFastSQL, fastArgs...).Scan(&account); err == nil {
 			return addEvent(ctx, tx, account, r.Delivery.Type, r.Delivery.Payload)
-		}
-		if !errors.Is(err, sql.ErrNoRows) {
+		} else if !errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("store: receipt: %w", err)
 		}
 		var msgStatus string
 		var cur, curErr sql.NullString
 		// Lock the row (PostgreSQL) so that concurrent receipts for one
 		// message apply one after the other.
-		err = tx.QueryRow(ctx, `SELECT account_id, status, delivery_status, delivery_error FROM messages WHERE id = ? AND direction = 'out'`+tx.ForUpdate(), id).
+		err := tx.QueryRow(ctx, `SELECT account_id, status, delivery_status, delivery_error FROM messages WHERE id = ? AND direction = 'out'`+tx.ForUpdate(), id).
 			Scan(&account, &msgStatus, &cur, &curErr)
 		if errors.Is(err, sql.ErrNoRows) {
 			return domain.Errorf(domain.NotFound, "message %d not found", id)
