@@ -77,7 +77,7 @@ func (t *Tx) Exec(_ context.Context, query string, args ...any) (sql.Result, err
 	if t.pc == nil {
 		return t.db.rawExec(query, args)
 	}
-	br, err := t.send(t.db.Rebind(query), args)
+	br, err := t.send(pendingStmt{t.db.Rebind(query), args})
 	if err != nil {
 		return nil, err
 	}
@@ -124,22 +124,22 @@ func (t *Tx) ExecLater(ctx context.Context, query string, args ...any) error {
 // The group takes the queued statement's error from Tx.queuedErr.
 var errQueued = errors.New("store: an earlier statement of the transaction failed")
 
-// send sends the queued statements and then query (when not empty) in one
-// pipeline. Their results are read; query's are left in the returned
+// send sends the queued statements and then stmts in one pipeline. The
+// queued statements' results are read; stmts' are left in the returned
 // batch, which the caller reads and closes. If a queued statement failed,
 // it records its error (queuedErr) and returns errQueued.
-func (t *Tx) send(query string, args []any) (pgx.BatchResults, error) {
+func (t *Tx) send(stmts ...pendingStmt) (pgx.BatchResults, error) {
 	if t.queuedErr != nil {
 		return nil, errQueued
 	}
-	b := &pgx.Batch{QueuedQueries: make([]*pgx.QueuedQuery, 0, len(t.pending)+1)}
+	b := &pgx.Batch{QueuedQueries: make([]*pgx.QueuedQuery, 0, len(t.pending)+len(stmts))}
 	for _, p := range t.pending {
 		b.Queue(p.query, p.args...)
 	}
 	n := len(t.pending)
 	t.pending = t.pending[:0]
-	if query != "" {
-		b.Queue(query, args...)
+	for _, p := range stmts {
+		b.Queue(p.query, p.args...)
 	}
 	br := t.pc.SendBatch(groupCtx, b)
 	for range n {
@@ -158,7 +158,7 @@ func (t *Tx) flush() error {
 	if len(t.pending) == 0 || t.queuedErr != nil {
 		return t.queuedErr
 	}
-	br, err := t.send("", nil)
+	br, err := t.send()
 	if err != nil {
 		return t.queuedErr
 	}
@@ -174,7 +174,7 @@ func (t *Tx) QueryRow(_ context.Context, query string, args ...any) Row {
 	if t.pc == nil {
 		return t.db.rawQueryRow(query, args)
 	}
-	br, err := t.send(t.db.Rebind(query), args)
+	br, err := t.send(pendingStmt{t.db.Rebind(query), args})
 	if err != nil {
 		return errRow{err}
 	}
@@ -224,7 +224,7 @@ func (t *Tx) Query(_ context.Context, query string, args []any, scan func(Row) e
 	if t.pc == nil {
 		return t.db.rawQuery(query, args, func(r *rawRow) error { return scan(r) })
 	}
-	br, err := t.send(t.db.Rebind(query), args)
+	br, err := t.send(pendingStmt{t.db.Rebind(query), args})
 	if err != nil {
 		return err
 	}
@@ -242,6 +242,43 @@ func (t *Tx) Query(_ context.Context, query string, args []any, scan func(Row) e
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return err
+	}
+	return br.Close()
+}
+
+// Stmt is one statement of QueryEach.
+type Stmt struct {
+	Query string
+	Args  []any
+}
+
+// QueryEach runs stmts in order and calls scan with each one's first row
+// (whose Scan reports sql.ErrNoRows when it returned none). On PostgreSQL
+// they go in one pipeline, with the queued statements: one round trip for
+// work that would otherwise take one per statement (a batch of outcomes,
+// each with its own small statement, planned on its own key).
+func (t *Tx) QueryEach(ctx context.Context, stmts []Stmt, scan func(i int, r Row) error) error {
+	if t.pc == nil {
+		for i, s := range stmts {
+			if err := scan(i, t.QueryRow(ctx, s.Query, s.Args...)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	own := make([]pendingStmt, len(stmts))
+	for i, s := range stmts {
+		own[i] = pendingStmt{t.db.Rebind(s.Query), s.Args}
+	}
+	br, err := t.send(own...)
+	if err != nil {
+		return err
+	}
+	defer br.Close()
+	for i := range stmts {
+		if err := scan(i, br.QueryRow()); err != nil {
+			return err
+		}
 	}
 	return br.Close()
 }
