@@ -132,3 +132,44 @@ func TestAttemptLogIsBounded(t *testing.T) {
 		}
 	})
 }
+
+// TestHoldInABatch checks that a subscription's hold (an endpoint down)
+// recorded in a batch of outcomes moves the deliveries released before it
+// in the batch, as it moves any already due, and not those released after
+// it, which a hold finds still leased: on PostgreSQL the batch's releases
+// are made first, in one pipeline, and the hold after them.
+func TestHoldInABatch(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+		st.SetClock(func() time.Time { return now })
+		acct := storetest.Account(t, st, nil)
+		hook := domain.Webhook{AccountID: acct.ID, URL: "https://h.example.com", Type: domain.EventAccountSMS, Enabled: true, Secret: "whsec_AAAA"}
+		noErr(t, st.CreateWebhook(ctx, &hook))
+		ev := domain.Event{Type: domain.EventAccountSMS, Payload: []byte(`{}`)}
+		noErr(t, st.AddEvents(ctx, acct.ID, []domain.Event{ev, ev, ev}))
+		storetest.FanOut(t, st)
+		ids, err := st.ClaimDeliveries(ctx, "o", 10, time.Minute, nil)
+		noErr(t, err)
+		if len(ids) != 3 {
+			t.Fatalf("claimed %v, want 3 deliveries", ids)
+		}
+		retry := func(id int64, next time.Duration) store.DeliveryOutcome {
+			return store.DeliveryOutcome{DeliveryID: id, WebhookID: hook.ID, State: domain.DeliveryPending, NextAt: now.Add(next),
+				Attempt: &domain.WebhookAttempt{At: now, StatusCode: 503, Error: "HTTP 503"}}
+		}
+		hold := retry(ids[1], time.Hour)
+		hold.Backoff = true
+		n, err := st.FinishDeliveries(ctx, "o", []store.DeliveryOutcome{retry(ids[0], time.Minute), hold, retry(ids[2], 2*time.Minute)})
+		if err != nil || n != 3 {
+			t.Fatalf("recorded %d (%v), want 3", n, err)
+		}
+		list, err := st.WebhookDeliveries(ctx, acct.ID, hook.ID, 0, 10)
+		noErr(t, err)
+		want := map[int64]time.Time{ids[0]: now.Add(time.Hour), ids[1]: now.Add(time.Hour), ids[2]: now.Add(2 * time.Minute)}
+		for _, d := range list {
+			if d.NextAttemptAt == nil || !d.NextAttemptAt.Equal(want[d.ID]) || d.Attempts != 1 {
+				t.Errorf("delivery %d: next %v after %d attempts, want %v after 1", d.ID, d.NextAttemptAt, d.Attempts, want[d.ID])
+			}
+		}
+	})
+}
