@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -282,22 +281,31 @@ func leadConversation(ctx context.Context, tx *Tx, conv, id int64) error {
 	if skipLead {
 		return nil
 	}
-	if leads.Defer(tx, conv, []int64{id}) {
+	if tx.Engine() == Postgres {
+		if leadsPG.Defer(tx, conv, []int64{id}) {
+			return nil
+		}
+		return leadNowPG(ctx, tx, conv, []int64{id})
+	}
+	if leads.Defer(tx, conv, id) {
 		return nil
 	}
-	return leadNow(ctx, tx, conv, []int64{id})
+	return leadNow(ctx, tx, conv, id)
 }
 
-// leadNow is leadConversation's update for the newest of sent messages ids,
-// made at once (or as the group's merged one: leads.Flush).
-func leadNow(ctx context.Context, tx *Tx, conv int64, ids []int64) error {
-	if tx.Engine() == Postgres {
-		if err := tx.ExecLater(ctx, leadConversationPG, ids, tx.Now(), conv); err != nil {
-			return fmt.Errorf("store: conversation: %w", err)
-		}
-		return nil
+// leadNowPG is leadConversation's update on PostgreSQL for the newest of
+// the messages ids that is sent, made at once (or as the group's merged one:
+// leadsPG.Flush).
+func leadNowPG(ctx context.Context, tx *Tx, conv int64, ids []int64) error {
+	if err := tx.ExecLater(ctx, leadConversationPG, ids, tx.Now(), conv); err != nil {
+		return fmt.Errorf("store: conversation: %w", err)
 	}
-	id := slices.Max(ids)
+	return nil
+}
+
+// leadNow is leadConversation's update on SQLite, made at once (or as the
+// group's merged one: leads.Flush).
+func leadNow(ctx context.Context, tx *Tx, conv, id int64) error {
 	if err := tx.ExecLater(ctx, `UPDATE conversations SET last_message_id = ?, last_message_at = ? WHERE id = ? AND (last_message_id IS NULL OR last_message_id < ?)`, id, tx.Now(), conv, id); err != nil {
 		return fmt.Errorf("store: conversation: %w", err)
 	}
@@ -328,15 +336,25 @@ const leadConversationPG = `WITH m AS (SELECT max(x.id) AS id FROM unnest($1::bi
 
 // leads merges the conversation updates of a group's sends
 // (contended writes, which run last in their group): one update per
-// conversation, with its sent message ids, made after the group's
+// conversation, with its newest sent message id, made after the group's
 // last write in conversation id order, so that groups of other committers
-// and nodes lock shared conversations in one order.
-var leads = sqldb.GroupMerge[int64, []int64]{
-	Merge: func(old, ids []int64) []int64 { return append(old, ids...) },
-	Flush: func(tx *Tx, conv int64, ids []int64) error {
-		return leadNow(context.Background(), tx, conv, ids)
-	},
-}
+// and nodes lock shared conversations in one order. On PostgreSQL, leadsPG
+// keeps every id: which of them moved to sent is known only when the
+// update runs (markSentPG).
+var (
+	leads = sqldb.GroupMerge[int64, int64]{
+		Merge: func(old, id int64) int64 { return max(old, id) },
+		Flush: func(tx *Tx, conv, id int64) error {
+			return leadNow(context.Background(), tx, conv, id)
+		},
+	}
+	leadsPG = sqldb.GroupMerge[int64, []int64]{
+		Merge: func(old, ids []int64) []int64 { return append(old, ids...) },
+		Flush: func(tx *Tx, conv int64, ids []int64) error {
+			return leadNowPG(context.Background(), tx, conv, ids)
+		},
+	}
+)
 
 // MarkUnsent records that message id was not accepted: failed when the
 // carrier refused (the client was told nothing was sent), abandoned when the
