@@ -27,7 +27,7 @@ func (s *Service) ListEncoded(ctx context.Context, p auth.Principal, lp ListPara
 	if lp.Offset != 0 {
 		return load()
 	}
-	return s.store.FirstPage(ctx, firstPageKey(p, lp), load)
+	return s.store.FirstPage(ctx, p.AccountID, firstPageKey(p, lp), load)
 }
 
 // UnreadEncoded is Unread with the answer encoded by encode, kept like a
@@ -44,7 +44,7 @@ func (s *Service) UnreadEncoded(ctx context.Context, p auth.Principal, lines []s
 	if !since.IsZero() {
 		return load()
 	}
-	return s.store.FirstPage(ctx, string(appendLines(callerKey("unread", p), lines)), load)
+	return s.store.FirstPage(ctx, p.AccountID, string(appendLines(callerKey("unread", p), lines)), load)
 }
 
 // callerKey starts a kept answer's key with what, besides the database and

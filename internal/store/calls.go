@@ -35,6 +35,7 @@ func (s *Store) SaveCall(ctx context.Context, rec *domain.CallRecord, events []d
 	}
 	var out SavedCall
 	err := s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
+		tx.Touches(c.AccountID)
 		out = SavedCall{}
 		if err := accountExists(ctx, tx, c.AccountID); err != nil {
 			return err
@@ -169,6 +170,7 @@ func (s *Store) SaveCall(ctx context.Context, rec *domain.CallRecord, events []d
 // events, which change nothing else).
 func (s *Store) AddEvents(ctx context.Context, accountID int64, events []domain.Event) error {
 	return s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
+		tx.Touches(accountID)
 		if err := accountExists(ctx, tx, accountID); err != nil {
 			return err
 		}
@@ -499,6 +501,7 @@ func (s *Store) RevokeRecordingLinks(ctx context.Context, accountID int64, id st
 // filter values, and leaves repeated and calledBack at zero.
 func (s *Store) BulkInsertCalls(ctx context.Context, accountID int64, list []domain.Call) error {
 	return s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
+		tx.Touches(accountID)
 		counts := map[bucketKey]int64{}
 		for i := range list {
 			c := &list[i]

@@ -14,6 +14,8 @@ import (
 // A carrier connection's queue and binds (migration 0039): what package
 // carriers keeps across nodes. What a turn, a bind or a lease means for
 // sending is that package's; this file keeps the rows.
+// No kept page (sqldb.Pages) shows them: every write here says so
+// (Tx.TouchesNone), so that a busy queue leaves every account's pages kept.
 
 // CarrierQueued is a message in a connection's queue.
 type CarrierQueued struct {
@@ -32,6 +34,7 @@ type CarrierQueued struct {
 func (s *Store) EnqueueCarrier(ctx context.Context, carrierID, messageID int64, payload []byte, number string, every time.Duration) (time.Time, error) {
 	var due int64
 	err := s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
+		tx.TouchesNone()
 		now := tx.Now()
 		due = now
 		if every > 0 {
@@ -64,6 +67,7 @@ func (s *Store) EnqueueCarrier(ctx context.Context, carrierID, messageID int64, 
 func (s *Store) ClaimCarrierQueue(ctx context.Context, carrierID int64, owner string, limit int, lease time.Duration) ([]CarrierQueued, error) {
 	var got []CarrierQueued
 	err := s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
+		tx.TouchesNone()
 		got = got[:0]
 		now := tx.Now()
 		pick := `SELECT id FROM carrier_queue WHERE carrier_id = ? AND due_at <= ? AND NOT sending ORDER BY due_at, id LIMIT ?`
@@ -106,6 +110,7 @@ func (s *Store) ClaimCarrierQueue(ctx context.Context, carrierID int64, owner st
 func (s *Store) ReleaseCarrierQueued(ctx context.Context, id int64, owner string, due time.Time) (bool, error) {
 	var ok bool
 	err := s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
+		tx.TouchesNone()
 		res, err := tx.Exec(ctx, `UPDATE carrier_queue SET sending = FALSE, lease_owner = NULL, lease_until = NULL, due_at = ? WHERE id = ? AND lease_owner = ?`,
 			micros(due), id, owner)
 		if err != nil {
@@ -121,6 +126,7 @@ func (s *Store) ReleaseCarrierQueued(ctx context.Context, id int64, owner string
 // DoneCarrierQueued removes a sent (or refused) message from its queue.
 func (s *Store) DoneCarrierQueued(ctx context.Context, id int64) error {
 	return s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
+		tx.TouchesNone()
 		_, err := tx.Exec(ctx, `DELETE FROM carrier_queue WHERE id = ?`, id)
 		return err
 	})
@@ -133,6 +139,7 @@ func (s *Store) DoneCarrierQueued(ctx context.Context, id int64) error {
 func (s *Store) DropStaleCarrierSends(ctx context.Context) ([]int64, error) {
 	var ids []int64
 	err := s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
+		tx.TouchesNone()
 		ids = ids[:0]
 		return tx.Query(ctx, `DELETE FROM carrier_queue WHERE sending AND lease_until <= ? RETURNING message_id`, []any{tx.Now()}, func(r row) error {
 			var id int64
@@ -196,6 +203,7 @@ type CarrierBind struct {
 // ended); ok is false when all are held.
 func (s *Store) TakeCarrierBind(ctx context.Context, carrierID int64, slots int, owner string, lease time.Duration) (slot int, ok bool, err error) {
 	err = s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
+		tx.TouchesNone()
 		ok = false
 		now := tx.Now()
 		held := map[int]bool{}
@@ -238,6 +246,7 @@ func (s *Store) TakeCarrierBind(ctx context.Context, carrierID int64, slots int,
 // holds it (another node took it after the lease ended).
 func (s *Store) RenewCarrierBind(ctx context.Context, carrierID int64, slot int, owner string, lease time.Duration, inFlight int) (ok bool, err error) {
 	err = s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
+		tx.TouchesNone()
 		res, err := tx.Exec(ctx, `UPDATE carrier_binds SET lease_until = ?, in_flight = ? WHERE carrier_id = ? AND slot = ? AND owner = ?`,
 			tx.Now()+lease.Microseconds(), inFlight, carrierID, slot, owner)
 		if err != nil {
@@ -256,6 +265,7 @@ func (s *Store) RenewCarrierBind(ctx context.Context, carrierID int64, slot int,
 // ReleaseCarrierBind gives up owner's lease on connection carrierID's slot.
 func (s *Store) ReleaseCarrierBind(ctx context.Context, carrierID int64, slot int, owner string) error {
 	return s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
+		tx.TouchesNone()
 		_, err := tx.Exec(ctx, `DELETE FROM carrier_binds WHERE carrier_id = ? AND slot = ? AND owner = ?`, carrierID, slot, owner)
 		return err
 	})

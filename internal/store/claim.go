@@ -144,6 +144,7 @@ func (s *Store) claim(ctx context.Context, table ClaimTable, c *claimSQL, filter
 	type claimed struct{ id, due int64 }
 	var got []claimed
 	err := s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
+		tx.TouchesNone() // a lease: no page shows it
 		// On SQLite this function may run twice (a batch retried in
 		// savepoints); only the last run's rows were committed.
 		got = got[:0]
@@ -188,7 +189,10 @@ func (s *Store) Release(ctx context.Context, table ClaimTable, owner string, id 
 		us := micros(*nextDue)
 		due = &us
 	}
-	return s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error { return releaseClaim(ctx, tx, table, owner, id, due) })
+	return s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
+		tx.TouchesNone() // a lease: no page shows it
+		return releaseClaim(ctx, tx, table, owner, id, due)
+	})
 }
 
 // releaseClaim is Release inside a store method's own transaction, so that a

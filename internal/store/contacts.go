@@ -62,6 +62,7 @@ type ContactTx struct {
 // start, so it must reset what it collects.
 func (s *Store) WriteContacts(ctx context.Context, accountID int64, fn func(ct *ContactTx) error) error {
 	return s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
+		tx.Touches(accountID) // the names beside a first page's numbers
 		return fn(&ContactTx{ctx: ctx, tx: tx, account: accountID})
 	})
 }

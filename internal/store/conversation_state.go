@@ -65,6 +65,7 @@ func (s *Store) Resolve(ctx context.Context, ch StateChange, by int64, comment s
 		if err != nil {
 			return err
 		}
+		tx.Touches(f.account)
 		changed := !f.resolvedAt.Valid
 		if changed {
 			if _, err := tx.Exec(ctx, `UPDATE conversations SET resolved_at = ?, resolved_by = ? WHERE id = ?`, tx.Now(), nullID(by), id); err != nil {
@@ -96,6 +97,7 @@ func (s *Store) Reopen(ctx context.Context, ch StateChange) (domain.Conversation
 		if err != nil {
 			return err
 		}
+		tx.Touches(f.account)
 		changed := f.resolvedAt.Valid
 		if changed {
 			if _, err := tx.Exec(ctx, `UPDATE conversations SET resolved_at = NULL, resolved_by = NULL WHERE id = ?`, id); err != nil {
@@ -121,6 +123,7 @@ func (s *Store) Assign(ctx context.Context, ch StateChange, user int64) (domain.
 		if err != nil {
 			return err
 		}
+		tx.Touches(f.account)
 		changed := f.assignedTo.Int64 != user
 		if changed {
 			if _, err := tx.Exec(ctx, `UPDATE conversations SET assigned_to = ? WHERE id = ?`, nullID(user), id); err != nil {
@@ -149,6 +152,7 @@ func (s *Store) AddComment(ctx context.Context, ch StateChange, body string) (do
 		if err != nil {
 			return err
 		}
+		tx.Touches(f.account)
 		if err := addActivity(ctx, tx, f.account, id, domain.ActivityComment, ch.Actor, 0, body); err != nil {
 			return err
 		}
@@ -250,6 +254,7 @@ func (s *Store) DeleteConversation(ctx context.Context, convID int64, ch Change)
 		if err != nil {
 			return err
 		}
+		tx.Touches(f.account)
 		// Scheduled messages are their schedules' (cancelled with DELETE
 		// …/scheduled/{id}): they stay, with their media.
 		err = tx.Query(ctx, `SELECT media FROM messages WHERE conversation_id = ? AND deleted_at IS NULL AND media <> '[]' AND status <> 'scheduled'`, []any{convID}, func(r row) error {
@@ -306,6 +311,7 @@ func (s *Store) DeleteMessage(ctx context.Context, convID, id int64, ch Change) 
 		if err != nil {
 			return err
 		}
+		tx.Touches(f.account)
 		var direction, media string
 		var status string
 		var blocked bool

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"switchboard/internal/apitest"
+	"switchboard/internal/domain"
 	"switchboard/internal/store"
 	"switchboard/internal/store/storetest"
 )
@@ -16,7 +17,7 @@ type pageLoads struct{ n int }
 
 func (p *pageLoads) get(t *testing.T, s *store.Store) string {
 	t.Helper()
-	b, err := s.FirstPage(ctx, "test:page", func() ([]byte, error) {
+	b, err := s.FirstPage(ctx, 1, "test:page", func() ([]byte, error) {
 		p.n++
 		return fmt.Appendf(nil, "load %d", p.n), nil
 	})
@@ -103,7 +104,7 @@ func TestFirstPagesBounded(t *testing.T) {
 	mustAccount(t, s, "Acme") // a commit, so that the WAL index exists
 	body := []byte(strings.Repeat("x", 1000))
 	for i := range 1000 {
-		if _, err := s.FirstPage(ctx, fmt.Sprint("k", i), func() ([]byte, error) { return body, nil }); err != nil {
+		if _, err := s.FirstPage(ctx, 1, fmt.Sprint("k", i), func() ([]byte, error) { return body, nil }); err != nil {
 			t.Fatal(err)
 		}
 		if n, bytes := s.PageStats(); bytes > budget || n == 0 {
@@ -112,5 +113,112 @@ func TestFirstPagesBounded(t *testing.T) {
 	}
 	if n, _ := s.PageStats(); n < 40 {
 		t.Fatalf("only %d pages of 1 KB kept in %d bytes", n, budget)
+	}
+}
+
+// TestFirstPagesPerAccount checks that a kept page is its account's: the
+// writes of another account leave it kept (its load is not called again),
+// and it is dropped, and answered fresh, after a write naming its account,
+// a write naming none, and a commit of another process (SQLite: this one
+// cannot tell which accounts it touched) or another node naming its
+// account (PostgreSQL: the node's commit notification names them). The
+// page is the account's conversation list, so that a page answered stale
+// shows the wrong state.
+func TestFirstPagesPerAccount(t *testing.T) {
+	for _, e := range storetest.Engines(t) {
+		t.Run(string(e), func(t *testing.T) {
+			server, cli := serverAndCLI(t, storetest.DSN(t, e))
+			keys := map[int64]domain.ConversationKey{}
+			var ids []int64
+			for _, name := range []string{"A", "B"} {
+				acct := mustAccount(t, server, name)
+				line := storetest.Line(t, server, acct.ID, nil)
+				m := storetest.Message(t, server, line, nil)
+				keys[acct.ID] = domain.ConversationKey{Line: line, Participants: []string{m.From}}
+				ids = append(ids, acct.ID)
+			}
+			a, b := ids[0], ids[1]
+			loads := map[int64]int{}
+			// page is account's list as kept, and as the database has it.
+			page := func(account int64) (kept, now string) {
+				t.Helper()
+				load := func() ([]byte, error) {
+					list, err := server.ListConversations(ctx, store.ConversationFilter{AccountID: account, Limit: 10})
+					if err != nil {
+						return nil, err
+					}
+					var out []byte
+					for _, c := range list {
+						out = fmt.Appendf(out, "%d resolved=%t;", c.ID, c.ResolvedAt != nil)
+					}
+					return out, nil
+				}
+				body, err := server.FirstPage(ctx, account, fmt.Sprint("test:list:", account), func() ([]byte, error) {
+					loads[account]++
+					return load()
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				fresh, err := load()
+				if err != nil {
+					t.Fatal(err)
+				}
+				return string(body), string(fresh)
+			}
+			resolve := func(s *store.Store, account int64, resolved bool) {
+				t.Helper()
+				ch := store.StateChange{Key: keys[account]}
+				var err error
+				if resolved {
+					_, err = s.Resolve(ctx, ch, 0, "", 0)
+				} else {
+					_, err = s.Reopen(ctx, ch)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			// want checks B's page after a write: kept (not loaded again) or
+			// loaded anew, and the database's either way.
+			want := func(what string, reload bool) {
+				t.Helper()
+				before := loads[b]
+				kept, now := page(b)
+				if kept != now {
+					t.Fatalf("%s: B's page answered %q, the database has %q", what, kept, now)
+				}
+				if got := loads[b] - before; got != map[bool]int{false: 0, true: 1}[reload] {
+					t.Fatalf("%s: B's page loaded %d times, want reloaded %t", what, got, reload)
+				}
+			}
+			page(a)
+			want("first read", true)
+			want("nothing written", false)
+
+			resolve(server, a, true)
+			want("A resolved", false)
+			if _, _, err := server.BeginIdempotent(ctx, a, "k1", []byte("h")); err != nil {
+				t.Fatal(err)
+			}
+			want("A's Idempotency-Key", false)
+			n := loads[a]
+			if page(a); loads[a] != n+1 {
+				t.Fatalf("A's page kept after A's writes")
+			}
+
+			resolve(server, b, true)
+			want("B resolved", true)
+			mustAccount(t, server, "C")
+			want("a write naming no account", true)
+			want("nothing written since", false)
+
+			// Another process (SQLite) or node (PostgreSQL).
+			resolve(cli, a, false)
+			want("A reopened elsewhere", e == store.SQLite)
+			resolve(cli, b, false)
+			want("B reopened elsewhere", true)
+			want("nothing written since", false)
+		})
 	}
 }

@@ -55,6 +55,7 @@ func (s *Store) BeginIdempotent(ctx context.Context, accountID int64, key string
 		// A write function may run twice (again in a savepoint when another
 		// write of its group fails): start from nothing each time.
 		rec, claim = nil, nil
+		tx.Touches(accountID)
 		var (
 			storedHash []byte
 			state      string
@@ -154,6 +155,7 @@ func (a *IdempotencyAnswer) finish(ctx context.Context, tx *Tx, id int64) error 
 // then), changes nothing.
 func (s *Store) FinishIdempotent(ctx context.Context, c *IdempotencyClaim, data []byte) error {
 	return s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
+		tx.Touches(c.AccountID)
 		_, err := tx.Exec(ctx, `UPDATE idempotency_keys SET state = 'done', response = ? WHERE account_id = ? AND key = ? AND created_at = ? AND message_id IS NULL`,
 			data, c.AccountID, c.Key, c.at)
 		if err != nil {
@@ -168,6 +170,7 @@ func (s *Store) FinishIdempotent(ctx context.Context, c *IdempotencyClaim, data 
 // message, changes nothing.
 func (s *Store) ReleaseIdempotent(ctx context.Context, c *IdempotencyClaim) error {
 	return s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
+		tx.Touches(c.AccountID)
 		_, err := tx.Exec(ctx, `DELETE FROM idempotency_keys WHERE account_id = ? AND key = ? AND created_at = ? AND state = 'running' AND message_id IS NULL`,
 			c.AccountID, c.Key, c.at)
 		if err != nil {

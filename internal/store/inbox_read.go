@@ -126,6 +126,7 @@ func (s *Store) MarkThreadRead(ctx context.Context, convID, userID int64, ch Cha
 		if err != nil {
 			return err
 		}
+		tx.Touches(f.account)
 		moved, through, err := markThreadRead(ctx, tx, convID, userID, f)
 		if err != nil {
 			return err
@@ -230,6 +231,7 @@ func (s *Store) MarkMessages(ctx context.Context, convID, userID int64, ids []in
 		if err != nil {
 			return err
 		}
+		tx.Touches(f.account)
 		moved := false
 		rt, _, err := userRow(ctx, tx, convID, userID, f)
 		if err != nil {
@@ -328,6 +330,7 @@ func (s *Store) MarkLineRead(ctx context.Context, lineID, userID int64, since ti
 			if err != nil {
 				return err
 			}
+			tx.Touches(f.account)
 			if f.line != lineID {
 				return domain.Errorf(domain.NotFound, "conversation not found")
 			}

@@ -45,6 +45,7 @@ func (s *Store) CreateScheduled(ctx context.Context, m *domain.ScheduledMessage,
 	}
 	sendAt := micros(m.SendAt)
 	return s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
+		tx.Touches(m.AccountID)
 		convID, err := upsertConversation(ctx, tx, m.AccountID, m.LineID, participantsOf(m.Recipients))
 		if err != nil {
 			return err
@@ -146,6 +147,7 @@ func (s *Store) ScheduledMessage(ctx context.Context, id int64) (domain.Schedule
 // (sent, being sent, cancelled, skipped) or not the line's is not_found.
 func (s *Store) CancelScheduled(ctx context.Context, line domain.Line, id int64) error {
 	return s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
+		tx.Touches(line.AccountID)
 		var msgID int64
 		var media string
 		err := tx.QueryRow(ctx, `UPDATE scheduled_messages SET state = ?, due_at = NULL, lease_owner = NULL, lease_until = NULL
@@ -204,6 +206,8 @@ func (s *Store) BeginScheduledSend(ctx context.Context, m domain.ScheduledMessag
 	}
 	var id int64
 	err = s.db.Write(ctx, sqldb.KeepCache|sqldb.Alone, func(tx *Tx) error {
+		tx.Touches(m.AccountID)
+		tx.Touches(o.AccountID)
 		if err := deletePlaceholder(ctx, tx, m.MessageID, m.Media); err != nil {
 			return err
 		}
@@ -257,6 +261,7 @@ func (s *Store) ScheduleHandedOff(ctx context.Context, id int64) error {
 func (s *Store) SkipScheduled(ctx context.Context, m domain.ScheduledMessage, owner string) (bool, error) {
 	var ok bool
 	err := s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
+		tx.Touches(m.AccountID)
 		ok = false
 		res, err := tx.Exec(ctx, `UPDATE scheduled_messages SET state = ?, due_at = NULL, lease_owner = NULL, lease_until = NULL WHERE id = ? AND state = ? AND lease_owner = ?`,
 			domain.ScheduleSkipped, m.ID, domain.ScheduleQueued, owner)
@@ -321,6 +326,7 @@ func (s *Store) ResendScheduled(ctx context.Context, m domain.ScheduledMessage, 
 		by = m.CreatedBy
 	}
 	err = s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
+		tx.Touches(m.AccountID)
 		convID, err := upsertConversation(ctx, tx, m.AccountID, m.LineID, participantsOf(m.Recipients))
 		if err != nil {
 			return err

@@ -48,6 +48,7 @@ func (s *Store) ClaimDeliveries(ctx context.Context, owner string, limit int, le
 // It still counts as taken, and the cursor passes it.
 func (s *Store) FanOutEvents(ctx context.Context, limit int) (events, deliveries int, err error) {
 	err = s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
+		tx.TouchesNone() // events and deliveries: no page shows them
 		events, deliveries = 0, 0
 		if s.db.Engine() == Postgres {
 			return fanOutPG(ctx, tx, limit, &events, &deliveries)
@@ -244,6 +245,7 @@ type DeliveryOutcome struct {
 func (s *Store) FinishDeliveries(ctx context.Context, owner string, outs []DeliveryOutcome) (int, error) {
 	var n int
 	err := s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
+		tx.TouchesNone() // deliveries, attempts, subscriptions: no page shows them
 		n = 0
 		if tx.Engine() == Postgres && distinctDeliveries(outs) {
 			return finishDeliveriesPG(ctx, tx, owner, outs, &n)

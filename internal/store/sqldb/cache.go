@@ -31,6 +31,7 @@ type Cache struct {
 	wal     *walIndex // nil until mapped, or where it cannot be
 	walTry  bool      // whether mapping was attempted
 	seen    walHeader // WAL-index header read before the last generation query
+	ours    walHeader // the header this process's last commit left (pages.go)
 	version int64
 	entries map[string]any
 

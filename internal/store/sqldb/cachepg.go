@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -20,11 +19,13 @@ import (
 const cacheChannel = "switchboard_cache"
 
 // commitChannel carries a notification of every committed group (commitPG),
-// with the writer's schema as payload: the encoded pages (pages.go) of every
-// node go stale on it.
+// with the writer's schema and the accounts its writes named as payload
+// (touchMark, encodeTouched): the encoded pages (pages.go) of those
+// accounts, or of every account, go stale on every node.
 const commitChannel = "switchboard_commit"
 
-const commitNotify = `SELECT pg_notify('` + commitChannel + `', coalesce(current_schema(), ''))`
+// commitNotify takes the payload's tail after the schema (Tx.commitPayload).
+const commitNotify = `SELECT pg_notify('` + commitChannel + `', coalesce(current_schema(), '') || $1::text)`
 
 // errCacheOff makes cached reads go to the database: on PostgreSQL while the
 // notification connection is not listening.
@@ -75,13 +76,13 @@ func (c *Cache) isLive() bool {
 // PostgreSQL database's read cache, and on commitChannel for its pages
 // (pages.go, pagefence.go), reconnecting when it is lost.
 type cacheListener struct {
-	cfg     *pgx.ConnConfig
-	cache   *Cache
-	commits *atomic.Uint64 // the DB's commit counter (pages.go)
-	fences  *fencer        // the DB's page fences (pagefence.go)
-	log     *slog.Logger
-	cancel  context.CancelFunc
-	done    chan struct{}
+	cfg    *pgx.ConnConfig
+	cache  *Cache
+	clock  *pageClock // the DB's commit counters (pages.go)
+	fences *fencer    // the DB's page fences (pagefence.go)
+	log    *slog.Logger
+	cancel context.CancelFunc
+	done   chan struct{}
 	// redial cuts a wait before reconnecting short (tests hold the
 	// connection lost, then end the outage when they choose).
 	redial chan struct{}
@@ -91,7 +92,7 @@ type cacheListener struct {
 	retry time.Duration // the first wait before reconnecting (tests lengthen it)
 }
 
-func startCacheListener(url string, cache *Cache, commits *atomic.Uint64, fences *fencer, log *slog.Logger) (*cacheListener, error) {
+func startCacheListener(url string, cache *Cache, clock *pageClock, fences *fencer, log *slog.Logger) (*cacheListener, error) {
 	cfg, err := pgx.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("store: cache listen URL: %w", err)
@@ -100,7 +101,7 @@ func startCacheListener(url string, cache *Cache, commits *atomic.Uint64, fences
 		cfg.ConnectTimeout = 5 * time.Second
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	l := &cacheListener{cfg: cfg, cache: cache, commits: commits, fences: fences, log: log, cancel: cancel, done: make(chan struct{}), redial: make(chan struct{}, 1), retry: listenRetryFirst}
+	l := &cacheListener{cfg: cfg, cache: cache, clock: clock, fences: fences, log: log, cancel: cancel, done: make(chan struct{}), redial: make(chan struct{}, 1), retry: listenRetryFirst}
 	go l.run(ctx)
 	return l, nil
 }
@@ -117,7 +118,7 @@ func (l *cacheListener) run(ctx context.Context) {
 		start := time.Now()
 		err := l.listen(ctx)
 		l.cache.setLive(false)
-		l.commits.Add(1)
+		l.clock.all.Add(1)
 		if ctx.Err() != nil {
 			return
 		}
@@ -159,7 +160,7 @@ func (l *cacheListener) listen(ctx context.Context) error {
 	l.mu.Unlock()
 	// Listening from here on: anything committed after this point arrives
 	// as a notification, and setLive drops what was cached before.
-	l.commits.Add(1) // entries kept before were kept while not listening
+	l.clock.all.Add(1) // entries kept before were kept while not listening
 	l.cache.setLive(true)
 	l.log.Info("read cache on: listening for changes", "channel", cacheChannel)
 	for {
@@ -171,9 +172,11 @@ func (l *cacheListener) listen(ctx context.Context) error {
 			switch {
 			case n.Channel == commitChannel && strings.HasPrefix(n.Payload, schema+fenceMark):
 				l.fences.heard(n.Payload[len(schema+fenceMark):])
+			case n.Channel == commitChannel && strings.HasPrefix(n.Payload, schema+touchMark):
+				l.clock.moved(decodeTouched(n.Payload[len(schema+touchMark):]))
 			case n.Payload != schema:
 			case n.Channel == commitChannel:
-				l.commits.Add(1)
+				l.clock.all.Add(1) // a node that names no accounts
 			default:
 				l.cache.invalidate()
 			}

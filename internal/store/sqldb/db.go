@@ -57,9 +57,14 @@ type DB struct {
 
 	onWake atomic.Pointer[func()] // see OnWake
 
-	pages   *Pages        // see pages.go
-	commits atomic.Uint64 // commits made or heard of (pages.go)
-	fences  *fencer       // PostgreSQL: see pagefence.go
+	pages  *Pages    // see pages.go
+	clock  pageClock // commits made or heard of, by account (pages.go)
+	track  writeTrack
+	fences *fencer // PostgreSQL: see pagefence.go
+	// SQLite: the committer's last PRAGMA data_version, and the connection
+	// it was read on (pages.go, foreignCommitted).
+	version   int64
+	versionOn *rawConn
 
 	committers int // how many committers run (group.go)
 }
@@ -142,7 +147,7 @@ func Open(ctx context.Context, dsn string, opt Options, gen Generation) (*DB, er
 		db.cache = &Cache{entries: map[string]any{}}
 		db.fences = newFencer(db)
 		if opt.ListenURL != "" {
-			if db.listener, err = startCacheListener(opt.ListenURL, db.cache, &db.commits, db.fences, opt.Log); err != nil {
+			if db.listener, err = startCacheListener(opt.ListenURL, db.cache, &db.clock, db.fences, opt.Log); err != nil {
 				pool.Close()
 				return nil, err
 			}

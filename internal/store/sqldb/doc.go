@@ -14,7 +14,7 @@
 //     database/sql (rawconn.go); on PostgreSQL by a few committers on pool
 //     connections, with a write's deferred statements (Tx.ExecLater) and the
 //     COMMIT sent in pgx pipelines. A write function sees a Tx: Exec,
-//     ExecLater, QueryRow, Query, Insert, Now.
+//     ExecLater, QueryRow, Query, Insert, Now, and Touches (touches.go).
 //   - Work on a row that every write of a kind updates can be merged over a
 //     group and done once at its end (GroupMerge), declared by the code that
 //     owns the row.
@@ -25,9 +25,11 @@
 //     (Generation) and a view of the WAL index that skips the generation
 //     query when nothing was committed (walindex_unix.go); on PostgreSQL
 //     through LISTEN/NOTIFY (cachepg.go).
-//   - Encoded hot pages (Page, pages.go) that every commit makes stale,
-//     exact by a commit stamp: SQLite's WAL-index header, PostgreSQL's
-//     commit notifications, behind a fence for other nodes' writes
+//   - Encoded hot pages (Page, pages.go), each an account's, that a commit
+//     makes stale when one of its writes named the account (Tx.Touches) or
+//     named none: exact by a per-account commit stamp, with SQLite's
+//     WAL-index header for other processes' commits and PostgreSQL's commit
+//     notifications (naming the accounts) for other nodes', behind a fence
 //     (pagefence.go).
 //   - Engine selection and opening (db.go), PostgreSQL's pool, timeouts
 //     and PgBouncer mode (pool.go), the SQLite path checks (sqlitepath.go),

@@ -155,7 +155,7 @@ func (db *DB) commitBatch(reqs []*writeReq) {
 	// Before any writer is answered: a read that follows a write it saw
 	// answered finds the pages' stamp moved (pages.go). Even after a
 	// failure: a failed COMMIT may still have landed.
-	db.committed()
+	db.committed(reqs)
 	var again []*writeReq
 	for i, r := range reqs {
 		if isConflict(results[i]) && r.tries < maxTries {
@@ -264,7 +264,7 @@ func (t *Tx) commitPG() (mergeErr, err error) {
 	}
 	// Every commit tells the other nodes, whose pages it makes stale
 	// (pages.go); delivered only if the transaction commits.
-	t.pending = append(t.pending, pendingStmt{query: commitNotify})
+	t.pending = append(t.pending, pendingStmt{query: commitNotify, args: []any{t.commitPayload()}})
 	br, err := t.send(pendingStmt{query: "COMMIT"})
 	if err != nil {
 		// Only the server's refusal proves the COMMIT was skipped; a lost

@@ -3,24 +3,45 @@ package sqldb
 import (
 	"container/list"
 	"context"
+	"database/sql/driver"
+	"fmt"
 	"sync"
+	"sync/atomic"
 )
 
 // Pages keeps encoded answers of hot reads that change with every write of
 // their kind (an inbox's first pages: a send or an inbound text moves them),
 // which the read cache, dropped only by DropCache writes, cannot hold. Each
-// entry is tagged with the database's commit stamp read before it was
-// loaded, and served only while the stamp has not moved: exact, whatever
-// the write was and wherever it came from.
+// entry belongs to an account and is tagged with the account's commit stamp
+// read before it was loaded, and served only while that stamp has not
+// moved: exact, whatever the write was and wherever it came from.
 //
-// The stamp is, on SQLite, the WAL-index header (which every commit of any
-// process rewrites before it returns, walindex_unix.go) with this process's
-// commit counter; on PostgreSQL, the commit counter, which this process's
-// committers move after every COMMIT (before any of its writers is answered)
-// and the read cache's listener moves on every other node's commit
-// notification (cachepg.go). The PostgreSQL pages follow the read cache's
-// rule: off while the listener is not listening (reads go to SQL), every
-// entry stale once it listens again.
+// The stamp moves with every commit that may change the account's pages: a
+// commit whose writes named the account (Tx.Touches), or any of whose
+// writes named nothing (every account, the default: a write path that
+// forgets to name its accounts is slower, never wrong), or one this process
+// cannot attribute (another process's). So one account's sends leave every
+// other account's pages kept. The stamp holds two counters (pageClock): the
+// global one, which every commit naming all accounts moves, and the
+// account's, which every commit naming the account moves. Each is moved
+// after the commit landed and before any of its writers is answered, so a
+// reader that saw a write answered finds the stamp moved.
+//
+//   - SQLite: this process's committer moves the counters (committed). A
+//     commit of another process (the CLI) or of another connection is seen
+//     by the WAL-index header (walindex_unix.go), which every commit
+//     rewrites before it returns: the stamp carries the header whenever it
+//     is not the one this process's last commit left, so that any foreign
+//     commit moves every stamp at once (see committedSQLite for why that is
+//     exact).
+//   - PostgreSQL: this node's committers move the counters after every
+//     COMMIT; every COMMIT also sends a notification naming the accounts
+//     (commitPayload), on which the read cache's listener moves the other
+//     nodes' counters (cachepg.go), and a fence (pagefence.go) makes a
+//     node hear every commit answered before a kept page is. The pages
+//     follow the read cache's rule: off while the listener is not
+//     listening (reads go to SQL), every entry stale once it listens
+//     again.
 //
 // The memory is bounded by bytes (Options.PageBytes): least recently used
 // entries go first.
@@ -33,9 +54,10 @@ type Pages struct {
 }
 
 type pageEntry struct {
-	key   string
-	stamp Stamp
-	body  []byte
+	key     string
+	account int64
+	stamp   Stamp
+	body    []byte
 }
 
 // pageOverhead is what an entry costs beside its key and body: the map
@@ -45,16 +67,52 @@ const pageOverhead = 200
 // DefaultPageBytes is the pages' budget when Options.PageBytes is 0.
 const DefaultPageBytes = 32 << 20
 
-// Stamp identifies the database's committed state (see Pages).
-type Stamp struct {
-	wal     walHeader
-	commits uint64
+// accountSlots is how many account counters a pageClock holds: an account
+// counts on slot id mod accountSlots. Two accounts on one slot make each
+// other's pages stale (slower, never wrong); ids are sequential, so that
+// starts past 4096 accounts. 32 KiB a database.
+const accountSlots = 4096
+
+// pageClock counts the commits that may change kept pages (see Pages).
+// Counters only grow: a stamp read twice is equal only if no commit
+// counted on them between the reads.
+type pageClock struct {
+	all      atomic.Uint64
+	accounts [accountSlots]atomic.Uint64
 }
 
-// Stamp returns the commit stamp, or false when it cannot be trusted now
-// (PostgreSQL not listening; SQLite without its WAL index mapped yet): then
-// read the database.
-func (db *DB) Stamp(ctx context.Context) (Stamp, bool) {
+func (c *pageClock) slot(account int64) *atomic.Uint64 {
+	return &c.accounts[uint64(account)%accountSlots]
+}
+
+// moved counts one commit that named ids, or every account.
+func (c *pageClock) moved(all bool, ids []int64) {
+	if all {
+		c.all.Add(1)
+		return
+	}
+	for _, id := range ids {
+		c.slot(id).Add(1)
+	}
+}
+
+func (c *pageClock) stamp(account int64) Stamp {
+	return Stamp{all: c.all.Load(), account: c.slot(account).Load()}
+}
+
+// Stamp identifies an account's committed state (see Pages).
+type Stamp struct {
+	// wal is, on SQLite, the WAL-index header when it is not the one this
+	// process's last commit left (a commit of another process or
+	// connection since); zero, which no header is, otherwise.
+	wal          walHeader
+	all, account uint64
+}
+
+// Stamp returns account's commit stamp, or false when it cannot be trusted
+// now (PostgreSQL not listening; SQLite without its WAL index mapped yet):
+// then read the database.
+func (db *DB) Stamp(ctx context.Context, account int64) (Stamp, bool) {
 	c := db.cache
 	if c == nil {
 		return Stamp{}, false
@@ -65,7 +123,7 @@ func (db *DB) Stamp(ctx context.Context) (Stamp, bool) {
 		if !c.live {
 			return Stamp{}, false
 		}
-		return Stamp{commits: db.commits.Load()}, true
+		return db.clock.stamp(account), true
 	}
 	if c.wal == nil && !c.walTry {
 		// Not mapped yet: the read cache maps it at its first query.
@@ -74,15 +132,112 @@ func (db *DB) Stamp(ctx context.Context) (Stamp, bool) {
 	if c.wal == nil {
 		return Stamp{}, false
 	}
-	// The counter first: a commit between the two reads leaves a stamp that
-	// no later read returns.
-	n := db.commits.Load()
-	return Stamp{wal: c.wal.header(), commits: n}, true
+	// Under c.mu, which committedSQLite holds while it moves the counters
+	// and records its header: the two are read as one.
+	s := db.clock.stamp(account)
+	if h := c.wal.header(); h != c.ours {
+		s.wal = h
+	}
+	return s, true
 }
 
-// committed moves the commit counter: after a group's COMMIT returned (or
-// failed: it may still have landed) and before its writers are answered.
-func (db *DB) committed() { db.commits.Add(1) }
+// committed counts a group's commit on the pages' clock: after its COMMIT
+// returned (or failed: it may still have landed) and before its writers
+// are answered. reqs are the group's writes, with what each named.
+func (db *DB) committed(reqs []*writeReq) {
+	all, ids := db.touched(reqs)
+	if db.engine == SQLite {
+		db.committedSQLite(all, ids)
+		return
+	}
+	db.clock.moved(all, ids)
+}
+
+// committedSQLite counts a SQLite group's commit, and records the WAL-index
+// header it left as this process's (Cache.ours): while the header stays
+// that, nothing but this process's commits, counted, has been committed,
+// and stamps leave it out; any other header is in the stamp, so a foreign
+// commit moves every account's stamp.
+//
+// Whether anyone else committed since the previous group's check is told
+// by PRAGMA data_version on the committer's connection: it changes between
+// two reads on one connection if, and only if (barring a spurious change,
+// which costs a global move only), another connection committed in
+// between; the connection's own commits leave it. SQLite implements it by
+// comparing, at every read transaction's start, the WAL-index header with
+// the connection's private copy of the last one it read or wrote (a
+// checkpoint that loads a newer one clears the copy, so that the change
+// still shows). The committer reads, under no lock of SQLite's:
+//
+//	COMMIT (holds the write lock from BEGIN IMMEDIATE; releases it)
+//	h  = the WAL-index header                       (1)
+//	dv = PRAGMA data_version                        (2)
+//	under c.mu: move the counters (the global one too if dv changed
+//	since the last check, or cannot be compared); ours = h     (3)
+//
+// A foreign commit F lands in one of these spans, and is seen:
+//   - before this group's BEGIN IMMEDIATE, or after the previous check's
+//     (2): this group's BEGIN (a read transaction's start) or (2) sees it,
+//     dv changed, and (3) moves the global counter;
+//   - between COMMIT and (2): (2) sees it, likewise; h may or may not hold
+//     it, which does not matter: the global counter moved after F landed;
+//   - after (2): not yet counted, but the header then differs from ours
+//     (headers change with every commit, and ours was read before F), so
+//     every stamp carries the header until a later group's check counts F
+//     (its BEGIN sees it).
+//
+// F cannot land between BEGIN IMMEDIATE and COMMIT: this group holds the
+// write lock. A stamp equal to an earlier one therefore means: the same
+// header and no count, or both headers ours with no count between them, in
+// which case every foreign commit between them was counted globally
+// (above), and every one of this process's was counted on the accounts it
+// named. A header recorded torn (F rewriting it during (1)) is one no
+// reader sees again: stamps carry the real one, and (2) has counted F.
+func (db *DB) committedSQLite(all bool, ids []int64) {
+	c := db.cache
+	c.mu.Lock()
+	if c.wal == nil && !c.walTry {
+		// Mapped at the read cache's first query: map it now (once), so
+		// that the pages start from this commit's header, not from one
+		// the stamps carry because it was not recorded.
+		c.current(groupCtx)
+	}
+	var h walHeader
+	if c.wal != nil {
+		h = c.wal.header()
+	}
+	c.mu.Unlock()
+	foreign := db.foreignCommitted()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	db.clock.moved(all || foreign, ids)
+	c.ours = h
+}
+
+// foreignCommitted reports whether another connection may have committed
+// since the last call (see committedSQLite), reading PRAGMA data_version
+// on the committer's connection.
+func (db *DB) foreignCommitted() bool {
+	var v int64
+	err := db.wconn.Raw(func(dc any) error {
+		conn, ok := dc.(driver.ConnPrepareContext)
+		if !ok {
+			return fmt.Errorf("store: SQLite driver connection %T cannot prepare statements", dc)
+		}
+		if db.raw == nil || db.raw.conn != conn {
+			db.raw = &rawConn{conn: conn, stmts: map[string]driver.Stmt{}}
+		}
+		return db.rawQueryRow("PRAGMA data_version", nil).Scan(&v)
+	})
+	// Versions of two connections cannot be compared: a connection
+	// replaced (wrecover) counts as a foreign commit.
+	same := err == nil && db.versionOn == db.raw && db.version == v
+	db.versionOn, db.version = db.raw, v
+	if err != nil {
+		db.versionOn = nil
+	}
+	return !same
+}
 
 func newPages(budget int64) *Pages {
 	if budget == 0 {
@@ -94,10 +249,12 @@ func newPages(budget int64) *Pages {
 	return &Pages{budget: budget, lru: list.New(), byKey: map[string]*list.Element{}}
 }
 
-// Page returns the encoded answer kept under key if the database has not
-// changed since it was loaded, or loads it (and keeps it). load must depend
-// only on the database and key.
-func (db *DB) Page(ctx context.Context, key string, load func() ([]byte, error)) ([]byte, error) {
+// Page returns the encoded answer kept under key if nothing that may change
+// account's pages was committed since it was loaded, or loads it (and keeps
+// it). load must depend only on account's data in the database and key:
+// the writes that change what it reads name account (Tx.Touches), or no
+// account at all.
+func (db *DB) Page(ctx context.Context, account int64, key string, load func() ([]byte, error)) ([]byte, error) {
 	p := db.pages
 	if p == nil {
 		return load()
@@ -107,22 +264,22 @@ func (db *DB) Page(ctx context.Context, key string, load func() ([]byte, error))
 			return load()
 		}
 	}
-	stamp, ok := db.Stamp(ctx)
+	stamp, ok := db.Stamp(ctx, account)
 	if !ok {
 		return load()
 	}
-	if body, found := p.get(key, stamp); found {
+	if body, found := p.get(key, account, stamp); found {
 		return body, nil
 	}
 	body, err := load()
 	if err != nil {
 		return nil, err
 	}
-	p.put(key, stamp, body)
+	p.put(key, account, stamp, body)
 	return body, nil
 }
 
-func (p *Pages) get(key string, stamp Stamp) ([]byte, bool) {
+func (p *Pages) get(key string, account int64, stamp Stamp) ([]byte, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	el := p.byKey[key]
@@ -130,14 +287,14 @@ func (p *Pages) get(key string, stamp Stamp) ([]byte, bool) {
 		return nil, false
 	}
 	e := el.Value.(*pageEntry)
-	if e.stamp != stamp {
+	if e.account != account || e.stamp != stamp {
 		return nil, false
 	}
 	p.lru.MoveToFront(el)
 	return e.body, true
 }
 
-func (p *Pages) put(key string, stamp Stamp, body []byte) {
+func (p *Pages) put(key string, account int64, stamp Stamp, body []byte) {
 	size := entrySize(key, body)
 	if size > p.budget/8 {
 		return // one answer may not push out most of the others
@@ -147,7 +304,7 @@ func (p *Pages) put(key string, stamp Stamp, body []byte) {
 	if el := p.byKey[key]; el != nil {
 		p.remove(el)
 	}
-	p.byKey[key] = p.lru.PushFront(&pageEntry{key: key, stamp: stamp, body: body})
+	p.byKey[key] = p.lru.PushFront(&pageEntry{key: key, account: account, stamp: stamp, body: body})
 	p.used += size
 	for p.used > p.budget {
 		p.remove(p.lru.Back())
