@@ -59,8 +59,7 @@ type DB struct {
 
 	pages  *Pages    // see pages.go
 	clock  pageClock // commits made or heard of, by account (pages.go)
-	track  writeTrack
-	fences *fencer // PostgreSQL: see pagefence.go
+	fences *fencer   // PostgreSQL: see pagefence.go
 	// SQLite: the committer's last PRAGMA data_version, and the connection
 	// it was read on (pages.go, foreignCommitted).
 	version   int64

@@ -39,13 +39,16 @@ func (db *DB) startCommitters(n int) {
 	}
 }
 
-// runFn runs fn, turning a panic into an error so one bad write cannot take
-// the whole batch (or the committer) down. With flush, the statements fn
-// queued (ExecLater) are sent before it returns, so that their error is
-// fn's (a write in a savepoint); without, they go with the group's next
-// statement. A queued statement's failure is fn's error even if fn went on
+// runFn runs r's write function, turning a panic into an error so one bad
+// write cannot take the whole batch (or the committer) down, and records
+// what it named (touches.go). With flush, the statements it queued
+// (ExecLater) are sent before it returns, so that their error is its own (a
+// write in a savepoint); without, they go with the group's next statement.
+// A queued statement's failure is the function's error even if it went on
 // (see Tx.send).
-func runFn(tx *Tx, fn func(*Tx) error, flush bool) (err error) {
+func runFn(tx *Tx, r *writeReq, flush bool) (err error) {
+	tx.cur, r.touch = r, touches{}
+	tx.ran = append(tx.ran, r)
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("store: write panicked: %v", p)
@@ -56,8 +59,9 @@ func runFn(tx *Tx, fn func(*Tx) error, flush bool) (err error) {
 		if err != nil {
 			tx.pending = tx.pending[:0] // a failed function's are dropped
 		}
+		tx.cur, r.touch.all = nil, !r.touch.named
 	}()
-	if err := fn(tx); err != nil {
+	if err := r.fn(tx); err != nil {
 		return err
 	}
 	if flush {
@@ -345,7 +349,7 @@ writes:
 			// CPU, which bounds the send rate).
 			t.deferring = r.contended
 			t.batching = t.pc == nil
-			if err := runFn(t, r.fn, false); err != nil {
+			if err := runFn(t, r, false); err != nil {
 				rollback()
 				if len(reqs) == 1 {
 					// Alone, the write has failed as it would in a savepoint.
@@ -361,7 +365,7 @@ writes:
 			rollback()
 			return fail(fmt.Errorf("store: savepoint: %w", err))
 		}
-		if err := runFn(t, r.fn, true); err != nil {
+		if err := runFn(t, r, true); err != nil {
 			results[i] = err
 			t.queuedErr = nil
 			if _, rbErr := t.Exec(ctx, "ROLLBACK TO w"); rbErr != nil {

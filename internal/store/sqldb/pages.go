@@ -145,7 +145,7 @@ func (db *DB) Stamp(ctx context.Context, account int64) (Stamp, bool) {
 // returned (or failed: it may still have landed) and before its writers
 // are answered. reqs are the group's writes, with what each named.
 func (db *DB) committed(reqs []*writeReq) {
-	all, ids := db.touched(reqs)
+	all, ids := touched(reqs)
 	if db.engine == SQLite {
 		db.committedSQLite(all, ids)
 		return

@@ -2,7 +2,6 @@ package sqldb
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -211,36 +210,6 @@ func TestPagesSeeOtherConnectionsBesideOwnCommits(t *testing.T) {
 		}
 		wg.Wait()
 	}
-}
-
-// TestWriteTrackForgets checks that what writes named is forgotten once
-// their groups are counted, including groups run again in savepoints
-// because one of their writes failed.
-func TestWriteTrackForgets(t *testing.T) {
-	eachEngine(t, func(t *testing.T, db *DB) {
-		var wg sync.WaitGroup
-		for i := range 40 {
-			wg.Go(func() {
-				err := db.Write(context.Background(), KeepCache, func(tx *Tx) error {
-					tx.Touches(int64(i % 3))
-					if i%5 == 0 {
-						return errors.New("refused")
-					}
-					_, err := tx.Exec(context.Background(), `INSERT INTO items (name) VALUES (?)`, fmt.Sprint("t", i))
-					return err
-				})
-				if (err != nil) != (i%5 == 0) {
-					t.Errorf("write %d: %v", i, err)
-				}
-			})
-		}
-		wg.Wait()
-		db.track.mu.Lock()
-		defer db.track.mu.Unlock()
-		if n := len(db.track.txs); n != 0 {
-			t.Fatalf("%d transactions' records kept after their groups", n)
-		}
-	})
 }
 
 // TestTouchedPayload checks the text of a commit notification's accounts.

@@ -4,7 +4,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 )
 
 // A write names the accounts whose kept pages (pages.go) it may change, so
@@ -22,9 +21,9 @@ import (
 // pages the function may change, before or after changing them (a write
 // that fails is undone, whatever it named).
 //
-// What a write named is kept beside its request (writeReq.touch), reached
-// from the Tx it runs in through txWrites, since a Tx lives only for one
-// run of its group.
+// What a write named is kept on its request (writeReq.touch), set by the
+// run of its function in its group's transaction (runFn); the Tx keeps the
+// requests it ran, whose names its commit notification carries.
 
 // touches is what one run of a write function named.
 type touches struct {
@@ -35,29 +34,10 @@ type touches struct {
 	ids []int64
 }
 
-// txWrites is one Tx's record: the write function running in it, and every
-// one that ran in it (PostgreSQL's commit notification names theirs).
-type txWrites struct {
-	cur *writeReq
-	ran []*writeReq
-}
-
-// writeTrack maps each Tx that runs writes to its record. Entries go when
-// their writes' group is counted (committed) or a write of theirs runs
-// again in a newer Tx.
-type writeTrack struct {
-	mu  sync.Mutex
-	txs map[*Tx]*txWrites
-}
-
 // Touches says that the running write function may change what account
 // accountID's kept pages show (DB.Page); see the package's rule above.
 func (t *Tx) Touches(accountID int64) {
-	tr := &t.db.track
-	tr.mu.Lock()
-	defer tr.mu.Unlock()
-	if w := tr.txs[t]; w != nil && w.cur != nil {
-		r := w.cur
+	if r := t.cur; r != nil {
 		r.touch.named = true
 		if !slices.Contains(r.touch.ids, accountID) {
 			r.touch.ids = append(r.touch.ids, accountID)
@@ -70,60 +50,15 @@ func (t *Tx) Touches(accountID int64) {
 // reads (a queue, its leases, webhook deliveries). Calls of Touches in the
 // same function still count.
 func (t *Tx) TouchesNone() {
-	tr := &t.db.track
-	tr.mu.Lock()
-	defer tr.mu.Unlock()
-	if w := tr.txs[t]; w != nil && w.cur != nil {
-		w.cur.touch.named = true
-	}
-}
-
-// tracked wraps r's function so that what it names is recorded on r.
-func (db *DB) tracked(r *writeReq, fn func(*Tx) error) func(*Tx) error {
-	return func(t *Tx) error {
-		tr := &db.track
-		tr.mu.Lock()
-		if r.tx != t {
-			// r ran in an older Tx of its group (rolled back to run again
-			// in savepoints): that Tx is over, with its record.
-			if r.tx != nil {
-				delete(tr.txs, r.tx)
-			}
-			r.tx = t
-		}
-		if tr.txs == nil {
-			tr.txs = map[*Tx]*txWrites{}
-		}
-		w := tr.txs[t]
-		if w == nil {
-			w = &txWrites{}
-			tr.txs[t] = w
-		}
-		w.cur = r
-		w.ran = append(w.ran, r)
-		r.touch = touches{}
-		tr.mu.Unlock()
-		defer func() {
-			tr.mu.Lock()
-			w.cur = nil
-			r.touch.all = !r.touch.named
-			tr.mu.Unlock()
-		}()
-		return fn(t)
+	if r := t.cur; r != nil {
+		r.touch.named = true
 	}
 }
 
 // touched returns what the writes reqs, whose group just committed (or
-// failed to), named, and forgets their Tx records.
-func (db *DB) touched(reqs []*writeReq) (all bool, ids []int64) {
-	tr := &db.track
-	tr.mu.Lock()
-	defer tr.mu.Unlock()
+// failed to), named in their last run.
+func touched(reqs []*writeReq) (all bool, ids []int64) {
 	for _, r := range reqs {
-		if r.tx != nil {
-			delete(tr.txs, r.tx)
-			r.tx = nil
-		}
 		all = all || r.touch.all
 		ids = append(ids, r.touch.ids...)
 	}
@@ -133,19 +68,7 @@ func (db *DB) touched(reqs []*writeReq) (all bool, ids []int64) {
 // commitPayload is the tail of t's commit notification (commitNotify): the
 // accounts its group's writes named, for the other nodes' pages.
 func (t *Tx) commitPayload() string {
-	tr := &t.db.track
-	tr.mu.Lock()
-	var all bool
-	var ids []int64
-	if w := tr.txs[t]; w != nil {
-		for _, r := range w.ran {
-			all = all || r.touch.all
-			ids = append(ids, r.touch.ids...)
-		}
-	} else {
-		all = true
-	}
-	tr.mu.Unlock()
+	all, ids := touched(t.ran)
 	return touchMark + encodeTouched(all, ids)
 }
 

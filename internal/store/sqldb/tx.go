@@ -26,6 +26,10 @@ type Tx struct {
 	// group's BEGIN) and not sent yet: they go in one pipeline with the
 	// next statement that needs an answer, or with the COMMIT.
 	pending []pendingStmt
+	// cur is the request whose write function runs now; ran, every one
+	// that ran in this transaction (what they named: touches.go).
+	cur *writeReq
+	ran []*writeReq
 	// queuedErr is the error of a queued statement (see send): every later
 	// statement of the group fails until the group rolls it back.
 	queuedErr error

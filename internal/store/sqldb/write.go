@@ -50,9 +50,8 @@ type writeReq struct {
 	tries int
 	// contended: see Contended; alone: see Alone.
 	contended, alone bool
-	// touch is what fn's last run named (touches.go); tx is the Tx it ran in.
+	// touch is what fn's last run named (touches.go).
 	touch touches
-	tx    *Tx
 }
 
 // ErrClosed is the error of a write made after (or queued too late before)
@@ -95,7 +94,6 @@ func (db *DB) Write(ctx context.Context, opt WriteOptions, fn func(*Tx) error) e
 
 func (db *DB) enqueue(req *writeReq) error {
 	ctx := req.ctx
-	req.fn = db.tracked(req, req.fn)
 	// Read-locked while queueing, so that Close can stop admitting writes
 	// and then answer every one already queued.
 	db.closeMu.RLock()
