@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"switchboard/internal/apitest"
 	"switchboard/internal/domain"
+	"switchboard/internal/sms/smsevent"
 	"switchboard/internal/store"
 	"switchboard/internal/store/storetest"
 )
@@ -196,6 +198,26 @@ func TestFirstPagesPerAccount(t *testing.T) {
 			want("first read", true)
 			want("nothing written", false)
 
+			// A's send, its acceptance and receipt, and a text to A.
+			ka := keys[a]
+			peer := ka.Participants[0]
+			o := &store.Outbound{AccountID: a, LineID: ka.Line.ID, From: ka.Line.Number, To: []string{peer}, Participants: peer,
+				Body: "x", Type: domain.BillingSMS, Units: 1, UnitPrice: 7900, Price: 7900}
+			sentID, err := server.CreateOutbound(ctx, o)
+			if err == nil {
+				err = markOutboundSent(server, o, sentID)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			delivery, err := smsevent.Delivery(sentID, o.From, o.To, "delivered", "", time.Now())
+			noErr(t, err)
+			noErr(t, server.ApplyReceipt(ctx, store.Receipt{ID: sentID, Status: "delivered", At: time.Now(), Delivery: delivery}))
+			in := store.Inbound{Line: ka.Line, From: peer, Participants: []string{peer}, Body: "hi"}
+			noErr(t, smsevent.SetReceived(&in))
+			_, err = server.StoreInbound(ctx, in)
+			noErr(t, err)
+			want("A's send, receipt and inbound text", false)
 			resolve(server, a, true)
 			want("A resolved", false)
 			if _, _, err := server.BeginIdempotent(ctx, a, "k1", []byte("h")); err != nil {

@@ -65,6 +65,7 @@ func (s *Store) CreateOutbound(ctx context.Context, o *Outbound) (int64, error) 
 	}
 	var id int64
 	err = s.db.Write(ctx, sqldb.KeepCache, func(tx *Tx) error {
+		tx.Touches(o.AccountID)
 		id, err = createOutbound(ctx, tx, o, string(to), string(media))
 		return err
 	})
@@ -169,6 +170,7 @@ func (s *Store) MarkOutboundSent(ctx context.Context, o *Outbound, ref string, s
 	}
 	f := &sentFacts{account: o.AccountID, conv: o.convID, price: o.Price, typ: o.Type, from: o.From}
 	return s.db.Write(ctx, sqldb.KeepCache|sqldb.Contended, func(tx *Tx) error {
+		tx.Touches(o.AccountID)
 		if err := markSent(ctx, tx, o.id, ref, f, sent); err != nil {
 			return err
 		}
@@ -223,6 +225,7 @@ func markSent(ctx context.Context, tx *Tx, id int64, ref string, known *sentFact
 	if err != nil {
 		return fmt.Errorf("store: mark sent: %w", err)
 	}
+	tx.Touches(f.account)
 	// The status update above is the one statement whose outcome decides
 	// the rest; these follow in one pipeline (ExecLater).
 	if err := tx.ExecLater(ctx, `INSERT INTO ledger (account_id, message_id, amount, currency, description, created_at) VALUES (?, ?, ?, 'USD', ?, ?)`,
@@ -443,6 +446,7 @@ func (s *Store) MarkQueuedFailed(ctx context.Context, id int64, failed domain.Ev
 			return fmt.Errorf("store: mark failed: %w", err)
 		}
 		after = domain.StatusFailed
+		tx.Touches(account)
 		if _, err := tx.Exec(ctx, `DELETE FROM idempotency_keys WHERE message_id = ?`, id); err != nil {
 			return fmt.Errorf("store: idempotency: %w", err)
 		}
@@ -570,6 +574,7 @@ func (s *Store) ApplyReceipt(ctx context.Context, r Receipt) error {
 			// Its event in the same statement.
 			err := tx.QueryRow(ctx, receiptFastPG, append(fastArgs, r.Delivery.Type, string(r.Delivery.Payload), tx.Now())...).Scan(&account)
 			if err == nil {
+				tx.Touches(account)
 				tx.Wake()
 				return nil
 			}
@@ -577,6 +582,7 @@ func (s *Store) ApplyReceipt(ctx context.Context, r Receipt) error {
 				return fmt.Errorf("store: receipt: %w", err)
 			}
 		} else if err := tx.QueryRow(ctx, receiptFastSQL, fastArgs...).Scan(&account); err == nil {
+			tx.Touches(account)
 			return addEvent(ctx, tx, account, r.Delivery.Type, r.Delivery.Payload)
 		} else if !errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("store: receipt: %w", err)
@@ -593,6 +599,7 @@ func (s *Store) ApplyReceipt(ctx context.Context, r Receipt) error {
 		if err != nil {
 			return fmt.Errorf("store: receipt: %w", err)
 		}
+		tx.Touches(account)
 		if msgStatus == domain.StatusPending || msgStatus == domain.StatusAbandoned {
 			if err := markSent(ctx, tx, id, "", nil, r.Sent); err != nil {
 				return err
@@ -671,6 +678,7 @@ func (s *Store) StoreInbound(ctx context.Context, in Inbound) (int64, error) {
 	}
 	var id int64
 	err := s.db.Write(ctx, opt, func(tx *Tx) error {
+		tx.Touches(in.Line.AccountID)
 		participants := strings.Join(in.Participants, ",")
 		convID, err := upsertConversation(ctx, tx, in.Line.AccountID, in.Line.ID, participants)
 		if err != nil {
