@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"database/sql"
 	"fmt"
 	"strings"
 	"testing"
@@ -129,7 +130,8 @@ func TestFirstPagesBounded(t *testing.T) {
 func TestFirstPagesPerAccount(t *testing.T) {
 	for _, e := range storetest.Engines(t) {
 		t.Run(string(e), func(t *testing.T) {
-			server, cli := serverAndCLI(t, storetest.DSN(t, e))
+			dsn := storetest.DSN(t, e)
+			server, cli := serverAndCLI(t, dsn)
 			keys := map[int64]domain.ConversationKey{}
 			var ids []int64
 			for _, name := range []string{"A", "B"} {
@@ -241,6 +243,17 @@ func TestFirstPagesPerAccount(t *testing.T) {
 			resolve(cli, b, false)
 			want("B reopened elsewhere", true)
 			want("nothing written since", false)
+			if e == store.Postgres {
+				// A node from before accounts were named, in a rolling
+				// upgrade: its commits name no account, and count for all.
+				db, err := sql.Open("pgx", dsn)
+				noErr(t, err)
+				defer db.Close()
+				_, err = db.Exec(`SELECT pg_notify('switchboard_commit', coalesce(current_schema(), ''))`)
+				noErr(t, err)
+				want("an older node's commit", true)
+				want("nothing written since", false)
+			}
 		})
 	}
 }

@@ -25,7 +25,16 @@ const cacheChannel = "switchboard_cache"
 const commitChannel = "switchboard_commit"
 
 // commitNotify takes the payload's tail after the schema (Tx.commitPayload).
-const commitNotify = `SELECT pg_notify('` + commitChannel + `', coalesce(current_schema(), '') || $1::text)`
+// legacyNotify follows it in every group: the payload nodes from before
+// accounts were named count (the schema alone), so that during a rolling
+// upgrade they still hear every commit. A transaction's notifications
+// arrive together, in order, from its backend: a listener that heard the
+// accounts from a backend skips the legacy one that follows from it, and
+// counts every account on a legacy one heard alone (an older node's).
+const (
+	commitNotify = `SELECT pg_notify('` + commitChannel + `', coalesce(current_schema(), '') || $1::text)`
+	legacyNotify = `SELECT pg_notify('` + commitChannel + `', coalesce(current_schema(), ''))`
+)
 
 // errCacheOff makes cached reads go to the database: on PostgreSQL while the
 // notification connection is not listening.
@@ -163,6 +172,7 @@ func (l *cacheListener) listen(ctx context.Context) error {
 	l.clock.all.Add(1) // entries kept before were kept while not listening
 	l.cache.setLive(true)
 	l.log.Info("read cache on: listening for changes", "channel", cacheChannel)
+	var named uint32 // the backend whose accounts were just heard (legacyNotify)
 	for {
 		wctx, cancel := context.WithTimeout(ctx, listenIdle)
 		n, err := conn.WaitForNotification(wctx)
@@ -174,7 +184,10 @@ func (l *cacheListener) listen(ctx context.Context) error {
 				l.fences.heard(n.Payload[len(schema+fenceMark):])
 			case n.Channel == commitChannel && strings.HasPrefix(n.Payload, schema+touchMark):
 				l.clock.moved(decodeTouched(n.Payload[len(schema+touchMark):]))
+				named = n.PID
 			case n.Payload != schema:
+			case n.Channel == commitChannel && named == n.PID:
+				named = 0 // the legacy twin of the accounts just heard
 			case n.Channel == commitChannel:
 				l.clock.all.Add(1) // a node that names no accounts
 			default:

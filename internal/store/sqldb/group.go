@@ -268,7 +268,7 @@ func (t *Tx) commitPG() (mergeErr, err error) {
 	}
 	// Every commit tells the other nodes, whose pages it makes stale
 	// (pages.go); delivered only if the transaction commits.
-	t.pending = append(t.pending, pendingStmt{query: commitNotify, args: []any{t.commitPayload()}})
+	t.pending = append(t.pending, pendingStmt{query: commitNotify, args: []any{t.commitPayload()}}, pendingStmt{query: legacyNotify})
 	br, err := t.send(pendingStmt{query: "COMMIT"})
 	if err != nil {
 		// Only the server's refusal proves the COMMIT was skipped; a lost
