@@ -88,13 +88,7 @@ func createOutbound(ctx context.Context, tx *Tx, o *Outbound, to, media string) 
 	var id, convID int64
 	err := sql.ErrNoRows
 	if tx.Engine() == Postgres {
-		// The conversation found and the message written in one statement
-		// (one round trip): no row when the conversation is new.
-		err = tx.QueryRow(ctx, `INSERT INTO messages (account_id, conversation_id, line_id, direction, from_number, to_numbers, body, media, type, status, units, unit_price, price, sent_by, created_at)
-			SELECT ?, c.id, ?, 'out', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM conversations c WHERE c.line_id = ? AND c.participants = ?
-			RETURNING id, conversation_id`,
-			o.AccountID, o.LineID, o.From, to, o.Body, media, o.Type, domain.StatusPending, o.Units, o.UnitPrice, o.Price, sentBy, tx.Now(),
-			o.LineID, o.Participants).Scan(&id, &convID)
+		id, convID, err = createOutboundPG(ctx, tx, o, to, media, sentBy)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return 0, fmt.Errorf("store: create message: %w", err)
 		}
@@ -127,6 +121,17 @@ func createOutbound(ctx context.Context, tx *Tx, o *Outbound, to, media string) 
 		}
 	}
 	return id, nil
+}
+
+// createOutboundPG finds o's conversation and writes its message in one
+// statement (one round trip): sql.ErrNoRows when the conversation is new.
+func createOutboundPG(ctx context.Context, tx *Tx, o *Outbound, to, media string, sentBy any) (id, convID int64, err error) {
+	err = tx.QueryRow(ctx, `INSERT INTO messages (account_id, conversation_id, line_id, direction, from_number, to_numbers, body, media, type, status, units, unit_price, price, sent_by, created_at)
+		SELECT ?, c.id, ?, 'out', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM conversations c WHERE c.line_id = ? AND c.participants = ?
+		RETURNING id, conversation_id`,
+		o.AccountID, o.LineID, o.From, to, o.Body, media, o.Type, domain.StatusPending, o.Units, o.UnitPrice, o.Price, sentBy, tx.Now(),
+		o.LineID, o.Participants).Scan(&id, &convID)
+	return id, convID, err
 }
 
 func upsertConversation(ctx context.Context, tx *Tx, accountID, lineID int64, participants string) (int64, error) {

@@ -47,7 +47,7 @@ func (db *DB) startCommitters(n int) {
 // A queued statement's failure is the function's error even if it went on
 // (see Tx.send).
 func runFn(tx *Tx, r *writeReq, flush bool) (err error) {
-	tx.cur, r.touch = r, touches{}
+	tx.cur, r.touch = r, touches{ids: r.touchBuf[:0]}
 	tx.ran = append(tx.ran, r)
 	defer func() {
 		if p := recover(); p != nil {

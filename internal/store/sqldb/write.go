@@ -50,8 +50,10 @@ type writeReq struct {
 	tries int
 	// contended: see Contended; alone: see Alone.
 	contended, alone bool
-	// touch is what fn's last run named (touches.go).
-	touch touches
+	// touch is what fn's last run named (touches.go); touchBuf holds the
+	// first account it names, so that naming one allocates nothing.
+	touch    touches
+	touchBuf [1]int64
 }
 
 // ErrClosed is the error of a write made after (or queued too late before)
