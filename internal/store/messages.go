@@ -97,7 +97,7 @@ func createOutbound(ctx context.Context, tx *Tx, o *Outbound, to, media string) 
 		if convID, err = upsertConversation(ctx, tx, o.AccountID, o.LineID, o.Participants); err != nil {
 			return 0, err
 		}
-		id, err = tx.Insert(ctx, `INSERT INTO messages (account_id, conversation_id, line_id, direction, from_number, to_numbers, body, media, type, status, units, unit_price, price, sent_by, created_at)
+		id, err = tx.Insert(ctx, insertOutbound+`
 			VALUES (?, ?, ?, 'out', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			o.AccountID, convID, o.LineID, o.From, to, o.Body, media, o.Type, domain.StatusPending, o.Units, o.UnitPrice, o.Price, sentBy, tx.Now())
 		if err != nil {
@@ -123,10 +123,14 @@ func createOutbound(ctx context.Context, tx *Tx, o *Outbound, to, media string) 
 	return id, nil
 }
 
+// insertOutbound starts the insert of an outbound message, on either path
+// of createOutbound.
+const insertOutbound = `INSERT INTO messages (account_id, conversation_id, line_id, direction, from_number, to_numbers, body, media, type, status, units, unit_price, price, sent_by, created_at)`
+
 // createOutboundPG finds o's conversation and writes its message in one
 // statement (one round trip): sql.ErrNoRows when the conversation is new.
 func createOutboundPG(ctx context.Context, tx *Tx, o *Outbound, to, media string, sentBy any) (id, convID int64, err error) {
-	err = tx.QueryRow(ctx, `INSERT INTO messages (account_id, conversation_id, line_id, direction, from_number, to_numbers, body, media, type, status, units, unit_price, price, sent_by, created_at)
+	err = tx.QueryRow(ctx, insertOutbound+`
 		SELECT ?, c.id, ?, 'out', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM conversations c WHERE c.line_id = ? AND c.participants = ?
 		RETURNING id, conversation_id`,
 		o.AccountID, o.LineID, o.From, to, o.Body, media, o.Type, domain.StatusPending, o.Units, o.UnitPrice, o.Price, sentBy, tx.Now(),
