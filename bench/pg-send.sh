@@ -64,10 +64,15 @@ tps() {
   return 1
 }
 
+# commits BUILD: the build's group commits so far (its /metrics), or -1.
+commits() {
+  curl -sf "${metrics[$1]}" | awk '/^switchboard_store_commits_total /{printf "%d", $2; f=1} END{if (!f) print -1}'
+}
+
 # The counting pass, per build: 2,000 sends through the proxy after one to
 # warm up, and their delivery receipts.
 n=2000
-declare -A keys addrs
+declare -A keys addrs metrics
 for b in "${builds[@]}"; do
   db=sb_pgsend_$$_$b
   createdb "$db"
@@ -113,24 +118,28 @@ done
 # turn between pgbench -N and -S.
 for b in "${builds[@]}"; do
   start_server "$work/switchboard-$b" "$(dsn "$hostport" "sb_pgsend_$$_$b")" "$work/serve-$b.log" ${SERVE_FLAGS:-}
-  pids+=("$pid") addrs[$b]=$addr
+  pids+=("$pid") addrs[$b]=$addr metrics[$b]=$(metrics_url)
   pid=
 done
 bytes=$(curl -s -H "Authorization: Bearer ${keys[after]}" -d "$send_body" "http://${addrs[after]}/api/public/v1/sms/messages" | wc -c)
 for r in $(seq 1 "$rounds"); do
   n_tps=$(tps -N)
   for b in "${builds[@]}"; do
+    c0=$(commits "$b")
     "$work/loadgen" -url "http://${addrs[$b]}/api/public/v1/sms/messages" -method POST -body "$body" -expect 201 \
       -H "Authorization: Bearer ${keys[$b]}" -H "Content-Type: application/json" -c "$conc" -d "$dur" -ceiling-bytes "$bytes" -json >"$work/send-$b.json"
+    echo $(($(commits "$b") - c0)) >"$work/commits-$b"
   done
   s_tps=$(tps -S)
   for b in "${builds[@]}"; do
-    python3 - "$work/send-$b.json" "$n_tps" "$s_tps" "$r" "$b" <<'EOF' | tee -a "$work/rounds-$b"
+    python3 - "$work/send-$b.json" "$n_tps" "$s_tps" "$r" "$b" "$(cat "$work/commits-$b")" <<'EOF' | tee -a "$work/rounds-$b"
 import json, sys
 j = json.load(open(sys.argv[1]))
 t, c, n, s = j["target"], j["ceiling"], float(sys.argv[2]), float(sys.argv[3])
+commits = int(sys.argv[6]) / max(t["requests"], 1) if sys.argv[6] != "-1" else float("nan")
 print(f"round {sys.argv[4]} {sys.argv[5]}: sends {t['requests_per_sec']:.0f}/s p99 {t['p99_ms']:.1f} ms errors {t['errors']} | "
-      f"ceiling {c['requests_per_sec']:.0f}/s | pgbench -N {n:.0f} tps, -S {s:.0f} tps | sends/-N {t['requests_per_sec']/n:.2f}")
+      f"ceiling {c['requests_per_sec']:.0f}/s p99 {c['p99_ms']:.1f} ms | pgbench -N {n:.0f} tps, -S {s:.0f} tps | sends/-N {t['requests_per_sec']/n:.2f} | "
+      f"group commits/send {commits:.2f}")
 EOF
   done
 done
@@ -140,8 +149,9 @@ for b in "${builds[@]}"; do
 import re, statistics, sys
 rows = list(open(sys.argv[1]))
 col = lambda pat: statistics.median(float(re.search(pat, l).group(1)) for l in rows)
-sends, p99, ceil, n, s, ratio = (col(p) for p in (r'sends (\d+)/s', r'p99 ([0-9.]+) ms', r'ceiling (\d+)/s', r'-N (\d+) tps', r'-S (\d+) tps', r'sends/-N ([0-9.]+)'))
-print(f"{sys.argv[2]}: median of {len(rows)}: sends {sends:.0f}/s (p99 {p99:.0f} ms), ceiling {ceil:.0f}/s, "
-      f"pgbench -N {n:.0f} tps, -S {s:.0f} tps, sends/-N {ratio:.2f}")
+sends, p99, ceil, cp99, n, s, ratio, gc = (col(p) for p in (r'sends (\d+)/s', r'p99 ([0-9.]+) ms', r'ceiling (\d+)/s', r'ceiling \d+/s p99 ([0-9.]+) ms',
+    r'-N (\d+) tps', r'-S (\d+) tps', r'sends/-N ([0-9.]+)', r'commits/send ([0-9.na]+)'))
+print(f"{sys.argv[2]}: median of {len(rows)}: sends {sends:.0f}/s (p99 {p99:.0f} ms), ceiling {ceil:.0f}/s (p99 {cp99:.1f} ms), "
+      f"pgbench -N {n:.0f} tps, -S {s:.0f} tps, sends/-N {ratio:.2f}, group commits/send under load {gc:.2f}")
 EOF
 done
