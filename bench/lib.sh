@@ -13,11 +13,13 @@ bench_setup() {
 
 # build NAME…: builds each tool into $work/NAME: switchboard and loadgen from
 # cmd/, anything else from bench/.
+# build NAME…: builds cmd/NAME (switchboard, loadgen; with BUILD_TAGS, e.g.
+# benchnolead for a ceiling build) or bench/NAME into $work.
 build() {
   local n
   for n; do
     case $n in
-      switchboard | loadgen) go build -o "$work/$n" "./cmd/$n" ;;
+      switchboard | loadgen) go build ${BUILD_TAGS:+-tags $BUILD_TAGS} -o "$work/$n" "./cmd/$n" ;;
       *) go build -o "$work/$n" "./bench/$n" ;;
     esac
   done

@@ -57,12 +57,12 @@ provision_send "$bin" "$db"
 # Each node's connections are named (application_name sb_nodeN), so that
 # pg_stat_activity can be sampled per node during a run.
 start_server "$bin" "$db&application_name=sb_node0" "$work/serve0.log" --media "file://$work/media0" ${SERVE_FLAGS:-}
-single=$addr
+single=$addr single_pid=$pid
 pids+=("$pid")
 nodes=()
 for i in 1 2 3; do
   start_server "$bin" "$db&application_name=sb_node$i" "$work/serve$i.log" --media "file://$work/media$i" --db-pool "${THREE_POOL:-0}" ${SERVE_FLAGS:-}
-  nodes+=("$addr")
+  nodes+=("$addr") node_pids+=("$pid")
   pids+=("$pid")
 done
 pid=
@@ -78,7 +78,7 @@ if [ "${APART:-0}" = 1 ]; then
   for i in 1 2 3; do
     psql -q "$pg" -c "CREATE DATABASE ${tmpl}_$i TEMPLATE $tmpl"
     start_server "$bin" "$(dburl "${tmpl}_$i")" "$work/apart$i.log" --media "file://$work/apart$i" --db-pool "${THREE_POOL:-0}" ${SERVE_FLAGS:-}
-    apart+=("$addr")
+    apart+=("$addr") apart_pids+=("$pid")
     pids+=("$pid")
   done
   pid=
@@ -91,22 +91,51 @@ proxy() {
   for _ in $(seq 1 50); do [ -s "$work/proxy.addr" ] && break; sleep 0.1; done
   paddr=$(cat "$work/proxy.addr")
 }
-# run LABEL: loadgen through the proxy at $paddr; prints and records requests/s and p99.
+# cpu PID…: CPU seconds the PIDs (the nodes) and every PostgreSQL process
+# have used so far, as "nodes postgres".
+cpu() {
+  python3 - "$@" <<'PY'
+import os, sys
+tck = os.sysconf("SC_CLK_TCK")
+def ticks(pid):
+    try:
+        f = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+        return int(f[11]) + int(f[12])
+    except OSError:
+        return 0
+pg = [p for p in os.listdir("/proc") if p.isdigit() and os.path.exists(f"/proc/{p}/stat") and open(f"/proc/{p}/stat").read().startswith(f"{p} (postgres")]
+print(sum(ticks(p) for p in sys.argv[1:]) / tck, sum(ticks(p) for p in pg) / tck)
+PY
+}
+# run LABEL KEY PID…: loadgen through the proxy at $paddr; prints and
+# records requests/s, p99, and the CPU time a send cost the nodes (PIDs) and
+# PostgreSQL.
 run() {
+  local label=$1 k=$2
+  shift 2
+  local c0 c1
+  c0=$(cpu "$@")
   "$work/loadgen" -url "http://$paddr/api/public/v1/sms/messages" -method POST -body "$body" -expect 201 \
-    -H "Authorization: Bearer ${2:-$key}" -H "Content-Type: application/json" \
-    -c "$conc" -d "$dur" -ceiling=false -json -label "$1" |
-    python3 -c 'import json,sys; r=json.load(sys.stdin); t=r["target"]; print("%s\t%.0f\t%.1f\t%d" % (r["label"], t["requests_per_sec"], t["p99_ms"], t["errors"]))' | tee -a "$work/results"
+    -H "Authorization: Bearer $k" -H "Content-Type: application/json" \
+    -c "$conc" -d "$dur" -ceiling=false -json -label "$label" >"$work/run.json"
+  c1=$(cpu "$@")
+  python3 - "$work/run.json" $c0 $c1 <<'PY' | tee -a "$work/results"
+import json, sys
+r = json.load(open(sys.argv[1])); t = r["target"]
+n0, p0, n1, p1 = map(float, sys.argv[2:6])
+sends = max(t["requests"], 1)
+print("%s\t%.0f\t%.1f\t%d\t%.0f\t%.0f" % (r["label"], t["requests_per_sec"], t["p99_ms"], t["errors"], (n1 - n0) / sends * 1e6, (p1 - p0) / sends * 1e6))
+PY
 }
 uptime
 echo "three nodes' --db-pool: ${THREE_POOL:-0} (0: 4 per core); recipients: $RECIPIENTS"
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); PostgreSQL $(psql -qtA "$pg" -c 'SHOW server_version')"
-printf 'config\tsends/s\tp99 ms\terrors\n'
+printf 'config\tsends/s\tp99 ms\terrors\tnodes µs/send\tpostgres µs/send\n'
 for r in $(seq 1 "$rounds"); do
-  proxy "$single"; run "one node"; kill "$proxy_pid"; wait "$proxy_pid" 2>/dev/null || true
-  proxy "${nodes[@]}"; run "three nodes"; kill "$proxy_pid"; wait "$proxy_pid" 2>/dev/null || true
+  proxy "$single"; run "one node" "$key" "$single_pid"; kill "$proxy_pid"; wait "$proxy_pid" 2>/dev/null || true
+  proxy "${nodes[@]}"; run "three nodes" "$key" "${node_pids[@]}"; kill "$proxy_pid"; wait "$proxy_pid" 2>/dev/null || true
   if [ ${#apart[@]} -gt 0 ]; then
-    proxy "${apart[@]}"; run "three apart" "$apart_key"; kill "$proxy_pid"; wait "$proxy_pid" 2>/dev/null || true
+    proxy "${apart[@]}"; run "three apart" "$apart_key" "${apart_pids[@]}"; kill "$proxy_pid"; wait "$proxy_pid" 2>/dev/null || true
   fi
 done
 uptime
@@ -119,8 +148,11 @@ for cfg in ("one node", "three nodes", "three apart"):
     if not rps:
         continue
     p99 = [float(r[2]) for r in rows if r[0] == cfg]
+    ncpu = statistics.median(float(r[4]) for r in rows if r[0] == cfg)
+    pcpu = statistics.median(float(r[5]) for r in rows if r[0] == cfg)
     med[cfg] = statistics.median(rps)
-    print(f"median {cfg}: {med[cfg]:.0f} sends/s, p99 {statistics.median(p99):.1f} ms ({len(rps)} runs: {', '.join(f'{x:.0f}' for x in rps)})")
+    print(f"median {cfg}: {med[cfg]:.0f} sends/s, p99 {statistics.median(p99):.1f} ms ({len(rps)} runs: {', '.join(f'{x:.0f}' for x in rps)}); "
+          f"CPU a send: nodes {ncpu:.0f} µs, PostgreSQL {pcpu:.0f} µs")
 print(f"three nodes / one node: {med['three nodes'] / med['one node']:.2f}")
 if "three apart" in med:
     print(f"three apart / one node: {med['three apart'] / med['one node']:.2f}; three nodes / three apart: {med['three nodes'] / med['three apart']:.2f}")

@@ -56,6 +56,7 @@ tps() {
   for try in $(seq 1 12); do
     if pgbench "$1" -c "$conc" -j 2 -T "$secs" pgbench_sb >"$work/pgbench.out" 2>&1; then
       sed -n 's/^tps = \([0-9.]*\).*/\1/p' "$work/pgbench.out"
+      sed -n 's/^latency average = \([0-9.]*\) ms/\1/p' "$work/pgbench.out" >"$work/pgbench$1.latency"
       return
     fi
     echo "pgbench $1 failed (try $try): $(grep -m1 -i error "$work/pgbench.out")" >&2
@@ -124,6 +125,7 @@ done
 bytes=$(curl -s -H "Authorization: Bearer ${keys[after]}" -d "$send_body" "http://${addrs[after]}/api/public/v1/sms/messages" | wc -c)
 for r in $(seq 1 "$rounds"); do
   n_tps=$(tps -N)
+  n_lat=$(cat "$work/pgbench-N.latency")
   for b in "${builds[@]}"; do
     c0=$(commits "$b")
     "$work/loadgen" -url "http://${addrs[$b]}/api/public/v1/sms/messages" -method POST -body "$body" -expect 201 \
@@ -132,13 +134,13 @@ for r in $(seq 1 "$rounds"); do
   done
   s_tps=$(tps -S)
   for b in "${builds[@]}"; do
-    python3 - "$work/send-$b.json" "$n_tps" "$s_tps" "$r" "$b" "$(cat "$work/commits-$b")" <<'EOF' | tee -a "$work/rounds-$b"
+    python3 - "$work/send-$b.json" "$n_tps" "$s_tps" "$r" "$b" "$(cat "$work/commits-$b")" "$n_lat" <<'EOF' | tee -a "$work/rounds-$b"
 import json, sys
 j = json.load(open(sys.argv[1]))
 t, c, n, s = j["target"], j["ceiling"], float(sys.argv[2]), float(sys.argv[3])
 commits = int(sys.argv[6]) / max(t["requests"], 1) if sys.argv[6] != "-1" else float("nan")
 print(f"round {sys.argv[4]} {sys.argv[5]}: sends {t['requests_per_sec']:.0f}/s p99 {t['p99_ms']:.1f} ms errors {t['errors']} | "
-      f"ceiling {c['requests_per_sec']:.0f}/s p99 {c['p99_ms']:.1f} ms | pgbench -N {n:.0f} tps, -S {s:.0f} tps | sends/-N {t['requests_per_sec']/n:.2f} | "
+      f"ceiling {c['requests_per_sec']:.0f}/s p99 {c['p99_ms']:.1f} ms | pgbench -N {n:.0f} tps (latency average {sys.argv[7]} ms), -S {s:.0f} tps | sends/-N {t['requests_per_sec']/n:.2f} | "
       f"group commits/send {commits:.2f}")
 EOF
   done
@@ -151,7 +153,8 @@ rows = list(open(sys.argv[1]))
 col = lambda pat: statistics.median(float(re.search(pat, l).group(1)) for l in rows)
 sends, p99, ceil, cp99, n, s, ratio, gc = (col(p) for p in (r'sends (\d+)/s', r'p99 ([0-9.]+) ms', r'ceiling (\d+)/s', r'ceiling \d+/s p99 ([0-9.]+) ms',
     r'-N (\d+) tps', r'-S (\d+) tps', r'sends/-N ([0-9.]+)', r'commits/send ([0-9.na]+)'))
+nlat = col(r'latency average ([0-9.]+) ms')
 print(f"{sys.argv[2]}: median of {len(rows)}: sends {sends:.0f}/s (p99 {p99:.0f} ms), ceiling {ceil:.0f}/s (p99 {cp99:.1f} ms), "
-      f"pgbench -N {n:.0f} tps, -S {s:.0f} tps, sends/-N {ratio:.2f}, group commits/send under load {gc:.2f}")
+      f"pgbench -N {n:.0f} tps (latency average {nlat:.1f} ms), -S {s:.0f} tps, sends/-N {ratio:.2f}, group commits/send under load {gc:.2f}")
 EOF
 done
