@@ -12,9 +12,8 @@ bench_setup() {
 }
 
 # build NAME…: builds each tool into $work/NAME: switchboard and loadgen from
-# cmd/, anything else from bench/.
-# build NAME…: builds cmd/NAME (switchboard, loadgen; with BUILD_TAGS, e.g.
-# benchnolead for a ceiling build) or bench/NAME into $work.
+# cmd/ (with BUILD_TAGS, e.g. benchnolead for a ceiling build), anything else
+# from bench/.
 build() {
   local n
   for n; do
