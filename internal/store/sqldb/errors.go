@@ -25,6 +25,9 @@ func IsUniqueViolation(err error) bool {
 // break a deadlock (40P01) or a serialization failure (40001): the write
 // did nothing and may succeed when run again.
 func isConflict(err error) bool {
+	if err == nil {
+		return false // before pgErr, which escapes: no allocation per write
+	}
 	var pgErr *pgconn.PgError
 	return errors.As(err, &pgErr) && (pgErr.Code == "40P01" || pgErr.Code == "40001")
 }
