@@ -247,3 +247,126 @@ func TestTouchedPayload(t *testing.T) {
 		}
 	}
 }
+
+// TestReadersShareALoad checks that readers who miss a page while it is
+// being loaded under their stamp wait for that load instead of running
+// their own, that a reader whose stamp moved meanwhile loads afresh (a load
+// started before a commit never answers a read that follows it), and that
+// the readers of a load that failed load for themselves.
+func TestReadersShareALoad(t *testing.T) {
+	db := openSQLite(t)
+	write(t, db, nil, -1)
+	const acct = 1
+	var mu sync.Mutex
+	loads := 0
+	release := make(chan struct{})
+	started := make(chan struct{}, 16)
+	read := func(fail bool) (string, error) {
+		body, err := db.Page(context.Background(), acct, "page", func() ([]byte, error) {
+			mu.Lock()
+			loads++
+			mu.Unlock()
+			started <- struct{}{}
+			<-release
+			if fail {
+				return nil, fmt.Errorf("load failed")
+			}
+			return []byte(itemsOf(t, db, acct)), nil
+		})
+		return string(body), err
+	}
+	type answer struct {
+		body string
+		err  error
+	}
+	readers := func(n int, fail bool) chan answer {
+		out := make(chan answer, n)
+		for i := 0; i < n; i++ {
+			go func(lead bool) {
+				body, err := read(fail && lead)
+				out <- answer{body, err}
+			}(i == 0)
+			if i == 0 {
+				<-started // the first one leads the load
+			}
+		}
+		return out
+	}
+	// waitJoined waits until n readers wait on the load in flight.
+	waitJoined := func(n int) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+			if waiting(db) >= n {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d readers never joined the load", n)
+			}
+		}
+	}
+
+	write(t, db, []string{"1:a"}, acct)
+	out := readers(8, false)
+	waitJoined(7)
+	close(release)
+	for range 8 {
+		if a := <-out; a.err != nil || a.body != "1:a" {
+			t.Fatalf("a reader got %q, %v; want 1:a", a.body, a.err)
+		}
+	}
+	if loads != 1 {
+		t.Fatalf("8 readers ran %d loads, want 1", loads)
+	}
+
+	// A load in flight across a commit: the reader after the commit loads
+	// afresh and sees it.
+	release = make(chan struct{})
+	write(t, db, []string{"1:b"}, acct)
+	first := readers(1, false)
+	write(t, db, []string{"1:c"}, acct)
+	second := make(chan answer, 1)
+	go func() { body, err := read(false); second <- answer{body, err} }()
+	select {
+	case <-started: // its own load
+	case <-time.After(10 * time.Second):
+		t.Fatal("the reader after the commit waited for the load started before it")
+	}
+	close(release)
+	if a := <-second; a.err != nil || a.body != "1:a,1:b,1:c" {
+		t.Fatalf("the reader after the commit got %q, %v; want 1:a,1:b,1:c", a.body, a.err)
+	}
+	<-first
+
+	// A failed load: its leader gets the error, its waiters load again.
+	release = make(chan struct{})
+	loads = 0
+	write(t, db, []string{"1:d"}, acct)
+	out = readers(4, true)
+	waitJoined(3)
+	close(release)
+	failed := 0
+	for range 4 {
+		a := <-out
+		switch {
+		case a.err != nil:
+			failed++
+		case a.body != "1:a,1:b,1:c,1:d":
+			t.Fatalf("a waiter of the failed load got %q", a.body)
+		}
+	}
+	if failed != 1 || loads != 4 {
+		t.Fatalf("after a failed load: %d readers failed and %d loads ran; want 1 and 4", failed, loads)
+	}
+}
+
+// waiting counts the readers waiting on db's page loads in flight.
+func waiting(db *DB) int {
+	p := db.pages
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for _, l := range p.loading {
+		n += l.waiters
+	}
+	return n
+}
