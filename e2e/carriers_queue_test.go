@@ -274,8 +274,10 @@ func TestCarrierNumberThroughput(t *testing.T) {
 			t.Errorf("turn %d: %q; want them in order", i, a.body)
 		}
 	}
-	if span := turns[3].at.Sub(turns[0].at); span < 1400*time.Millisecond {
-		t.Errorf("4 texts from one number at 2 a second took %v from first to last; want at least 1.5 s", span)
+	// Slots 1.5 s from the first to the last; one text sent late in its
+	// slot (as in TestCarrierQueueSMPP) shortens that by up to an interval.
+	if span := turns[3].at.Sub(turns[0].at); span < time.Second {
+		t.Errorf("4 texts from one number at 2 a second took %v from first to last; want at least 1 s", span)
 	}
 	if !otherAt.Before(turns[3].at) {
 		t.Errorf("another number's text waited behind the busy number's (at %v, its last at %v)", otherAt, turns[3].at)
