@@ -192,12 +192,8 @@ func (db *DB) runBatch(reqs []*writeReq, isolate bool) (ran []*writeReq, results
 		return db.runBatchPG(reqs, isolate)
 	}
 	err := db.wconn.Raw(func(dc any) error {
-		conn, isPrep := dc.(driver.ConnPrepareContext)
-		if !isPrep {
-			return fmt.Errorf("store: SQLite driver connection %T cannot prepare statements", dc)
-		}
-		if db.raw == nil || db.raw.conn != conn {
-			db.raw = &rawConn{conn: conn, stmts: map[string]driver.Stmt{}}
+		if err := db.useRaw(dc); err != nil {
+			return err
 		}
 		var broken bool
 		t := &Tx{db: db, now: db.now().UnixMicro()}

@@ -3,9 +3,7 @@ package sqldb
 import (
 	"container/list"
 	"context"
-	"database/sql/driver"
 	"errors"
-	"fmt"
 	"sync"
 	"sync/atomic"
 )
@@ -239,12 +237,8 @@ func (db *DB) committedSQLite(all bool, ids []int64) {
 func (db *DB) foreignCommitted() bool {
 	var v int64
 	err := db.wconn.Raw(func(dc any) error {
-		conn, ok := dc.(driver.ConnPrepareContext)
-		if !ok {
-			return fmt.Errorf("store: SQLite driver connection %T cannot prepare statements", dc)
-		}
-		if db.raw == nil || db.raw.conn != conn {
-			db.raw = &rawConn{conn: conn, stmts: map[string]driver.Stmt{}}
+		if err := db.useRaw(dc); err != nil {
+			return err
 		}
 		return db.rawQueryRow("PRAGMA data_version", nil).Scan(&v)
 	})

@@ -209,3 +209,17 @@ func assign(dest any, v driver.Value) error {
 	}
 	return nil
 }
+
+// useRaw points db.raw at the committer's SQLite driver connection dc
+// (inside wconn.Raw), keeping the statements prepared on it while it is the
+// same connection.
+func (db *DB) useRaw(dc any) error {
+	conn, ok := dc.(driver.ConnPrepareContext)
+	if !ok {
+		return fmt.Errorf("store: SQLite driver connection %T cannot prepare statements", dc)
+	}
+	if db.raw == nil || db.raw.conn != conn {
+		db.raw = &rawConn{conn: conn, stmts: map[string]driver.Stmt{}}
+	}
+	return nil
+}
